@@ -1,0 +1,298 @@
+/// Appends the compact binary storage encoding: LEB128 varints, zig-zag for signed
+/// values, length-prefixed UTF-8 strings.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+
+    @inline(__always) mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    @inline(__always) mutating func varint(_ v: UInt64) {
+        var x = v
+        while x >= 0x80 { bytes.append(UInt8(x & 0x7F) | 0x80); x >>= 7 }
+        bytes.append(UInt8(x))
+    }
+
+    @inline(__always) mutating func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    @inline(__always) mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { buf in
+            varint(UInt64(buf.count))
+            bytes.append(contentsOf: buf)
+        }
+    }
+
+    mutating func optString(_ s: String?) {
+        if let s { u8(1); string(s) } else { u8(0) }
+    }
+
+    mutating func time(_ t: Timestamp) { signed(t.milliseconds) }
+
+    mutating func optTime(_ t: Timestamp?) {
+        if let t { u8(1); time(t) } else { u8(0) }
+    }
+
+    mutating func raw(_ b: [UInt8]) { bytes.append(contentsOf: b) }
+
+    mutating func map(_ m: StringMap) {
+        varint(UInt64(m.pairs.count))
+        for (k, v) in m.pairs { string(k); string(v) }
+    }
+}
+
+/// Reads what `ByteWriter` wrote; every read is bounds-checked (storage may be corrupt).
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var i = 0
+
+    init(_ base: UnsafeRawBufferPointer) { self.base = base }
+
+    struct Corrupt: Error {}
+
+    @inline(__always) mutating func u8() throws -> UInt8 {
+        guard i < base.count else { throw Corrupt() }
+        defer { i += 1 }
+        return base[i]
+    }
+
+    @inline(__always) mutating func varint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            guard i < base.count, shift < 64 else { throw Corrupt() }
+            let b = base[i]
+            i += 1
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    @inline(__always) mutating func signed() throws -> Int64 {
+        let u = try varint()
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
+    }
+
+    mutating func string() throws -> String {
+        let n = Int(try varint())
+        guard n >= 0, i + n <= base.count else { throw Corrupt() }
+        defer { i += n }
+        guard let s = String(validating: UnsafeRawBufferPointer(rebasing: base[i..<(i + n)]), as: UTF8.self) else { throw Corrupt() }
+        return s
+    }
+
+    mutating func optString() throws -> String? { try u8() == 0 ? nil : try string() }
+    mutating func time() throws -> Timestamp { Timestamp(milliseconds: try signed()) }
+    mutating func optTime() throws -> Timestamp? { try u8() == 0 ? nil : try time() }
+
+    mutating func raw(_ n: Int) throws -> [UInt8] {
+        guard i + n <= base.count else { throw Corrupt() }
+        defer { i += n }
+        return Array(base[i..<(i + n)])
+    }
+
+    mutating func map() throws -> StringMap {
+        let n = Int(try varint())
+        guard n <= 1024 else { throw Corrupt() }
+        var m = StringMap()
+        m.pairs.reserveCapacity(n)
+        for _ in 0..<n { m.pairs.append((try string(), try string())) }
+        return m
+    }
+
+    var atEnd: Bool { i == base.count }
+}
+
+/// The storage encoding of recorded events. Versioned by its first byte so the
+/// format can evolve; canonical JSON is produced only for hashing and export.
+public enum EventCodec {
+    static let format: UInt8 = 1
+
+    public static func encode(_ r: RecordedEvent) -> [UInt8] {
+        var w = ByteWriter(capacity: 160)
+        let e = r.event
+        w.u8(format)
+        w.u8(e.type.rawValue)
+        w.raw(r.prev.bytes)
+        w.raw(r.hash.bytes)
+        w.raw(e.id!.bytes)
+        w.varint(r.version)
+        w.time(e.at)
+        w.string(e.user ?? "")
+        if let meta = e.meta { w.u8(1); w.map(meta) } else { w.u8(0) }
+        w.varint(UInt64(e.data.entries.count))
+        for (field, value) in e.data.entries {
+            w.u8(field.rawValue)
+            switch value {
+            case let .string(s): w.string(s)
+            case let .time(t): w.time(t)
+            case let .int(v): w.signed(v)
+            case let .bool(b): w.u8(b ? 1 : 0)
+            case let .map(m): w.map(m)
+            }
+        }
+        return w.bytes
+    }
+
+    /// Decodes a stored event; throws `tampered` when the bytes are not a valid encoding.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> RecordedEvent {
+        do {
+            var r = ByteReader(bytes)
+            guard try r.u8() == format, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            let prev = Hash32(bytes: try r.raw(32))
+            let hash = Hash32(bytes: try r.raw(32))
+            let idBytes = try r.raw(16)
+            let id = EventID(high: idBytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: idBytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
+            let version = try r.varint()
+            let at = try r.time()
+            let user = try r.string()
+            let meta: StringMap? = try r.u8() == 0 ? nil : try r.map()
+            let n = Int(try r.varint())
+            guard n <= 64 else { throw ByteReader.Corrupt() }
+            var data = EventData()
+            for _ in 0..<n {
+                guard let field = Field(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+                let value: FieldValue
+                switch field.kind {
+                case .string, .id: value = .string(try r.string())
+                case .time: value = .time(try r.time())
+                case .int: value = .int(try r.signed())
+                case .bool: value = .bool(try r.u8() != 0)
+                case .map: value = .map(try r.map())
+                }
+                data[field] = value
+            }
+            guard r.atEnd else { throw ByteReader.Corrupt() }
+            let event = Event(id: id, type: type, user: user.isEmpty ? nil : user, at: at, data: data, meta: meta)
+            return RecordedEvent(event: event, seq: seq, version: version, prev: prev, hash: hash)
+        } catch {
+            throw LedgerError(.tampered, "stored event is not decodable", seq: seq)
+        }
+    }
+}
+
+/// The storage encoding of maintained projection state.
+enum StateCodec {
+    static let format: UInt8 = 1
+
+    static func encode(_ s: UserState) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.u8(format)
+        w.varint(s.version)
+        w.optTime(s.lastAt)
+        w.u8(s.everRegistered ? 1 : 0)
+        w.optTime(s.coolingUntil)
+        w.varint(UInt64(s.devices.count))
+        for d in s.devices.values.sorted(by: { $0.deviceId < $1.deviceId }) {
+            w.string(d.deviceId); w.optString(d.name); w.optString(d.kind); w.optString(d.platform)
+            w.optString(d.appId); w.optString(d.pushToken); w.optString(d.binding); w.optString(d.via)
+            w.u8(d.status.rawValue); w.optTime(d.requestedAt); w.optTime(d.registeredAt)
+            w.optTime(d.lastAccessAt); w.optTime(d.revokedAt)
+        }
+        w.varint(UInt64(s.challenges.count))
+        for c in s.challenges.values.sorted(by: { $0.challengeId < $1.challengeId }) {
+            w.string(c.challengeId); w.string(c.action); w.string(c.requestingDeviceId)
+            w.time(c.issuedAt); w.time(c.expiresAt)
+            if let ctx = c.context { w.u8(1); w.map(ctx) } else { w.u8(0) }
+            w.u8(c.requesterWasActive ? 1 : 0); w.u8(c.resolution.rawValue); w.optTime(c.resolvedAt)
+            w.optString(c.approverDeviceId)
+            w.u8(c.userVerified == nil ? 2 : (c.userVerified! ? 1 : 0))
+            w.optString(c.usedBy)
+        }
+        w.varint(UInt64(s.otps.count))
+        for o in s.otps.values.sorted(by: { $0.otpId < $1.otpId }) {
+            w.string(o.otpId); w.string(o.channel); w.string(o.target); w.string(o.codeHash)
+            w.time(o.issuedAt); w.time(o.expiresAt); w.signed(o.maxAttempts); w.signed(o.failures)
+            w.u8(o.verified ? 1 : 0)
+        }
+        w.optString(s.latestOtpId)
+        w.varint(UInt64(s.otpIssueTimes.count))
+        for t in s.otpIssueTimes { w.time(t) }
+        w.varint(UInt64(s.grants.count))
+        for g in s.grants.values.sorted(by: { $0.grantId < $1.grantId }) {
+            w.string(g.grantId); w.string(g.otpId); w.time(g.expiresAt); w.optString(g.usedBy)
+        }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
+        var r = ByteReader(bytes)
+        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        var s = UserState(user: user)
+        s.version = try r.varint()
+        s.lastAt = try r.optTime()
+        s.everRegistered = try r.u8() != 0
+        s.coolingUntil = try r.optTime()
+        for _ in 0..<(try r.varint()) {
+            var d = DeviceRecord(deviceId: try r.string(), status: .pending)
+            d.name = try r.optString(); d.kind = try r.optString(); d.platform = try r.optString()
+            d.appId = try r.optString(); d.pushToken = try r.optString(); d.binding = try r.optString(); d.via = try r.optString()
+            guard let st = DeviceStatus(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            d.status = st
+            d.requestedAt = try r.optTime(); d.registeredAt = try r.optTime()
+            d.lastAccessAt = try r.optTime(); d.revokedAt = try r.optTime()
+            s.devices[d.deviceId] = d
+        }
+        for _ in 0..<(try r.varint()) {
+            let id = try r.string(), action = try r.string(), req = try r.string()
+            let issued = try r.time(), expires = try r.time()
+            let ctx: StringMap? = try r.u8() == 0 ? nil : try r.map()
+            var c = ChallengeRecord(challengeId: id, action: action, requestingDeviceId: req, issuedAt: issued,
+                                    expiresAt: expires, context: ctx, requesterWasActive: try r.u8() != 0)
+            guard let res = ChallengeOutcome(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            c.resolution = res
+            c.resolvedAt = try r.optTime()
+            c.approverDeviceId = try r.optString()
+            let uv = try r.u8()
+            c.userVerified = uv == 2 ? nil : uv == 1
+            c.usedBy = try r.optString()
+            s.challenges[id] = c
+        }
+        for _ in 0..<(try r.varint()) {
+            var o = OTPRecord(otpId: try r.string(), channel: try r.string(), target: try r.string(), codeHash: try r.string(),
+                              issuedAt: try r.time(), expiresAt: try r.time(), maxAttempts: try r.signed())
+            o.failures = try r.signed()
+            o.verified = try r.u8() != 0
+            s.otps[o.otpId] = o
+        }
+        s.latestOtpId = try r.optString()
+        for _ in 0..<(try r.varint()) { s.otpIssueTimes.append(try r.time()) }
+        for _ in 0..<(try r.varint()) {
+            let g = GrantRecord(grantId: try r.string(), otpId: try r.string(), expiresAt: try r.time(), usedBy: try r.optString())
+            s.grants[g.grantId] = g
+        }
+        guard r.atEnd else { throw ByteReader.Corrupt() }
+        return s
+    }
+
+    static func encode(_ s: SystemState) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u8(format)
+        w.varint(s.version)
+        w.optTime(s.lastAt)
+        let p = s.policy
+        for v in [p.coolingSeconds, p.challengeTtlSeconds, p.otpTtlSeconds, p.otpMaxAttempts, p.otpPerHour, p.grantTtlSeconds, p.maxDevices] {
+            w.signed(v)
+        }
+        w.u8(p.protectCurrentDevice ? 1 : 0)
+        return w.bytes
+    }
+
+    static func decodeSystem(_ bytes: UnsafeRawBufferPointer) throws -> SystemState {
+        var r = ByteReader(bytes)
+        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        var s = SystemState()
+        s.version = try r.varint()
+        s.lastAt = try r.optTime()
+        s.policy.coolingSeconds = try r.signed()
+        s.policy.challengeTtlSeconds = try r.signed()
+        s.policy.otpTtlSeconds = try r.signed()
+        s.policy.otpMaxAttempts = try r.signed()
+        s.policy.otpPerHour = try r.signed()
+        s.policy.grantTtlSeconds = try r.signed()
+        s.policy.maxDevices = try r.signed()
+        s.policy.protectCurrentDevice = try r.u8() != 0
+        return s
+    }
+}

@@ -1,0 +1,256 @@
+/// A request to change a user's device trust. The ledger decides which events follow.
+public enum Command: Sendable {
+    case requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?)
+    case register(user: String, deviceId: String, name: String, kind: String, platform: String?, appId: String?,
+                  pushToken: String?, binding: String, via: String?, grantId: String?, challengeId: String?)
+    case rename(user: String, deviceId: String, name: String)
+    case revoke(user: String, deviceId: String, reason: String?)
+    case revokeAll(user: String, reason: String?)
+    case access(user: String, deviceId: String)
+    case updatePushToken(user: String, deviceId: String, pushToken: String)
+    case issueChallenge(user: String, requestingDeviceId: String, action: String, context: StringMap?)
+    case approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?)
+    case deny(user: String, challengeId: String, deviceId: String)
+    case expireChallenge(user: String, challengeId: String)
+    case sendOTP(user: String, channel: String, target: String)
+    case verifyOTP(user: String, otpId: String, code: String)
+    case setPolicy(EventData)
+
+    public var user: String? {
+        switch self {
+        case let .requestVerification(u, _, _, _, _), let .register(u, _, _, _, _, _, _, _, _, _, _),
+             let .rename(u, _, _), let .revoke(u, _, _), let .revokeAll(u, _), let .access(u, _),
+             let .updatePushToken(u, _, _), let .issueChallenge(u, _, _, _), let .approve(u, _, _, _),
+             let .deny(u, _, _), let .expireChallenge(u, _), let .sendOTP(u, _, _), let .verifyOTP(u, _, _):
+            return u
+        case .setPolicy: return nil
+        }
+    }
+}
+
+/// What a command did: the events it appended and what the caller gets back.
+public struct CommandResult: Sendable {
+    public var events: [RecordedEvent] = []
+    public var challengeId: String?
+    public var otpId: String?
+    /// The OTP code: returned once to the caller, never stored or logged.
+    public var code: String?
+    public var grantId: String?
+    /// The caller's own device was revoked, or all were.
+    public var sessionEnded = false
+    /// A refusal that still appended events (`otp_invalid` appends `otp.failed`).
+    public var refusal: LedgerError?
+
+    public init() {}
+
+    public var json: JSON {
+        var m: [(String, JSON)] = [("events", .array(events.map { .object([("seq", .int(Int64($0.seq))), ("type", .string($0.event.type.name))]) }))]
+        if let challengeId { m.append(("challengeId", .string(challengeId))) }
+        if let otpId { m.append(("otpId", .string(otpId))) }
+        if let code { m.append(("code", .string(code))) }
+        if let grantId { m.append(("grantId", .string(grantId))) }
+        if sessionEnded { m.append(("sessionEnded", .bool(true))) }
+        return .object(m)
+    }
+}
+
+/// The command side's decision: events to append (validated again by `evolve`).
+struct Decision {
+    var events: [Event] = []
+    var result = CommandResult()
+}
+
+/// `decide(command, state, now)`: pure except for the random ids and codes it draws.
+enum Decider {
+    static func newId() -> String { EventID.random().description }
+
+    static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
+                       meta: StringMap?, secrets: () throws -> OTPSecrets) throws -> Decision {
+        var d = Decision()
+        func emit(_ type: EventType, _ fields: [(Field, FieldValue?)]) {
+            var data = EventData()
+            for (f, v) in fields { data[f] = v }
+            d.events.append(Event(type: type, user: command.user, at: now, data: data, meta: meta))
+        }
+        func s(_ v: String?) -> FieldValue? { v.map { .string($0) } }
+        let actor = meta?["actor"]
+
+        switch command {
+        case let .requestVerification(_, deviceId, name, kind, platform):
+            emit(.verificationRequested, [(.deviceId, s(deviceId)), (.name, s(name.map(EventDecoder.trimName))),
+                                          (.kind, s(kind)), (.platform, s(platform)), (.channel, s("email_link"))])
+
+        case let .register(_, deviceId, name, kind, platform, appId, pushToken, binding, via, grantId, challengeId):
+            let inferred = via ?? (grantId != nil ? "otp" : challengeId != nil ? "trusted_device"
+                : state.devices[deviceId]?.status == .pending ? "email_link" : "initial")
+            emit(.registered, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name))), (.kind, s(kind)),
+                               (.platform, s(platform)), (.appId, s(appId)), (.pushToken, s(pushToken)),
+                               (.binding, s(binding)), (.via, s(inferred)), (.grantId, s(grantId)), (.challengeId, s(challengeId))])
+
+        case let .rename(_, deviceId, name):
+            emit(.renamed, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name)))])
+
+        case let .revoke(_, deviceId, reason):
+            emit(.revoked, [(.deviceId, s(deviceId)), (.reason, s(reason))])
+            d.result.sessionEnded = actor == "device:\(deviceId)"
+
+        case let .revokeAll(_, reason):
+            emit(.allRevoked, [(.reason, s(reason))])
+            d.result.sessionEnded = true
+
+        case let .access(_, deviceId):
+            emit(.accessed, [(.deviceId, s(deviceId))])
+
+        case let .updatePushToken(_, deviceId, pushToken):
+            emit(.pushTokenUpdated, [(.deviceId, s(deviceId)), (.pushToken, s(pushToken))])
+
+        case let .issueChallenge(_, requester, action, context):
+            let cid = newId()
+            emit(.challengeIssued, [(.challengeId, s(cid)), (.action, s(action)), (.requestingDeviceId, s(requester)),
+                                    (.expiresAt, .time(now.adding(seconds: policy.challengeTtlSeconds))),
+                                    (.context, context.map { .map($0) })])
+            // A device that is already trusted approves its own challenge at once.
+            if state.devices[requester]?.status == .active {
+                emit(.challengeApproved, [(.challengeId, s(cid)), (.approverDeviceId, s(requester))])
+            }
+            d.result.challengeId = cid
+
+        case let .approve(_, cid, deviceId, userVerified):
+            emit(.challengeApproved, [(.challengeId, s(cid)), (.approverDeviceId, s(deviceId)), (.userVerified, userVerified.map { .bool($0) })])
+            d.result.challengeId = cid
+
+        case let .deny(_, cid, deviceId):
+            emit(.challengeDenied, [(.challengeId, s(cid)), (.approverDeviceId, s(deviceId))])
+            d.result.challengeId = cid
+
+        case let .expireChallenge(_, cid):
+            emit(.challengeExpired, [(.challengeId, s(cid))])
+            d.result.challengeId = cid
+
+        case let .sendOTP(user, channel, target):
+            guard channel == "email" || channel == "sms" else { throw LedgerError.invalid("channel must be email or sms", field: "channel") }
+            let masked = try OTPSecrets.mask(target, channel: channel)
+            let oid = newId()
+            let code = OTPSecrets.newCode()
+            let codeHash = try secrets().codeHash(user: user, otpId: oid, code: code)
+            emit(.otpIssued, [(.otpId, s(oid)), (.channel, s(channel)), (.target, s(masked)), (.codeHash, s(codeHash)),
+                              (.expiresAt, .time(now.adding(seconds: policy.otpTtlSeconds))), (.maxAttempts, .int(policy.otpMaxAttempts))])
+            d.result.otpId = oid
+            d.result.code = code
+
+        case let .verifyOTP(user, oid, code):
+            let otp = try state.usableOTP(oid, at: now)
+            d.result.otpId = oid
+            if try secrets().matches(user: user, otpId: oid, code: code, codeHash: otp.codeHash) {
+                let gid = newId()
+                emit(.otpVerified, [(.otpId, s(oid)), (.grantId, s(gid)), (.grantExpiresAt, .time(now.adding(seconds: policy.grantTtlSeconds)))])
+                d.result.grantId = gid
+            } else {
+                emit(.otpFailed, [(.otpId, s(oid))])
+                let remaining = Int(max(0, otp.maxAttempts - otp.failures - 1))
+                d.result.refusal = LedgerError(.otpInvalid, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left",
+                                               remainingAttempts: remaining, field: "code")
+            }
+
+        case let .setPolicy(data):
+            guard !data.entries.isEmpty else { throw LedgerError.invalid("set-policy needs at least one setting") }
+            d.events.append(Event(type: .policySet, user: nil, at: now, data: data, meta: meta))
+        }
+        return d
+    }
+}
+
+extension Ledger {
+    /// Decides `command` against the state read inside the write transaction, at the
+    /// time `clock()` gives inside it (so racing writers never move a stream's `at`
+    /// backwards), validates the events with `evolve`, and appends them durably.
+    /// A refusal appends nothing — except `otp_invalid`, whose `otp.failed` is kept
+    /// and reported in `refusal`.
+    public func execute(_ command: Command, meta: StringMap? = nil, clock: () -> Timestamp = Timestamp.now) throws -> CommandResult {
+        try validate(command)
+        let result = try storage.write { w in
+            let session = try AppendSession(w)
+            let result = try execute(command, meta: meta, now: clock(), in: session)
+            try session.finish()
+            return result
+        }
+        if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+        return result
+    }
+
+    func execute(_ command: Command, meta: StringMap?, now: Timestamp, in session: AppendSession) throws -> CommandResult {
+        let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
+        let policy = try session.systemState().policy
+        var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
+        var checked = Set<String>()
+        for e in decision.events {
+            if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
+        }
+        return decision.result
+    }
+
+    /// Static checks of a command's arguments (same rules as the fixture decoder).
+    func validate(_ command: Command) throws {
+        // Build the events with placeholder values and run the decoder's field checks on them.
+        if let user = command.user { try EventDecoder.checkUser(user) }
+        var ids: [(String, String)] = []
+        switch command {
+        case let .requestVerification(_, d, _, kind, _):
+            ids = [("deviceId", d)]
+            if let kind, !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
+        case let .register(_, d, _, kind, _, _, _, binding, via, g, c):
+            ids = [("deviceId", d)] + (g.map { [("grantId", $0)] } ?? []) + (c.map { [("challengeId", $0)] } ?? [])
+            if !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
+            if !EventDecoder.bindings.contains(binding) { throw LedgerError.invalid("binding must be permanent or temporary", field: "binding") }
+            if let via {
+                if !EventDecoder.vias.contains(via) { throw LedgerError.invalid("via must be one of \(EventDecoder.vias.sorted().joined(separator: ", "))", field: "via") }
+                if (via == "otp") != (g != nil) { throw LedgerError.invalid("a grant goes with via otp, and only with it", field: "grantId") }
+                if (via == "trusted_device") != (c != nil) { throw LedgerError.invalid("a challenge goes with via trusted_device, and only with it", field: "challengeId") }
+            } else if g != nil && c != nil {
+                throw LedgerError.invalid("give a grant or a challenge, not both", field: "via")
+            }
+        case let .rename(_, d, _), let .revoke(_, d, _), let .access(_, d), let .updatePushToken(_, d, _):
+            ids = [("deviceId", d)]
+        case let .issueChallenge(_, d, action, _):
+            ids = [("requestingDeviceId", d)]
+            if !EventDecoder.isLowerWord(action) { throw LedgerError.invalid("action must be a lower-case word", field: "action") }
+        case let .approve(_, c, d, _), let .deny(_, c, d):
+            ids = [("challengeId", c), ("deviceId", d)]
+        case let .expireChallenge(_, c): ids = [("challengeId", c)]
+        case let .verifyOTP(_, o, _): ids = [("otpId", o)]
+        case .revokeAll, .sendOTP, .setPolicy: break
+        }
+        for (name, value) in ids { try EventDecoder.checkId(value, name) }
+    }
+
+    /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
+    /// `expiresAt` at `now`. Returns the events appended.
+    @discardableResult
+    public func expireDueChallenges(now: Timestamp) throws -> [RecordedEvent] {
+        var due: [(String, String)] = []
+        try storage.read { r in
+            try r.scanProjectionStates { key, bytes in
+                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
+                for c in s.challenges.values where c.resolution == .pending && c.expiresAt <= now {
+                    due.append((key, c.challengeId))
+                }
+                return true
+            }
+        }
+        guard !due.isEmpty else { return [] }
+        let meta = StringMap([("actor", "system")])
+        return try storage.write { w in
+            let session = try AppendSession(w)
+            var out: [RecordedEvent] = []
+            for (user, cid) in due {
+                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
+                if let r = try? session.isolated({ try session.applyUnisolated(AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: max(now, (try session.userState(user)).lastAt ?? now),
+                    data: { var d = EventData(); d[.challengeId] = .string(cid); return d }(), meta: meta))])) }) {
+                    out += r.appended
+                }
+            }
+            try session.finish()
+            return out
+        }.also { if !$0.isEmpty { notifyCommit() } }
+    }
+}

@@ -1,0 +1,172 @@
+import Crypto
+
+/// An event id: a UUID, written in lower case.
+public struct EventID: Hashable, Sendable, CustomStringConvertible {
+    public var high: UInt64
+    public var low: UInt64
+
+    public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
+
+    /// A random (version 4) UUID.
+    public static func random() -> EventID {
+        var g = SystemRandomNumberGenerator()
+        let h = (g.next() & ~0xF000) | 0x4000
+        let l = (g.next() & ~(UInt64(0xC) << 60)) | (UInt64(0x8) << 60)
+        return EventID(high: h, low: l)
+    }
+
+    public init?(_ text: String) {
+        let b = Array(text.utf8)
+        guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
+        var h: UInt64 = 0, l: UInt64 = 0, n = 0
+        for (k, c) in b.enumerated() where k != 8 && k != 13 && k != 18 && k != 23 {
+            guard let d = hexValue(c) else { return nil }
+            if n < 16 { h = h << 4 | UInt64(d) } else { l = l << 4 | UInt64(d) }
+            n += 1
+        }
+        high = h
+        low = l
+    }
+
+    public var description: String {
+        let hex = hexString(high.bigEndianBytes8 + low.bigEndianBytes8)
+        let c = Array(hex)
+        return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
+    }
+
+    var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
+}
+
+/// A SHA-256 value.
+public struct Hash32: Hashable, Sendable, CustomStringConvertible {
+    public var bytes: [UInt8]
+    public init(bytes: [UInt8]) {
+        precondition(bytes.count == 32)
+        self.bytes = bytes
+    }
+    public static let zero = Hash32(bytes: [UInt8](repeating: 0, count: 32))
+
+    public init?(hex: String) {
+        let b = Array(hex.utf8)
+        guard b.count == 64 else { return nil }
+        var out = [UInt8](repeating: 0, count: 32)
+        for k in 0..<32 {
+            // Lower case only: the recorded form is lower-case hex.
+            guard let hi = hexValue(b[2 * k], lowerOnly: true), let lo = hexValue(b[2 * k + 1], lowerOnly: true) else { return nil }
+            out[k] = hi << 4 | lo
+        }
+        bytes = out
+    }
+
+    public var description: String { hexString(bytes) }
+}
+
+func hexValue(_ c: UInt8, lowerOnly: Bool = false) -> UInt8? {
+    switch c {
+    case 48...57: return c - 48
+    case 97...102: return c - 87
+    case 65...70 where !lowerOnly: return c - 55
+    default: return nil
+    }
+}
+
+private let hexDigits: [Character] = Array("0123456789abcdef")
+
+func hexString(_ bytes: [UInt8]) -> String {
+    var s = ""
+    s.reserveCapacity(bytes.count * 2)
+    for b in bytes { s.append(hexDigits[Int(b >> 4)]); s.append(hexDigits[Int(b & 15)]) }
+    return s
+}
+
+extension UInt64 {
+    var bigEndianBytes8: [UInt8] { withUnsafeBytes(of: bigEndian) { Array($0) } }
+}
+
+/// The stream of `policy.set` events.
+public let systemStream = "$system"
+
+/// An event's content: what a fixture line says, with its id once assigned.
+public struct Event: Equatable, Sendable {
+    public var id: EventID?
+    public var type: EventType
+    /// The stream key; nil for `policy.set` (stream `$system`).
+    public var user: String?
+    public var at: Timestamp
+    public var data: EventData
+    public var meta: StringMap?
+
+    public init(id: EventID? = nil, type: EventType, user: String?, at: Timestamp, data: EventData, meta: StringMap? = nil) {
+        self.id = id
+        self.type = type
+        self.user = user
+        self.at = at
+        self.data = data
+        self.meta = meta
+    }
+
+    public var stream: String { user ?? systemStream }
+
+    /// `meta.actor`, if any.
+    public var actor: String? { meta?["actor"] }
+
+    /// Same content, ignoring the id (for idempotent re-appends).
+    func sameContent(as other: Event) -> Bool {
+        type == other.type && user == other.user && at == other.at && data == other.data && meta == other.meta
+    }
+}
+
+/// An event as the log holds it: content plus position and chain.
+public struct RecordedEvent: Equatable, Sendable {
+    public var event: Event
+    public var seq: UInt64
+    public var version: UInt64
+    public var prev: Hash32
+    public var hash: Hash32
+
+    public init(event: Event, seq: UInt64, version: UInt64, prev: Hash32, hash: Hash32) {
+        self.event = event
+        self.seq = seq
+        self.version = version
+        self.prev = prev
+        self.hash = hash
+    }
+
+    public var id: EventID { event.id! }
+
+    /// The recorded form without `prev` and `hash`: the object that is canonicalised for the leaf.
+    static func contentMembers(_ e: Event, seq: UInt64, version: UInt64) -> [(String, JSON)] {
+        var m: [(String, JSON)] = [("seq", .int(Int64(seq))), ("version", .int(Int64(version))),
+                                   ("id", .string(e.id!.description)), ("type", .string(e.type.name))]
+        if let u = e.user { m.append(("user", .string(u))) }
+        m.append(("at", .string(e.at.formatted)))
+        m.append(("data", e.data.json))
+        if let meta = e.meta { m.append(("meta", meta.json)) }
+        return m
+    }
+
+    /// The recorded form (SPEC 1.2), as `export` writes it and the feed delivers it.
+    public var json: JSON {
+        .object(RecordedEvent.contentMembers(event, seq: seq, version: version) + [("prev", .string(prev.description)), ("hash", .string(hash.description))])
+    }
+
+    /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`.
+    static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
+        var sha = SHA256()
+        sha.update(data: [0])
+        sha.update(data: JSON.object(contentMembers(e, seq: seq, version: version)).canonicalBytes())
+        return Array(sha.finalize())
+    }
+
+    /// `hash = SHA-256(prev ‖ leaf)`.
+    static func chain(prev: Hash32, leaf: [UInt8]) -> Hash32 {
+        var sha = SHA256()
+        sha.update(data: prev.bytes)
+        sha.update(data: leaf)
+        return Hash32(bytes: Array(sha.finalize()))
+    }
+
+    public static func computeHash(_ e: Event, seq: UInt64, version: UInt64, prev: Hash32) -> Hash32 {
+        chain(prev: prev, leaf: leaf(e, seq: seq, version: version))
+    }
+}

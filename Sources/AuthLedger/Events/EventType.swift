@@ -1,0 +1,177 @@
+/// The event types of SPEC 1.3. Raw values are the storage tags: never renumber.
+public enum EventType: UInt8, CaseIterable, Sendable {
+    case policySet = 1
+    case verificationRequested = 2
+    case registered = 3
+    case renamed = 4
+    case accessed = 5
+    case pushTokenUpdated = 6
+    case revoked = 7
+    case allRevoked = 8
+    case challengeIssued = 9
+    case challengeApproved = 10
+    case challengeDenied = 11
+    case challengeExpired = 12
+    case otpIssued = 13
+    case otpFailed = 14
+    case otpVerified = 15
+
+    public var name: String {
+        switch self {
+        case .policySet: "policy.set"
+        case .verificationRequested: "device.verification_requested"
+        case .registered: "device.registered"
+        case .renamed: "device.renamed"
+        case .accessed: "device.accessed"
+        case .pushTokenUpdated: "device.push_token_updated"
+        case .revoked: "device.revoked"
+        case .allRevoked: "device.all_revoked"
+        case .challengeIssued: "challenge.issued"
+        case .challengeApproved: "challenge.approved"
+        case .challengeDenied: "challenge.denied"
+        case .challengeExpired: "challenge.expired"
+        case .otpIssued: "otp.issued"
+        case .otpFailed: "otp.failed"
+        case .otpVerified: "otp.verified"
+        }
+    }
+
+    private static let byName: [String: EventType] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+
+    public init?(name: String) {
+        guard let t = EventType.byName[name] else { return nil }
+        self = t
+    }
+
+    /// Fields of `data`: each with whether it is required.
+    public var schema: [(field: Field, required: Bool)] {
+        switch self {
+        case .policySet:
+            return [(.coolingSeconds, false), (.challengeTtlSeconds, false), (.otpTtlSeconds, false),
+                    (.otpMaxAttempts, false), (.otpPerHour, false), (.grantTtlSeconds, false),
+                    (.maxDevices, false), (.protectCurrentDevice, false)]
+        case .verificationRequested:
+            return [(.deviceId, true), (.name, false), (.kind, false), (.platform, false), (.channel, false)]
+        case .registered:
+            return [(.deviceId, true), (.name, true), (.kind, true), (.platform, false), (.appId, false),
+                    (.pushToken, false), (.binding, true), (.via, true), (.grantId, false), (.challengeId, false)]
+        case .renamed: return [(.deviceId, true), (.name, true)]
+        case .accessed: return [(.deviceId, true)]
+        case .pushTokenUpdated: return [(.deviceId, true), (.pushToken, true)]
+        case .revoked: return [(.deviceId, true), (.reason, false)]
+        case .allRevoked: return [(.reason, false)]
+        case .challengeIssued:
+            return [(.challengeId, true), (.action, true), (.requestingDeviceId, true), (.expiresAt, true), (.context, false)]
+        case .challengeApproved: return [(.challengeId, true), (.approverDeviceId, true), (.userVerified, false)]
+        case .challengeDenied: return [(.challengeId, true), (.approverDeviceId, true)]
+        case .challengeExpired: return [(.challengeId, true)]
+        case .otpIssued:
+            return [(.otpId, true), (.channel, true), (.target, true), (.codeHash, true), (.expiresAt, true), (.maxAttempts, true)]
+        case .otpFailed: return [(.otpId, true)]
+        case .otpVerified: return [(.otpId, true), (.grantId, true), (.grantExpiresAt, true)]
+        }
+    }
+
+    /// Whether this event type opens a cooling window (SPEC 2.5); `via: initial` is exempt.
+    var isCoolingOperation: Bool {
+        self == .registered || self == .renamed || self == .revoked || self == .allRevoked
+    }
+}
+
+/// Every field a `data` object may hold. Raw values are storage tags: never renumber.
+public enum Field: UInt8, CaseIterable, Sendable {
+    case action = 1, appId, approverDeviceId, binding, challengeId, challengeTtlSeconds, channel, codeHash,
+         context, coolingSeconds, deviceId, expiresAt, grantExpiresAt, grantId, grantTtlSeconds, kind,
+         maxAttempts, maxDevices, name, otpId, otpMaxAttempts, otpPerHour, otpTtlSeconds, platform,
+         protectCurrentDevice, pushToken, reason, requestingDeviceId, target, userVerified, via
+
+    public enum Kind: Sendable { case string, id, time, int, bool, map }
+
+    public var name: String { Field.names[Int(rawValue)] }
+
+    private static let names: [String] = [""] + ["action", "appId", "approverDeviceId", "binding", "challengeId",
+        "challengeTtlSeconds", "channel", "codeHash", "context", "coolingSeconds", "deviceId", "expiresAt",
+        "grantExpiresAt", "grantId", "grantTtlSeconds", "kind", "maxAttempts", "maxDevices", "name", "otpId",
+        "otpMaxAttempts", "otpPerHour", "otpTtlSeconds", "platform", "protectCurrentDevice", "pushToken", "reason",
+        "requestingDeviceId", "target", "userVerified", "via"]
+
+    static let byName: [String: Field] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
+
+    public var kind: Kind {
+        switch self {
+        case .deviceId, .challengeId, .otpId, .grantId, .requestingDeviceId, .approverDeviceId: .id
+        case .expiresAt, .grantExpiresAt: .time
+        case .challengeTtlSeconds, .coolingSeconds, .grantTtlSeconds, .maxAttempts, .maxDevices,
+             .otpMaxAttempts, .otpPerHour, .otpTtlSeconds: .int
+        case .protectCurrentDevice, .userVerified: .bool
+        case .context: .map
+        default: .string
+        }
+    }
+}
+
+/// A string-to-string map that keeps its order as given (`meta`, `context`).
+public struct StringMap: Equatable, Sendable {
+    public var pairs: [(key: String, value: String)]
+    public init(_ pairs: [(key: String, value: String)] = []) { self.pairs = pairs }
+
+    public subscript(key: String) -> String? { pairs.first { $0.key == key }?.value }
+
+    public static func == (a: StringMap, b: StringMap) -> Bool {
+        a.pairs.count == b.pairs.count && zip(a.pairs, b.pairs).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+    }
+
+    public var json: JSON { .object(pairs.map { ($0.key, .string($0.value)) }) }
+}
+
+public enum FieldValue: Equatable, Sendable {
+    case string(String)
+    case time(Timestamp)
+    case int(Int64)
+    case bool(Bool)
+    case map(StringMap)
+
+    public var json: JSON {
+        switch self {
+        case let .string(s): .string(s)
+        case let .time(t): .string(t.formatted)
+        case let .int(i): .int(i)
+        case let .bool(b): .bool(b)
+        case let .map(m): m.json
+        }
+    }
+}
+
+/// The `data` of an event: the fields present, ordered by tag (which is name order).
+public struct EventData: Equatable, Sendable {
+    public private(set) var entries: [(field: Field, value: FieldValue)]
+
+    public init() { entries = [] }
+
+    public static func == (a: EventData, b: EventData) -> Bool {
+        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.field == $1.field && $0.value == $1.value }
+    }
+
+    public subscript(field: Field) -> FieldValue? {
+        get {
+            for e in entries where e.field == field { return e.value }
+            return nil
+        }
+        set {
+            if let i = entries.firstIndex(where: { $0.field == field }) {
+                if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
+            } else if let newValue {
+                let at = entries.firstIndex { $0.field.rawValue > field.rawValue } ?? entries.count
+                entries.insert((field, newValue), at: at)
+            }
+        }
+    }
+
+    public func string(_ f: Field) -> String? { if case let .string(s)? = self[f] { return s }; return nil }
+    public func time(_ f: Field) -> Timestamp? { if case let .time(t)? = self[f] { return t }; return nil }
+    public func int(_ f: Field) -> Int64? { if case let .int(i)? = self[f] { return i }; return nil }
+    public func bool(_ f: Field) -> Bool? { if case let .bool(b)? = self[f] { return b }; return nil }
+    public func map(_ f: Field) -> StringMap? { if case let .map(m)? = self[f] { return m }; return nil }
+
+    public var json: JSON { .object(entries.map { ($0.field.name, $0.value.json) }) }
+}

@@ -1,0 +1,279 @@
+/// What a recorded-form input line claims about its position and chain.
+public struct RecordedClaims: Sendable, Equatable {
+    public var seq: UInt64?
+    public var version: UInt64?
+    public var prev: Hash32?
+    public var hash: Hash32?
+    public var isEmpty: Bool { seq == nil && version == nil && prev == nil && hash == nil }
+    public init(seq: UInt64? = nil, version: UInt64? = nil, prev: Hash32? = nil, hash: Hash32? = nil) {
+        self.seq = seq
+        self.version = version
+        self.prev = prev
+        self.hash = hash
+    }
+}
+
+/// An event to append, as decoded from input, with any recorded-form claims.
+public struct EventInput: Sendable {
+    public var event: Event
+    public var claims: RecordedClaims
+    public init(event: Event, claims: RecordedClaims = RecordedClaims()) {
+        self.event = event
+        self.claims = claims
+    }
+}
+
+/// Decodes and statically validates fixture-form and recorded-form events (SPEC 1.1–1.3).
+///
+/// Everything a single event can get wrong on its own is `invalid_event` here; what
+/// depends on history (and `invalid_name`, which ranks after `time_regression`) is
+/// checked by the rules.
+public enum EventDecoder {
+    /// Longest accepted string in `data`, `meta` or `context` (names are judged by the rules).
+    static let maxStringLength = 1024
+    static let maxMapEntries = 32
+
+    /// Decodes JSONL text: one event per non-blank line that does not start with `#`,
+    /// each with its 1-based line number. Errors carry `file` and the line.
+    public static func decodeLines(_ bytes: [UInt8], file: String? = nil) throws(LedgerError) -> [(input: EventInput, line: Int)] {
+        var out: [(input: EventInput, line: Int)] = []
+        var lineNo = 0
+        for raw in bytes.split(separator: 10, omittingEmptySubsequences: false) {
+            lineNo += 1
+            var line = raw
+            if line.last == 13 { line = line.dropLast() }
+            let content = line.drop { $0 == 32 || $0 == 9 }
+            if content.isEmpty || content.first == 35 { continue }
+            do {
+                out.append((try decode(line: Array(line)), lineNo))
+            } catch {
+                throw error.at(file: file, line: lineNo)
+            }
+        }
+        return out
+    }
+
+    public static func decode(line: [UInt8]) throws(LedgerError) -> EventInput {
+        let json: JSON
+        do {
+            json = try JSON.parse(line)
+        } catch {
+            throw .invalid("not JSON: \(error)")
+        }
+        return try decode(json)
+    }
+
+    /// Decodes one event object. `allowRecorded` accepts `seq`, `version`, `prev`, `hash`.
+    public static func decode(_ json: JSON, allowRecorded: Bool = true) throws(LedgerError) -> EventInput {
+        guard case let .object(members) = json else { throw .invalid("an event must be a JSON object") }
+        var typeName: String?, user: String?, atText: String?, dataJSON: JSON?, idText: String?, metaJSON: JSON?
+        var claims = RecordedClaims()
+        for (key, value) in members {
+            switch key {
+            case "type": typeName = try string(value, "type")
+            case "user": user = try string(value, "user")
+            case "at": atText = try string(value, "at")
+            case "data": dataJSON = value
+            case "id": idText = try string(value, "id")
+            case "meta": metaJSON = value
+            case "seq" where allowRecorded: claims.seq = try position(value, "seq")
+            case "version" where allowRecorded: claims.version = try position(value, "version")
+            case "prev" where allowRecorded: claims.prev = try hash(value, "prev")
+            case "hash" where allowRecorded: claims.hash = try hash(value, "hash")
+            default: throw .invalid("unknown field \"\(clip(key))\"", field: key)
+            }
+        }
+        guard let typeName else { throw .invalid("missing field \"type\"", field: "type") }
+        guard let type = EventType(name: typeName) else { throw .invalid("unknown type \"\(clip(typeName))\"", field: "type") }
+        if type == .policySet {
+            if user != nil { throw .invalid("policy.set has no user", field: "user") }
+        } else {
+            guard let user else { throw .invalid("missing field \"user\"", field: "user") }
+            try checkUser(user)
+        }
+        guard let atText else { throw .invalid("missing field \"at\"", field: "at") }
+        guard let at = Timestamp(rfc3339: atText) else { throw .invalid("\"at\" is not an RFC 3339 time with a zone", field: "at") }
+        guard let dataJSON else { throw .invalid("missing field \"data\"", field: "data") }
+        let data = try decodeData(dataJSON, type: type)
+        var id: EventID?
+        if let idText {
+            guard let parsed = EventID(idText) else { throw .invalid("\"id\" is not a UUID", field: "id") }
+            id = parsed
+        }
+        var meta: StringMap?
+        if let metaJSON {
+            let m = try stringMap(metaJSON, "meta")
+            if let actor = m["actor"], !isValidActor(actor) {
+                throw .invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "meta.actor")
+            }
+            meta = m
+        }
+        let event = Event(id: id, type: type, user: user, at: at, data: data, meta: meta)
+        return EventInput(event: event, claims: claims)
+    }
+
+    /// Decodes `data` for `type`: known fields only, of the right kind, required ones present.
+    public static func decodeData(_ json: JSON, type: EventType) throws(LedgerError) -> EventData {
+        guard case let .object(members) = json else { throw .invalid("\"data\" must be an object", field: "data") }
+        let schema = type.schema
+        var data = EventData()
+        for (key, value) in members {
+            guard let field = Field.byName[key], schema.contains(where: { $0.field == field }) else {
+                throw .invalid("unknown field \"data.\(clip(key))\" for \(type.name)", field: "data.\(key)")
+            }
+            data[field] = try fieldValue(value, field: field, type: type)
+        }
+        for (field, required) in schema where required && data[field] == nil {
+            throw .invalid("missing field \"data.\(field.name)\" for \(type.name)", field: "data.\(field.name)")
+        }
+        if type == .policySet && data.entries.isEmpty {
+            throw .invalid("policy.set needs at least one setting", field: "data")
+        }
+        if type == .registered {
+            let via = data.string(.via)
+            if (via == "otp") != (data[.grantId] != nil) {
+                throw .invalid(via == "otp" ? "via otp needs data.grantId" : "data.grantId goes only with via otp", field: "data.grantId")
+            }
+            if (via == "trusted_device") != (data[.challengeId] != nil) {
+                throw .invalid(via == "trusted_device" ? "via trusted_device needs data.challengeId" : "data.challengeId goes only with via trusted_device", field: "data.challengeId")
+            }
+        }
+        return data
+    }
+
+    static let kinds: Set<String> = ["mobile", "tablet", "desktop", "browser", "other"]
+    static let bindings: Set<String> = ["permanent", "temporary"]
+    static let vias: Set<String> = ["initial", "email_link", "otp", "trusted_device", "admin"]
+
+    static func fieldValue(_ value: JSON, field: Field, type: EventType) throws(LedgerError) -> FieldValue {
+        let path = "data.\(field.name)"
+        switch field.kind {
+        case .id:
+            let s = try string(value, path)
+            try checkId(s, path)
+            return .string(s)
+        case .time:
+            let s = try string(value, path)
+            guard let t = Timestamp(rfc3339: s) else { throw .invalid("\"\(path)\" is not an RFC 3339 time with a zone", field: path) }
+            return .time(t)
+        case .bool:
+            guard case let .bool(b) = value else { throw .invalid("\"\(path)\" must be a boolean", field: path) }
+            return .bool(b)
+        case .int:
+            guard case let .int(i) = value else { throw .invalid("\"\(path)\" must be an integer", field: path) }
+            let range: ClosedRange<Int64> = switch field {
+            case .coolingSeconds: 0...315_360_000
+            case .maxAttempts, .otpMaxAttempts: 1...1000
+            case .otpPerHour: 1...1_000_000
+            case .maxDevices: 1...100_000
+            default: 1...315_360_000
+            }
+            guard range.contains(i) else { throw .invalid("\"\(path)\" must be in \(range.lowerBound)...\(range.upperBound)", field: path) }
+            return .int(i)
+        case .map:
+            return .map(try stringMap(value, path))
+        case .string:
+            let s = try string(value, path)
+            if field == .name {
+                // Judged by the rules (invalid_name ranks after time_regression); bound it here only against abuse.
+                guard s.utf8.count <= 4096 else { throw LedgerError(.invalidName, "name is longer than 50 characters", field: path) }
+                return .string(s)
+            }
+            guard s.utf8.count <= maxStringLength else { throw .invalid("\"\(path)\" is too long", field: path) }
+            guard !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
+            switch field {
+            case .kind: guard kinds.contains(s) else { throw .invalid("\"\(path)\" must be one of \(kinds.sorted().joined(separator: ", "))", field: path) }
+            case .binding: guard bindings.contains(s) else { throw .invalid("\"\(path)\" must be permanent or temporary", field: path) }
+            case .via: guard vias.contains(s) else { throw .invalid("\"\(path)\" must be one of \(vias.sorted().joined(separator: ", "))", field: path) }
+            case .channel:
+                let allowed: Set<String> = type == .otpIssued ? ["email", "sms"] : ["email_link"]
+                guard allowed.contains(s) else { throw .invalid("\"\(path)\" must be one of \(allowed.sorted().joined(separator: ", "))", field: path) }
+            case .action:
+                guard isLowerWord(s) else { throw .invalid("\"\(path)\" must be a lower-case word", field: path) }
+            case .codeHash:
+                guard Hash32(hex: s) != nil else { throw .invalid("\"\(path)\" must be a lower-case hex HMAC-SHA-256", field: path) }
+            case .target:
+                guard s.contains("*") else { throw .invalid("\"\(path)\" must be masked", field: path) }
+            default:
+                guard !s.isEmpty else { throw .invalid("\"\(path)\" must not be empty", field: path) }
+            }
+            return .string(s)
+        }
+    }
+
+    static func clip(_ s: String) -> String { s.count > 40 ? String(s.prefix(40)) + "…" : s }
+
+    static func string(_ value: JSON, _ path: String) throws(LedgerError) -> String {
+        guard case let .string(s) = value else { throw .invalid("\"\(path)\" must be a string", field: path) }
+        return s
+    }
+
+    static func position(_ value: JSON, _ path: String) throws(LedgerError) -> UInt64 {
+        guard case let .int(i) = value, i >= 1 else { throw .invalid("\"\(path)\" must be a positive integer", field: path) }
+        return UInt64(i)
+    }
+
+    static func hash(_ value: JSON, _ path: String) throws(LedgerError) -> Hash32 {
+        guard case let .string(s) = value, let h = Hash32(hex: s) else {
+            throw .invalid("\"\(path)\" must be 64 lower-case hex digits", field: path)
+        }
+        return h
+    }
+
+    static func stringMap(_ value: JSON, _ path: String) throws(LedgerError) -> StringMap {
+        guard case let .object(members) = value else { throw .invalid("\"\(path)\" must be an object of strings", field: path) }
+        guard members.count <= maxMapEntries else { throw .invalid("\"\(path)\" has too many entries", field: path) }
+        var m = StringMap()
+        for (k, v) in members {
+            guard case let .string(s) = v else { throw .invalid("\"\(path).\(clip(k))\" must be a string", field: "\(path).\(k)") }
+            guard k.utf8.count <= 128, s.utf8.count <= maxStringLength else { throw .invalid("\"\(path)\" entry too long", field: path) }
+            guard !hasControl(k), !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
+            m.pairs.append((k, s))
+        }
+        return m
+    }
+
+    public static func hasControl(_ s: String) -> Bool {
+        s.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) }
+    }
+
+    /// Ids and user keys: 1–128 characters, no control characters.
+    public static func checkId(_ s: String, _ path: String) throws(LedgerError) {
+        guard !s.isEmpty, s.utf8.count <= 512, s.count <= 128 else { throw .invalid("\"\(path)\" must be 1–128 characters", field: path) }
+        guard !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
+    }
+
+    public static func checkUser(_ user: String) throws(LedgerError) {
+        try checkId(user, "user")
+        guard !user.hasPrefix("$") else { throw .invalid("user keys starting with $ are reserved", field: "user") }
+    }
+
+    static func isLowerWord(_ s: String) -> Bool {
+        let b = Array(s.utf8)
+        guard !b.isEmpty, b.count <= 64, b[0] >= 97, b[0] <= 122 else { return false }
+        return b.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }
+    }
+
+    public static func isValidActor(_ actor: String) -> Bool {
+        if actor == "user" || actor == "system" { return true }
+        for prefix in ["device:", "service:", "admin:"] where actor.hasPrefix(prefix) {
+            let rest = String(actor.dropFirst(prefix.count))
+            return !rest.isEmpty && rest.count <= 128 && !hasControl(rest)
+        }
+        return false
+    }
+
+    /// A device name's validity (SPEC 1.3): trimmed, 3–50 grapheme clusters, no control characters.
+    public static func checkName(_ name: String) throws(LedgerError) {
+        let trimmed = trimName(name)
+        guard !hasControl(trimmed) else { throw LedgerError(.invalidName, "name has a control character", field: "name") }
+        guard trimmed.count >= 3, trimmed.count <= 50 else { throw LedgerError(.invalidName, "name must be 3–50 characters after trimming", field: "name") }
+    }
+
+    public static func trimName(_ name: String) -> String {
+        var s = Substring(name)
+        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
+        while let l = s.last, l.isWhitespace { s = s.dropLast() }
+        return String(s)
+    }
+}

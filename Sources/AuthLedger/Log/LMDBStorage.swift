@@ -1,0 +1,157 @@
+import CLMDB
+import Foundation
+import LMDB
+
+/// The LMDB backend: one environment directory with five named databases.
+///
+/// - `events`: seq (8 bytes, big-endian) → encoded event
+/// - `ids`: event id (16 bytes) → seq
+/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
+/// - `states`: stream key → maintained projection state
+/// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+///
+/// Several processes may open one store; LMDB's lock serialises writers, and the head
+/// is always read inside the write transaction, never cached.
+public final class LMDBStorage: StorageBackend, @unchecked Sendable {
+    public let environment: Environment
+    let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+
+    /// Opens (creating with mode 0700) the store directory at `path`.
+    public init(path: String) throws {
+        var isDir: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } else if !isDir.boolValue {
+            throw LedgerError(.storageError, "the store path is not a directory")
+        }
+        environment = try Environment(path: path, maxDatabases: 8)
+        events = try environment.database("events")
+        ids = try environment.database("ids")
+        streams = try environment.database("streams")
+        states = try environment.database("states")
+        meta = try environment.database("meta")
+    }
+
+    public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+    }
+
+    public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+    }
+}
+
+final class LMDBAccess: StorageWriter {
+    let s: LMDBStorage
+    var txn: Transaction
+
+    init(storage: LMDBStorage, txn: Transaction) {
+        self.s = storage
+        self.txn = txn
+    }
+
+    static func streamKey(_ stream: String, _ version: UInt64) -> [UInt8] {
+        Array(stream.utf8) + [0] + version.bigEndianBytes
+    }
+
+    func head() throws -> Head {
+        guard let v = try txn.get(s.meta, Array("head".utf8)), v.count == 40 else { return .empty }
+        let seq = v[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return Head(seq: seq, hash: Hash32(bytes: Array(v[8..<40])))
+    }
+
+    func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        try seq.bigEndianBytes.withUnsafeBytes { k in try body(try txn.get(s.events, k)) }
+    }
+
+    func seq(forId id: EventID) throws -> UInt64? {
+        try id.bytes.withUnsafeBytes { k in try txn.get(s.ids, k).map { $0.loadBigEndianUInt64() } }
+    }
+
+    func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let c = try txn.cursor(s.events)
+        var entry = try c.seek(from.bigEndianBytes)
+        while let (k, v) = entry {
+            guard k.count == 8 else { throw LedgerError(.tampered, "malformed event key") }
+            if try !body(k.loadBigEndianUInt64(), v) { return }
+            entry = try c.next()
+        }
+    }
+
+    func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        let prefix = Array(stream.utf8) + [0]
+        let c = try txn.cursor(s.streams)
+        var entry = try c.seek(prefix)
+        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
+            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
+            entry = try c.next()
+        }
+    }
+
+    func seq(stream: String, version: UInt64) throws -> UInt64? {
+        try LMDBAccess.streamKey(stream, version).withUnsafeBytes { k in try txn.get(s.streams, k).map { $0.loadBigEndianUInt64() } }
+    }
+
+    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.states, Array(key.utf8)) }
+
+    func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let c = try txn.cursor(s.states)
+        var entry = try c.first()
+        while let (k, v) = entry {
+            if try !body(String(decoding: k, as: UTF8.self), v) { return }
+            entry = try c.next()
+        }
+    }
+
+    func checkpoint() throws -> UInt64 {
+        guard let v = try txn.get(s.meta, Array("checkpoint".utf8)), v.count == 8 else { return 0 }
+        return v.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    func metaValue(_ key: String) throws -> [UInt8]? { try txn.get(s.meta, Array(key.utf8)) }
+
+    func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
+        (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
+    }
+
+    func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {
+        let seqKey = seq.bigEndianBytes
+        try txn.put(s.events, seqKey, bytes, append: true)
+        try txn.put(s.ids, id.bytes, seqKey)
+        try txn.put(s.streams, LMDBAccess.streamKey(stream, version), seqKey)
+    }
+
+    func setHead(_ head: Head) throws {
+        try txn.put(s.meta, Array("head".utf8), head.seq.bigEndianBytes + head.hash.bytes)
+    }
+
+    func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
+        try txn.put(s.states, Array(key.utf8), bytes)
+    }
+
+    func clearProjectionStates() throws { try txn.clear(s.states) }
+
+    func setCheckpoint(_ seq: UInt64) throws {
+        try txn.put(s.meta, Array("checkpoint".utf8), seq.bigEndianBytes)
+    }
+
+    func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws {
+        if let bytes { try txn.put(s.meta, Array(key.utf8), bytes) } else { try txn.delete(s.meta, Array(key.utf8)) }
+    }
+
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        let parent = txn
+        let child = try parent.beginChild()
+        txn = child
+        defer { txn = parent }
+        do {
+            let result = try body()
+            try child.commit()
+            return result
+        } catch {
+            child.abort()
+            throw error
+        }
+    }
+}

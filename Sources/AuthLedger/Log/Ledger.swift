@@ -1,0 +1,259 @@
+import Foundation
+import Logging
+
+/// The device-trust ledger: an append-only, hash-chained log of events with
+/// maintained projections, over a storage backend (LMDB by default).
+public final class Ledger: @unchecked Sendable {
+    public let storage: any StorageBackend
+    /// The store directory (for the server key and other files beside the log).
+    public let path: String?
+    let logger = Logger(label: "authledger.ledger")
+    let secretsLock = NSLock()
+    var cachedSecrets: OTPSecrets?
+    /// The writer thread of this process (group commit for `submit` and `perform`).
+    let writer: Writer
+    private let observersLock = NSLock()
+    private var observers: [Int: @Sendable (Head) -> Void] = [:]
+    private var nextObserver = 0
+
+    /// Opens the LMDB store at `path` (created 0700 when missing). Maintained
+    /// projections that are behind the log (an older format, an interrupted rebuild)
+    /// are rebuilt before the ledger is handed out.
+    public convenience init(path: String) throws {
+        try self.init(storage: LMDBStorage(path: path), path: path)
+    }
+
+    public init(storage: any StorageBackend, path: String? = nil) throws {
+        self.storage = storage
+        self.path = path
+        self.writer = Writer(storage: storage)
+        writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
+        let (head, checkpoint) = try storage.read { r in (try r.head(), try r.checkpoint()) }
+        if head.seq != checkpoint {
+            logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
+            _ = try replay()
+        }
+    }
+
+    deinit { writer.stop() }
+
+    // MARK: Commit observers
+
+    /// Registers `f` to be called (on the committing thread) with the new head after
+    /// every commit made through this `Ledger` instance. Other processes' commits are
+    /// not observed: poll `head()` for those.
+    public func addCommitObserver(_ f: @escaping @Sendable (Head) -> Void) -> Int {
+        observersLock.lock()
+        defer { observersLock.unlock() }
+        nextObserver += 1
+        observers[nextObserver] = f
+        return nextObserver
+    }
+
+    public func removeCommitObserver(_ id: Int) {
+        observersLock.lock()
+        observers[id] = nil
+        observersLock.unlock()
+    }
+
+    func notifyCommit(_ head: Head? = nil) {
+        observersLock.lock()
+        let fs = Array(observers.values)
+        observersLock.unlock()
+        guard !fs.isEmpty, let h = head ?? (try? self.head()) else { return }
+        for f in fs { f(h) }
+    }
+
+    // MARK: Appending
+
+    /// Validates `inputs` against the rules and appends them atomically: all or none.
+    /// Identical re-appends (same id, same content) are skipped and counted.
+    public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
+        let outcome = try storage.write { w in
+            let session = try AppendSession(w)
+            let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
+            try session.finish()
+            return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
+        }
+        if !outcome.appended.isEmpty { notifyCommit(outcome.head) }
+        return outcome
+    }
+
+    public func head() throws -> Head { try storage.read { try $0.head() } }
+
+    // MARK: Reading the log
+
+    /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns false.
+    public func forEachEvent(from: UInt64 = 1, user: String? = nil, through: UInt64 = .max,
+                             _ body: (RecordedEvent) throws -> Bool) throws {
+        try storage.read { r in
+            if let user {
+                var seqs: [UInt64] = []
+                try r.scanStream(user) { _, seq in
+                    if seq >= from && seq <= through { seqs.append(seq) }
+                    return true
+                }
+                for seq in seqs {
+                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
+                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
+                        return try EventCodec.decode(b, seq: seq)
+                    }
+                    if try !body(e) { return }
+                }
+            } else {
+                try r.scan(from: max(from, 1)) { seq, bytes in
+                    guard seq <= through else { return false }
+                    return try body(try EventCodec.decode(bytes, seq: seq))
+                }
+            }
+        }
+    }
+
+    /// Recorded events with `seq >= from`, at most `limit`, optionally filtered.
+    public func events(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) throws -> [RecordedEvent] {
+        var out: [RecordedEvent] = []
+        try forEachEvent(from: from, user: user) { e in
+            if types?.contains(e.event.type) ?? true { out.append(e) }
+            return out.count < limit
+        }
+        return out
+    }
+
+    // MARK: Projections
+
+    /// The user's state after the events with `seq <= position` and `at <= asOf`.
+    /// Served from the maintained projection when it reflects exactly that, else by
+    /// replaying the user's stream (and the policy stream) from scratch.
+    public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
+        try storage.read { r in
+            let head = try r.head()
+            let pos = min(position ?? head.seq, head.seq)
+            if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
+                let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
+                if (system.lastAt ?? .min) <= asOf {
+                    guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos) }
+                    let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
+                    if (s.lastAt ?? .min) <= asOf { return (s, pos) }
+                }
+            }
+            return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos)
+        }
+    }
+
+    static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {
+        var userSeqs: [UInt64] = [], systemSeqs: [UInt64] = []
+        try r.scanStream(user) { _, seq in
+            guard seq <= position else { return false }
+            userSeqs.append(seq)
+            return true
+        }
+        if !userSeqs.isEmpty {
+            try r.scanStream(systemStream) { _, seq in
+                guard seq < userSeqs.last! else { return false }
+                systemSeqs.append(seq)
+                return true
+            }
+        }
+        func load(_ seq: UInt64) throws -> RecordedEvent {
+            try r.withEventBytes(seq) { b in
+                guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
+                return try EventCodec.decode(b, seq: seq)
+            }
+        }
+        var state = UserState(user: user)
+        var policy = Policy()
+        var k = 0
+        for seq in userSeqs {
+            while k < systemSeqs.count && systemSeqs[k] < seq {
+                let p = try load(systemSeqs[k])
+                if p.event.at <= asOf { policy.apply(p.event.data) }
+                k += 1
+            }
+            let e = try load(seq)
+            if e.event.at > asOf { break }
+            try state.evolve(e.event, policy: policy)
+        }
+        return state
+    }
+
+    /// The policy in force at the head.
+    public func policy() throws -> Policy {
+        try storage.read { r in
+            try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()
+        }
+    }
+
+    // MARK: Verify and replay
+
+    /// Re-computes every hash and index. Throws `tampered` naming the first bad seq.
+    @discardableResult
+    public func verify() throws -> Head {
+        try storage.read { r in
+            var prev = Hash32.zero
+            var expected: UInt64 = 1
+            var versions: [String: UInt64] = [:]
+            try r.scan(from: 0) { seq, bytes in
+                guard seq == expected else {
+                    throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
+                }
+                let rec = try EventCodec.decode(bytes, seq: seq)
+                guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
+                let hash = RecordedEvent.computeHash(rec.event, seq: seq, version: rec.version, prev: prev)
+                guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
+                let stream = rec.event.stream
+                let v = versions[stream, default: 0] + 1
+                guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }
+                versions[stream] = v
+                guard try r.seq(forId: rec.id) == seq else { throw LedgerError(.tampered, "id index does not point at this event", seq: seq) }
+                guard try r.seq(stream: stream, version: v) == seq else { throw LedgerError(.tampered, "stream index does not point at this event", seq: seq) }
+                prev = hash
+                expected += 1
+                return true
+            }
+            let head = try r.head()
+            let last = expected - 1
+            guard head.seq == last, head.hash == prev else {
+                throw LedgerError(.tampered, "head does not match the last event", seq: min(head.seq, last) + 1)
+            }
+            let counts = try r.indexCounts()
+            guard counts.events == Int(last), counts.ids == Int(last), counts.streams == Int(last) else {
+                throw LedgerError(.tampered, "an index holds entries for events not in the log", seq: last + 1)
+            }
+            return head
+        }
+    }
+
+    /// Rebuilds every maintained projection from the log. `progress(done, total)` is
+    /// called now and then. Returns the number of events replayed.
+    @discardableResult
+    public func replay(progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
+        try storage.write { w in
+            let head = try w.head()
+            try w.clearProjectionStates()
+            var users: [String: UserState] = [:]
+            var system = SystemState()
+            var n: UInt64 = 0
+            try w.scan(from: 1) { seq, bytes in
+                let rec = try EventCodec.decode(bytes, seq: seq)
+                let e = rec.event
+                if let user = e.user {
+                    try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
+                } else {
+                    try system.evolve(e)
+                }
+                n += 1
+                if n % 65_536 == 0 { progress?(n, head.seq) }
+                return true
+            }
+            for (user, s) in users { try w.putProjectionState(user, StateCodec.encode(s)) }
+            if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
+            try w.setCheckpoint(head.seq)
+            progress?(n, head.seq)
+            return n
+        }
+    }
+}
+
+extension Array {
+    func also(_ f: (Self) -> Void) -> Self { f(self); return self }
+}

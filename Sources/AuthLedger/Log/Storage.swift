@@ -1,0 +1,50 @@
+/// The log's head: the last `seq` and its chain hash (seq 0 and zero hash when empty).
+public struct Head: Equatable, Sendable {
+    public var seq: UInt64
+    public var hash: Hash32
+    public static let empty = Head(seq: 0, hash: .zero)
+}
+
+/// Read access to a storage backend, inside one consistent snapshot.
+///
+/// The protocol is deliberately narrow — positions, ids, stream indexes and opaque
+/// projection state — so that a second backend (PostgreSQL) can implement it; all
+/// rules, hashing and projections live above it.
+public protocol StorageReader {
+    func head() throws -> Head
+    /// The raw stored bytes of the event at `seq`, passed to `body` (valid only inside it).
+    func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    func seq(forId id: EventID) throws -> UInt64?
+    /// Visits the stored events with `seq >= from` in order until `body` returns false.
+    func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Visits `(version, seq)` of one stream in version order until `body` returns false.
+    func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws
+    /// The seq stored for `version` of `stream` in the stream index.
+    func seq(stream: String, version: UInt64) throws -> UInt64?
+    func projectionState(_ key: String) throws -> [UInt8]?
+    /// Visits every projection state key (the streams with maintained state).
+    func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws
+    func checkpoint() throws -> UInt64
+    func metaValue(_ key: String) throws -> [UInt8]?
+    /// Number of entries in each index (for `verify`).
+    func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+}
+
+/// Write access inside one durable transaction.
+public protocol StorageWriter: StorageReader {
+    /// Stores one event at `seq` with its indexes; `seq` must be head + 1.
+    func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws
+    func setHead(_ head: Head) throws
+    func putProjectionState(_ key: String, _ bytes: [UInt8]) throws
+    func clearProjectionStates() throws
+    func setCheckpoint(_ seq: UInt64) throws
+    func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
+    func savepoint<T>(_ body: () throws -> T) throws -> T
+}
+
+/// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
+public protocol StorageBackend: AnyObject, Sendable {
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+}

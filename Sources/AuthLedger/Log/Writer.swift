@@ -1,0 +1,133 @@
+import Foundation
+
+/// The single writer: one dedicated OS thread owns every LMDB write transaction of
+/// this process (LMDB's threading law). Concurrent appends queue to it and are
+/// committed together in one durable transaction (group commit); each caller is
+/// resumed only after that commit. A refused request refuses only itself: each runs
+/// in its own nested transaction.
+final class Writer: @unchecked Sendable {
+    typealias Job = (AppendSession) throws -> any Sendable
+    private struct Pending {
+        let job: Job
+        let done: @Sendable (Result<any Sendable, Error>) -> Void
+    }
+
+    private let storage: any StorageBackend
+    private let lock = NSCondition()
+    private var queue: [Pending] = []
+    private var stopped = false
+    private var thread: Thread?
+    /// At most this many requests share one transaction.
+    let maxBatch: Int
+    /// Called on the writer thread after each commit with the new head.
+    var didCommit: (@Sendable (Head) -> Void)?
+
+    init(storage: any StorageBackend, maxBatch: Int = 1024) {
+        self.storage = storage
+        self.maxBatch = maxBatch
+        let t = Thread { self.loop() }
+        t.name = "authledger-writer"
+        t.qualityOfService = .userInitiated
+        thread = t
+        t.start()
+    }
+
+    /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
+    func submit(_ job: @escaping Job, done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
+        lock.lock()
+        if stopped {
+            lock.unlock()
+            done(.failure(LedgerError(.storageError, "the ledger is closed")))
+            return
+        }
+        queue.append(Pending(job: job, done: done))
+        lock.signal()
+        lock.unlock()
+    }
+
+    /// Finishes queued work, then stops the thread.
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private func loop() {
+        while true {
+            lock.lock()
+            while queue.isEmpty && !stopped { lock.wait() }
+            if queue.isEmpty && stopped { lock.unlock(); return }
+            let batch = Array(queue.prefix(maxBatch))
+            queue.removeFirst(batch.count)
+            lock.unlock()
+            run(batch)
+        }
+    }
+
+    private func run(_ batch: [Pending]) {
+        var results: [Result<any Sendable, Error>] = []
+        do {
+            let head = try storage.write { w -> Head in
+                // The body may run again after the map grows: start from scratch each time.
+                results = []
+                let session = try AppendSession(w)
+                for p in batch {
+                    do {
+                        let value = try session.isolated { try p.job(session) }
+                        results.append(.success(value))
+                    } catch let e as LedgerError {
+                        results.append(.failure(e))
+                    }
+                }
+                try session.finish()
+                return session.head
+            }
+            didCommit?(head)
+            for (p, r) in zip(batch, results) { p.done(r) }
+        } catch {
+            // The transaction did not commit: nobody in the batch is acknowledged.
+            for p in batch { p.done(.failure(error)) }
+        }
+    }
+}
+
+extension AppendSession {
+    /// Runs `body` so that a refusal undoes only its own writes and cached state.
+    func isolated<T>(_ body: () throws -> T) throws -> T {
+        try beginRequest()
+        do {
+            let value = try w.savepoint(body)
+            endRequest(committed: true)
+            return value
+        } catch {
+            endRequest(committed: false)
+            throw error
+        }
+    }
+}
+
+extension Ledger {
+    /// Appends through the writer thread with group commit; returns after the durable commit.
+    public func submit(_ request: AppendRequest) async throws -> AppendOutcome {
+        try await onWriter { session in
+            let (appended, duplicates) = try session.applyUnisolated(request)
+            return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
+        }
+    }
+
+    /// Executes a command through the writer thread (time read inside the transaction).
+    public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
+        try validate(command)
+        return try await onWriter { session in
+            try self.execute(command, meta: meta, now: clock(), in: session)
+        }
+    }
+
+    func onWriter<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) async throws -> T {
+        let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
+            writer.submit({ session in try job(session) }, done: { result in c.resume(with: result) })
+        }
+        return value as! T
+    }
+}

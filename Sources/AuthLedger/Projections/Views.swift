@@ -1,0 +1,148 @@
+/// Options every query takes (SPEC 3): a position, an as-of time, and view flags.
+public struct QueryOptions: Sendable {
+    /// Replay events with `seq <= position` (nil: the head; beyond the head means the head).
+    public var position: UInt64?
+    /// Replay events with `at <= asOf` and evaluate expiry and cooling at this time.
+    public var asOf: Timestamp
+    /// The device the caller names as its own (`current: true`).
+    public var current: String?
+    public var includeRevoked: Bool
+    /// The requester's view of a challenge: status only.
+    public var asRequester: Bool
+    /// Compute by replaying from scratch instead of from maintained projections.
+    public var fromScratch: Bool
+
+    public init(position: UInt64? = nil, asOf: Timestamp, current: String? = nil, includeRevoked: Bool = false,
+                asRequester: Bool = false, fromScratch: Bool = false) {
+        self.position = position
+        self.asOf = asOf
+        self.current = current
+        self.includeRevoked = includeRevoked
+        self.asRequester = asRequester
+        self.fromScratch = fromScratch
+    }
+}
+
+/// The projections of SPEC section 3, as JSON answers, computed from a `UserState`.
+public enum Views {
+    static func time(_ t: Timestamp?) -> JSON { t.map { .string($0.formatted) } ?? .null }
+    static func str(_ s: String?) -> JSON { s.map { .string($0) } ?? .null }
+
+    public static func cooling(_ s: UserState, asOf: Timestamp) -> [(String, JSON)] {
+        let active = s.isCooling(at: asOf)
+        return [("active", .bool(active)), ("until", active ? time(s.coolingUntil) : .null),
+                ("statusCode", .int(active ? 146 : 100))]
+    }
+
+    public static func device(_ d: DeviceRecord, current: String?) -> JSON {
+        .object([
+            ("deviceId", .string(d.deviceId)),
+            ("name", d.name.map { .string(EventDecoder.trimName($0)) } ?? .null),
+            ("kind", str(d.kind)),
+            ("platform", str(d.platform)),
+            ("binding", d.status == .pending ? .null : str(d.binding)),
+            ("status", .string(d.status.name)),
+            ("via", d.status == .pending ? .null : str(d.via)),
+            ("requestedAt", time(d.requestedAt)),
+            ("registeredAt", d.status == .pending ? .null : time(d.registeredAt)),
+            ("lastAccessAt", d.status == .pending ? .null : time(d.lastAccessAt)),
+            ("revokedAt", time(d.revokedAt)),
+            ("pushEnrolled", .bool(d.pushToken != nil && d.status == .active)),
+            ("current", .bool(current != nil && d.deviceId == current)),
+        ])
+    }
+
+    public static func listedDevices(_ s: UserState, includeRevoked: Bool) -> [DeviceRecord] {
+        s.devices.values
+            .filter { includeRevoked || $0.status != .revoked }
+            .sorted { ($0.sortTime, $0.deviceId) < ($1.sortTime, $1.deviceId) }
+    }
+
+    public static func devices(_ s: UserState, position: UInt64, options o: QueryOptions) -> JSON {
+        .object([
+            ("user", .string(s.user)),
+            ("position", .int(Int64(position))),
+            ("asOf", .string(o.asOf.formatted)),
+            ("devices", .array(listedDevices(s, includeRevoked: o.includeRevoked).map { device($0, current: o.current) })),
+            ("cooling", .object(cooling(s, asOf: o.asOf))),
+        ])
+    }
+
+    public static func coolingAnswer(_ s: UserState, position: UInt64, options o: QueryOptions) -> JSON {
+        .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf)
+                + [("position", .int(Int64(position))), ("asOf", .string(o.asOf.formatted))])
+    }
+
+    public static func pendingChallenges(_ s: UserState, asOf: Timestamp) -> [ChallengeRecord] {
+        s.challenges.values
+            .filter { $0.outcome(at: asOf) == .pending }
+            .sorted { ($0.issuedAt, $0.challengeId) < ($1.issuedAt, $1.challengeId) }
+    }
+
+    public static func pending(_ s: UserState, options o: QueryOptions) -> JSON {
+        .array(pendingChallenges(s, asOf: o.asOf).map { c in
+            .object([
+                ("challengeId", .string(c.challengeId)),
+                ("action", .string(c.action)),
+                ("requestingDeviceId", .string(c.requestingDeviceId)),
+                ("issuedAt", .string(c.issuedAt.formatted)),
+                ("expiresAt", .string(c.expiresAt.formatted)),
+                ("context", c.context?.json ?? .object([])),
+            ])
+        })
+    }
+
+    /// `status` is what the requester may learn: denial and expiry look the same.
+    public static func challenge(_ c: ChallengeRecord, options o: QueryOptions) -> JSON {
+        let outcome = c.outcome(at: o.asOf)
+        let status = switch outcome {
+        case .pending: "pending"
+        case .approved: "approved"
+        case .denied, .expired: "not_approved"
+        }
+        var m: [(String, JSON)] = [("challengeId", .string(c.challengeId)), ("status", .string(status))]
+        if !o.asRequester {
+            m.append(("outcome", .string(outcome.name)))
+            m += [("action", .string(c.action)), ("requestingDeviceId", .string(c.requestingDeviceId)),
+                  ("issuedAt", .string(c.issuedAt.formatted)), ("expiresAt", .string(c.expiresAt.formatted)),
+                  ("approverDeviceId", str(outcome == .expired ? nil : c.approverDeviceId)),
+                  ("resolvedAt", time(outcome == .expired && c.resolution == .pending ? c.expiresAt : c.resolvedAt))]
+        }
+        return .object(m)
+    }
+}
+
+extension Ledger {
+    public func devices(_ user: String, _ o: QueryOptions) throws -> JSON {
+        let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+        return Views.devices(s, position: pos, options: o)
+    }
+
+    public func cooling(_ user: String, _ o: QueryOptions) throws -> JSON {
+        let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+        return Views.coolingAnswer(s, position: pos, options: o)
+    }
+
+    public func pending(_ user: String, _ o: QueryOptions) throws -> JSON {
+        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+        return Views.pending(s, options: o)
+    }
+
+    public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
+        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+        guard let c = s.challenges[id] else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
+        return Views.challenge(c, options: o)
+    }
+
+    /// The user's events with `seq <= position` and `at <= asOf`, in order.
+    public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
+        let through = o.position ?? .max
+        var out: [RecordedEvent] = []
+        try forEachEvent(user: user, through: through) { e in
+            guard e.event.at <= o.asOf else { return false }
+            out.append(e)
+            return true
+        }
+        return out
+    }
+}

@@ -1,0 +1,324 @@
+public enum DeviceStatus: UInt8, Sendable {
+    case pending = 0, active = 1, revoked = 2
+    public var name: String { switch self { case .pending: "pending"; case .active: "active"; case .revoked: "revoked" } }
+}
+
+public struct DeviceRecord: Equatable, Sendable {
+    public var deviceId: String
+    public var name: String?
+    public var kind: String?
+    public var platform: String?
+    public var appId: String?
+    public var pushToken: String?
+    public var binding: String?
+    public var via: String?
+    public var status: DeviceStatus
+    public var requestedAt: Timestamp?
+    public var registeredAt: Timestamp?
+    public var lastAccessAt: Timestamp?
+    public var revokedAt: Timestamp?
+
+    public init(deviceId: String, status: DeviceStatus) {
+        self.deviceId = deviceId
+        self.status = status
+    }
+
+    /// Listing order key: registration time, or request time while pending.
+    var sortTime: Timestamp { registeredAt ?? requestedAt ?? .min }
+}
+
+public enum ChallengeOutcome: UInt8, Sendable {
+    case pending = 0, approved = 1, denied = 2, expired = 3
+    public var name: String { switch self { case .pending: "pending"; case .approved: "approved"; case .denied: "denied"; case .expired: "expired" } }
+}
+
+public struct ChallengeRecord: Equatable, Sendable {
+    public var challengeId: String
+    public var action: String
+    public var requestingDeviceId: String
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    public var context: StringMap?
+    /// The requester was an active device when the challenge was issued (it may approve itself).
+    public var requesterWasActive: Bool
+    /// The recorded resolution; `outcome(at:)` adds silent expiry.
+    public var resolution: ChallengeOutcome = .pending
+    public var resolvedAt: Timestamp?
+    public var approverDeviceId: String?
+    public var userVerified: Bool?
+    /// The device whose registration consumed this approval (`via: trusted_device`).
+    public var usedBy: String?
+
+    /// The outcome at time `t`: a challenge is expired from `expiresAt` on, event or not.
+    public func outcome(at t: Timestamp) -> ChallengeOutcome {
+        resolution == .pending && t >= expiresAt ? .expired : resolution
+    }
+}
+
+public struct OTPRecord: Equatable, Sendable {
+    public var otpId: String
+    public var channel: String
+    public var target: String
+    public var codeHash: String
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    public var maxAttempts: Int64
+    public var failures: Int64 = 0
+    public var verified = false
+}
+
+public struct GrantRecord: Equatable, Sendable {
+    public var grantId: String
+    public var otpId: String
+    public var expiresAt: Timestamp
+    public var usedBy: String?
+}
+
+/// Everything the rules need to know about one user's stream, folded from its events.
+///
+/// `evolve` is the single source of truth for SPEC section 2: import validates with
+/// it, replay rebuilds with it, the append path maintains projections with it, and
+/// the command side runs it on what it decided before appending.
+public struct UserState: Equatable, Sendable {
+    public var user: String
+    public var version: UInt64 = 0
+    public var lastAt: Timestamp?
+    public var devices: [String: DeviceRecord] = [:]
+    /// Whether any device was ever registered (`via: initial` is for first devices only).
+    public var everRegistered = false
+    /// End of the latest cooling window.
+    public var coolingUntil: Timestamp?
+    public var challenges: [String: ChallengeRecord] = [:]
+    public var otps: [String: OTPRecord] = [:]
+    public var latestOtpId: String?
+    /// Issue times of OTPs within the last hour before `lastAt` (rate limit).
+    public var otpIssueTimes: [Timestamp] = []
+    public var grants: [String: GrantRecord] = [:]
+
+    public init(user: String) { self.user = user }
+
+    public func isCooling(at t: Timestamp) -> Bool {
+        if let until = coolingUntil { return t < until }
+        return false
+    }
+
+    public var activeDeviceCount: Int { devices.values.reduce(0) { $0 + ($1.status == .active ? 1 : 0) } }
+
+    /// The OTP that may still be verified or failed at `t`, or the refusal that says why not.
+    public func usableOTP(_ otpId: String, at t: Timestamp) throws(LedgerError) -> OTPRecord {
+        guard let otp = otps[otpId], otpId == latestOtpId, !otp.verified else {
+            throw LedgerError(.otpNotFound, "no pending OTP \(otpId)", field: "otpId")
+        }
+        if t >= otp.expiresAt { throw LedgerError(.otpExpired, "OTP \(otpId) expired at \(otp.expiresAt)", until: otp.expiresAt) }
+        if otp.failures >= otp.maxAttempts { throw LedgerError(.otpLocked, "OTP \(otpId) is locked after \(otp.failures) failed attempts", remainingAttempts: 0) }
+        return otp
+    }
+
+    private func coolingCheck(_ at: Timestamp) throws(LedgerError) {
+        if isCooling(at: at), let until = coolingUntil {
+            throw LedgerError(.coolingPeriodActive, "a cooling period is active until \(until)", until: until)
+        }
+    }
+
+    private func activeDevice(_ id: String) throws(LedgerError) -> DeviceRecord {
+        guard let d = devices[id], d.status != .pending else { throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId") }
+        if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
+        return d
+    }
+
+    /// Checks `event` against the rules at its own `at`, under `policy`, and folds it in.
+    /// Throws the refusal (by SPEC 2.9 precedence) and leaves the state unchanged.
+    public mutating func evolve(_ event: Event, policy: Policy) throws(LedgerError) {
+        guard event.user == user else { throw .invalid("event for \(event.user ?? systemStream) applied to \(user)") }
+        let at = event.at
+        if let lastAt, at < lastAt {
+            throw LedgerError(.timeRegression, "at \(at) is before the stream's last event at \(lastAt)", field: "at")
+        }
+        let data = event.data
+        switch event.type {
+        case .policySet:
+            throw .invalid("policy.set has no user")
+
+        case .verificationRequested:
+            let id = data.string(.deviceId)!
+            if let name = data.string(.name) { try EventDecoder.checkName(name) }
+            if let d = devices[id] {
+                if d.status == .active { throw LedgerError(.deviceExists, "device \(id) is already registered", field: "deviceId") }
+                if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
+            }
+            var d = devices[id] ?? DeviceRecord(deviceId: id, status: .pending)
+            d.requestedAt = at
+            if let v = data.string(.name) { d.name = v }
+            if let v = data.string(.kind) { d.kind = v }
+            if let v = data.string(.platform) { d.platform = v }
+            devices[id] = d
+
+        case .registered:
+            let id = data.string(.deviceId)!
+            let via = data.string(.via)!
+            try EventDecoder.checkName(data.string(.name)!)
+            let existing = devices[id]
+            if existing?.status == .active { throw LedgerError(.deviceExists, "device \(id) is already registered", field: "deviceId") }
+            if existing?.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
+            var usedGrant: String?, usedChallenge: String?
+            switch via {
+            case "initial":
+                if everRegistered { throw LedgerError(.verificationRequired, "user \(user) already had a device: a new one needs proof", field: "via") }
+            case "email_link":
+                if existing?.status != .pending { throw LedgerError(.verificationRequired, "device \(id) has no pending verification", field: "via") }
+            case "otp":
+                let gid = data.string(.grantId)!
+                guard let g = grants[gid], g.usedBy == nil, at < g.expiresAt else {
+                    throw LedgerError(.grantInvalid, "grant \(gid) is unknown, used or expired", field: "grantId")
+                }
+                usedGrant = gid
+            case "trusted_device":
+                let cid = data.string(.challengeId)!
+                guard let c = challenges[cid], c.resolution == .approved, c.action == "login",
+                      c.requestingDeviceId == id, c.usedBy == nil, let approvedAt = c.resolvedAt,
+                      at < approvedAt.adding(seconds: policy.grantTtlSeconds) else {
+                    throw LedgerError(.verificationRequired, "challenge \(cid) is not an unused approved login for \(id) within \(policy.grantTtlSeconds) s", field: "challengeId")
+                }
+                usedChallenge = cid
+            default: // admin
+                break
+            }
+            if via != "initial" { try coolingCheck(at) }
+            if Int64(activeDeviceCount) >= policy.maxDevices {
+                throw LedgerError(.deviceLimitReached, "user \(user) has the maximum of \(policy.maxDevices) active devices")
+            }
+            var d = existing ?? DeviceRecord(deviceId: id, status: .active)
+            d.status = .active
+            d.name = data.string(.name)
+            d.kind = data.string(.kind)
+            d.platform = data.string(.platform) ?? d.platform
+            d.appId = data.string(.appId)
+            d.pushToken = data.string(.pushToken)
+            d.binding = data.string(.binding)
+            d.via = via
+            d.registeredAt = at
+            d.lastAccessAt = at
+            devices[id] = d
+            everRegistered = true
+            if let g = usedGrant { grants[g]?.usedBy = id }
+            if let c = usedChallenge { challenges[c]?.usedBy = id }
+            if via != "initial" { coolingUntil = at.adding(seconds: policy.coolingSeconds) }
+
+        case .renamed:
+            let id = data.string(.deviceId)!
+            let name = data.string(.name)!
+            try EventDecoder.checkName(name)
+            guard let d = devices[id], d.status == .active else { throw LedgerError(.deviceNotFound, "no active device \(id)", field: "deviceId") }
+            if EventDecoder.trimName(name) == EventDecoder.trimName(d.name ?? "") {
+                throw LedgerError(.nameUnchanged, "device \(id) already has that name", field: "name")
+            }
+            try coolingCheck(at)
+            devices[id]!.name = name
+            coolingUntil = at.adding(seconds: policy.coolingSeconds)
+
+        case .accessed:
+            let id = data.string(.deviceId)!
+            _ = try activeDevice(id)
+            devices[id]!.lastAccessAt = at
+
+        case .pushTokenUpdated:
+            let id = data.string(.deviceId)!
+            _ = try activeDevice(id)
+            devices[id]!.pushToken = data.string(.pushToken)
+
+        case .revoked:
+            let id = data.string(.deviceId)!
+            guard let d = devices[id] else { throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId") }
+            if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is already revoked", field: "deviceId") }
+            if policy.protectCurrentDevice && event.actor == "device:\(id)" {
+                throw LedgerError(.currentDeviceProtected, "device \(id) may not revoke itself", field: "deviceId")
+            }
+            try coolingCheck(at)
+            devices[id]!.status = .revoked
+            devices[id]!.revokedAt = at
+            coolingUntil = at.adding(seconds: policy.coolingSeconds)
+
+        case .allRevoked:
+            try coolingCheck(at)
+            for (id, d) in devices where d.status != .revoked {
+                devices[id]!.status = .revoked
+                devices[id]!.revokedAt = at
+            }
+            coolingUntil = at.adding(seconds: policy.coolingSeconds)
+
+        case .challengeIssued:
+            let cid = data.string(.challengeId)!
+            let expiresAt = data.time(.expiresAt)!
+            guard expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+            if challenges[cid] != nil { throw LedgerError(.challengeExists, "challenge \(cid) exists", field: "challengeId") }
+            let requester = data.string(.requestingDeviceId)!
+            challenges[cid] = ChallengeRecord(
+                challengeId: cid, action: data.string(.action)!, requestingDeviceId: requester,
+                issuedAt: at, expiresAt: expiresAt, context: data.map(.context),
+                requesterWasActive: devices[requester]?.status == .active)
+
+        case .challengeApproved, .challengeDenied:
+            let cid = data.string(.challengeId)!
+            let approver = data.string(.approverDeviceId)!
+            guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+            if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
+            if at >= c.expiresAt { throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
+            let approverActive = devices[approver]?.status == .active
+            let selfApproval = approver == c.requestingDeviceId
+            let trusted = selfApproval
+                ? (event.type == .challengeApproved && c.requesterWasActive && approverActive)
+                : approverActive
+            guard trusted else {
+                throw LedgerError(.approverNotTrusted, "device \(approver) may not resolve challenge \(cid)", field: "deviceId")
+            }
+            var r = c
+            r.resolution = event.type == .challengeApproved ? .approved : .denied
+            r.resolvedAt = at
+            r.approverDeviceId = approver
+            r.userVerified = data.bool(.userVerified)
+            challenges[cid] = r
+
+        case .challengeExpired:
+            let cid = data.string(.challengeId)!
+            guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+            if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
+            if at < c.expiresAt { throw LedgerError(.challengeNotExpired, "challenge \(cid) expires at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
+            challenges[cid]!.resolution = .expired
+            challenges[cid]!.resolvedAt = at
+
+        case .otpIssued:
+            let oid = data.string(.otpId)!
+            let expiresAt = data.time(.expiresAt)!
+            guard expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+            if otps[oid] != nil { throw LedgerError(.otpExists, "OTP \(oid) exists", field: "otpId") }
+            let windowStart = at.adding(seconds: -3600)
+            let recent = otpIssueTimes.filter { $0 > windowStart }
+            if Int64(recent.count) >= policy.otpPerHour {
+                let until = recent.first!.adding(seconds: 3600)
+                throw LedgerError(.otpRateLimited, "at most \(policy.otpPerHour) OTPs per hour", until: until)
+            }
+            otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target)!,
+                                  codeHash: data.string(.codeHash)!, issuedAt: at, expiresAt: expiresAt,
+                                  maxAttempts: data.int(.maxAttempts)!)
+            latestOtpId = oid
+            otpIssueTimes = recent + [at]
+
+        case .otpFailed:
+            let oid = data.string(.otpId)!
+            _ = try usableOTP(oid, at: at)
+            otps[oid]!.failures += 1
+
+        case .otpVerified:
+            let oid = data.string(.otpId)!
+            _ = try usableOTP(oid, at: at)
+            let gid = data.string(.grantId)!
+            let grantExpiresAt = data.time(.grantExpiresAt)!
+            guard grants[gid] == nil else { throw .invalid("grant \(gid) exists", field: "data.grantId") }
+            guard grantExpiresAt > at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
+            otps[oid]!.verified = true
+            grants[gid] = GrantRecord(grantId: gid, otpId: oid, expiresAt: grantExpiresAt)
+        }
+        version += 1
+        lastAt = at
+    }
+}

@@ -1,0 +1,210 @@
+import ArgumentParser
+import AuthLedger
+import Foundation
+
+/// Runs a command against the store and prints what it appended.
+struct CommandRunner {
+    let global: GlobalOptions
+    let actor: ActorOption
+
+    func run(_ command: Command) throws {
+        let ledger = try global.openLedger()
+        let result = try ledger.execute(command, meta: try actor.meta(), clock: try global.clock())
+        if global.json {
+            Output.json(result.json)
+        } else {
+            for e in result.events { Output.line("appended seq \(e.seq) \(e.event.type.name)") }
+            if let c = result.challengeId { Output.line("challenge \(c)") }
+            if let o = result.otpId { Output.line("otp \(o)") }
+            if let code = result.code { Output.line("code \(code)") }
+            if let g = result.grantId { Output.line("grant \(g)") }
+            if result.sessionEnded { Output.line("session ended") }
+        }
+        if let refusal = result.refusal { throw refusal }
+    }
+}
+
+struct RequestVerification: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "request-verification", abstract: "An unrecognised device signed in and must be verified (email link).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    @Option var name: String?
+    @Option var kind: String?
+    @Option var platform: String?
+    func run() throws {
+        try CommandRunner(global: global, actor: actor).run(.requestVerification(user: user, deviceId: device, name: name, kind: kind, platform: platform))
+    }
+}
+
+struct Register: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Register a device (via inferred: otp with --grant, trusted_device with --challenge, email_link when pending, else initial).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    @Option var name: String
+    @Option var kind = "other"
+    @Option var platform: String?
+    @Option(name: .customLong("app-id")) var appId: String?
+    @Option(name: .customLong("push-token")) var pushToken: String?
+    @Option var binding = "permanent"
+    @Option var via: String?
+    @Option var grant: String?
+    @Option var challenge: String?
+    func run() throws {
+        try CommandRunner(global: global, actor: actor).run(.register(
+            user: user, deviceId: device, name: name, kind: kind, platform: platform, appId: appId, pushToken: pushToken,
+            binding: binding, via: via, grantId: grant, challengeId: challenge))
+    }
+}
+
+struct Rename: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rename an active device.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    @Argument var name: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.rename(user: user, deviceId: device, name: name)) }
+}
+
+struct Revoke: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Revoke a pending or active device.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    @Option var reason: String?
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.revoke(user: user, deviceId: device, reason: reason)) }
+}
+
+struct RevokeAll: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "revoke-all", abstract: "Revoke every pending and active device of a user.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Option var reason: String?
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.revokeAll(user: user, reason: reason)) }
+}
+
+struct Access: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Record that an active device was used.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.access(user: user, deviceId: device)) }
+}
+
+struct UpdatePushToken: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "update-push-token", abstract: "Enroll or refresh an active device's push token.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var device: String
+    @Argument var token: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.updatePushToken(user: user, deviceId: device, pushToken: token)) }
+}
+
+struct IssueChallenge: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "issue-challenge", abstract: "Ask the user's trusted devices to approve an action.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Option(help: "The requesting device.") var device: String
+    @Option var action = "login"
+    @Option(help: "Context as key=value (ip, location, app, bindingMessage); repeatable.") var context: [String] = []
+    func run() throws {
+        var ctx: StringMap?
+        if !context.isEmpty {
+            ctx = StringMap(try context.map { kv in
+                guard let eq = kv.firstIndex(of: "=") else { throw ValidationError("--context takes key=value") }
+                return (String(kv[..<eq]), String(kv[kv.index(after: eq)...]))
+            })
+        }
+        try CommandRunner(global: global, actor: actor).run(.issueChallenge(user: user, requestingDeviceId: device, action: action, context: ctx))
+    }
+}
+
+struct Approve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Approve a pending challenge from a trusted device.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var challenge: String
+    @Option var device: String
+    @Flag(name: .customLong("user-verified")) var userVerified = false
+    func run() throws {
+        try CommandRunner(global: global, actor: actor).run(.approve(user: user, challengeId: challenge, deviceId: device, userVerified: userVerified ? true : nil))
+    }
+}
+
+struct Deny: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Deny a pending challenge from a trusted device.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var challenge: String
+    @Option var device: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.deny(user: user, challengeId: challenge, deviceId: device)) }
+}
+
+struct ExpireChallenges: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "expire-challenges", abstract: "Append challenge.expired for every challenge past expiresAt (what the server's sweeper does).")
+    @OptionGroup var global: GlobalOptions
+    func run() throws {
+        let events = try global.openLedger().expireDueChallenges(now: try global.fixedNow() ?? Timestamp.now())
+        if global.json {
+            Output.json(.object([("events", .array(events.map { .object([("seq", .int(Int64($0.seq))), ("type", .string($0.event.type.name))]) }))]))
+        } else {
+            for e in events { Output.line("appended seq \(e.seq) \(e.event.type.name)") }
+        }
+    }
+}
+
+struct SendOTP: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "send-otp", abstract: "Issue a one-time code (printed once; only its HMAC is stored).")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Option var channel: String
+    @Option var target: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.sendOTP(user: user, channel: channel, target: target)) }
+}
+
+struct VerifyOTP: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "verify-otp", abstract: "Verify a one-time code; prints the single-use grant id.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Argument var user: String
+    @Argument var otp: String
+    @Argument var code: String
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.verifyOTP(user: user, otpId: otp, code: code)) }
+}
+
+struct SetPolicy: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set-policy", abstract: "Append policy.set with the given settings.")
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var actor: ActorOption
+    @Option(name: .customLong("cooling-seconds")) var coolingSeconds: Int64?
+    @Option(name: .customLong("challenge-ttl-seconds")) var challengeTtlSeconds: Int64?
+    @Option(name: .customLong("otp-ttl-seconds")) var otpTtlSeconds: Int64?
+    @Option(name: .customLong("otp-max-attempts")) var otpMaxAttempts: Int64?
+    @Option(name: .customLong("otp-per-hour")) var otpPerHour: Int64?
+    @Option(name: .customLong("grant-ttl-seconds")) var grantTtlSeconds: Int64?
+    @Option(name: .customLong("max-devices")) var maxDevices: Int64?
+    @Option(name: .customLong("protect-current-device")) var protectCurrentDevice: Bool?
+
+    func run() throws {
+        var members: [(String, JSON)] = []
+        let ints: [(String, Int64?)] = [("coolingSeconds", coolingSeconds), ("challengeTtlSeconds", challengeTtlSeconds),
+                                        ("otpTtlSeconds", otpTtlSeconds), ("otpMaxAttempts", otpMaxAttempts), ("otpPerHour", otpPerHour),
+                                        ("grantTtlSeconds", grantTtlSeconds), ("maxDevices", maxDevices)]
+        for (k, v) in ints { if let v { members.append((k, .int(v))) } }
+        if let protectCurrentDevice { members.append(("protectCurrentDevice", .bool(protectCurrentDevice))) }
+        let data = try EventDecoder.decodeData(.object(members), type: .policySet)
+        try CommandRunner(global: global, actor: actor).run(.setPolicy(data))
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import AuthLedger
+import Foundation
+
+struct Devices: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A user's devices and cooling window.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @OptionGroup var query: QueryArguments
+
+    func run() throws {
+        let answer = try global.openLedger().devices(user, try query.options(global))
+        if global.json { return Output.json(answer) }
+        Output.line("\(user) at position \(answer["position"]!.intValue!), as of \(answer["asOf"]!.stringValue!)")
+        let devices = answer["devices"]!.arrayValue!
+        if devices.isEmpty { Output.line("(no devices)") }
+        let rows = devices.map { d -> [String] in
+            let mark = d["current"]?.boolValue == true ? "*" : ""
+            func v(_ k: String) -> String { d[k]?.stringValue ?? "-" }
+            return [v("deviceId") + mark, v("status"), v("name"), v("kind"), v("via"),
+                    d["registeredAt"]?.stringValue ?? ("requested " + v("requestedAt")), v("lastAccessAt"),
+                    d["pushEnrolled"]?.boolValue == true ? "push" : ""]
+        }
+        Table.print(["DEVICE", "STATUS", "NAME", "KIND", "VIA", "REGISTERED", "LAST ACCESS", ""], rows)
+        Output.line(Table.coolingLine(answer["cooling"]!))
+    }
+}
+
+struct Cooling: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Whether a cooling window is open for a user.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @OptionGroup var query: QueryArguments
+
+    func run() throws {
+        let answer = try global.openLedger().cooling(user, try query.options(global))
+        if global.json { return Output.json(answer) }
+        Output.line("\(user): " + Table.coolingLine(answer))
+    }
+}
+
+struct Pending: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Challenges pending approval at the as-of time.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @OptionGroup var query: QueryArguments
+
+    func run() throws {
+        let answer = try global.openLedger().pending(user, try query.options(global))
+        if global.json { return Output.json(answer) }
+        let items = answer.arrayValue!
+        if items.isEmpty { return Output.line("(no pending challenges)") }
+        Table.print(["CHALLENGE", "ACTION", "REQUESTED BY", "ISSUED", "EXPIRES"], items.map { c in
+            ["challengeId", "action", "requestingDeviceId", "issuedAt", "expiresAt"].map { c[$0]?.stringValue ?? "-" }
+        })
+    }
+}
+
+struct Challenge: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A challenge's status (and outcome, for the owner and auditors).")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @Argument var id: String
+    @OptionGroup var query: QueryArguments
+    @Flag(name: .customLong("as-requester"), help: "The requester's view: status only.") var asRequester = false
+
+    func run() throws {
+        let answer = try global.openLedger().challenge(user, id, try query.options(global, asRequester: asRequester))
+        if global.json { return Output.json(answer) }
+        var s = "\(id): \(answer["status"]!.stringValue!)"
+        if let outcome = answer["outcome"]?.stringValue { s += " (\(outcome))" }
+        Output.line(s)
+    }
+}
+
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A user's events in order (recorded form).")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument var user: String
+    @OptionGroup var query: QueryArguments
+
+    func run() throws {
+        let events = try global.openLedger().history(user, try query.options(global))
+        if global.json { return Output.json(.array(events.map(\.json))) }
+        for e in events { Output.line(e.json.serialized()) }
+    }
+}
+
+enum Table {
+    static func print(_ header: [String], _ rows: [[String]]) {
+        let all = [header] + rows
+        let widths = header.indices.map { i in all.map { $0[i].count }.max() ?? 0 }
+        for row in all {
+            Output.line(row.enumerated().map { i, c in c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    static func coolingLine(_ cooling: JSON) -> String {
+        if cooling["active"]?.boolValue == true {
+            return "cooling: active until \(cooling["until"]?.stringValue ?? "?") (status \(cooling["statusCode"]?.intValue ?? 146))"
+        }
+        return "cooling: inactive (status \(cooling["statusCode"]?.intValue ?? 100))"
+    }
+}
