@@ -36,11 +36,15 @@ func normalisedArguments(_ args: [String]) -> [String] {
     return [args[i]] + leading + Array(args[(i + 1)...])
 }
 
+/// Calls the async `run()`: on an existential, `run()` resolves to the synchronous
+/// requirement of `ParsableCommand`, whose default only prints the help.
+func runAsync<C: AsyncParsableCommand>(_ command: inout C) async throws { try await command.run() }
+
 let arguments = normalisedArguments(Array(CommandLine.arguments.dropFirst()))
 do {
     var command = try AuthLedgerCLI.parseAsRoot(arguments)
-    if var asyncCommand = command as? AsyncParsableCommand {
-        try await asyncCommand.run()
+    if var asyncCommand = command as? any AsyncParsableCommand {
+        try await runAsync(&asyncCommand)
     } else {
         try command.run()
     }
