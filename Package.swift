@@ -19,6 +19,11 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         .target(
             name: "AuthLedger",
@@ -32,6 +37,8 @@ let package = Package(
             name: "authledger",
             dependencies: [
                 "AuthLedger",
+                "LMDB",
+                "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
