@@ -45,6 +45,13 @@ final class Writer: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Requests waiting for the next transaction (for tests that build a batch).
+    var queuedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return queue.count
+    }
+
     /// Finishes queued work, then stops the thread.
     func stop() {
         lock.lock()
