@@ -150,8 +150,14 @@ public struct RecordedEvent: Equatable, Sendable {
         .object(RecordedEvent.contentMembers(event, seq: seq, version: version) + [("prev", .string(prev.description)), ("hash", .string(hash.description))])
     }
 
-    /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`.
-    static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
+    /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`, written directly
+    /// from the typed event (`CanonicalEvent`).
+    static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
+        CanonicalEvent.leaf(e, seq: seq, version: version)
+    }
+
+    /// The leaf through a JSON tree and generic JCS: the reference the direct writer is tested against.
+    static func referenceLeaf(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
         var sha = SHA256()
         sha.update(data: [0])
         sha.update(data: JSON.object(contentMembers(e, seq: seq, version: version)).canonicalBytes())
@@ -159,10 +165,10 @@ public struct RecordedEvent: Equatable, Sendable {
     }
 
     /// `hash = SHA-256(prev ‖ leaf)`.
-    static func chain(prev: Hash32, leaf: [UInt8]) -> Hash32 {
+    static func chain(prev: Hash32, leaf: SHA256.Digest) -> Hash32 {
         var sha = SHA256()
         sha.update(data: prev.bytes)
-        sha.update(data: leaf)
+        leaf.withUnsafeBytes { sha.update(bufferPointer: $0) }
         return Hash32(bytes: Array(sha.finalize()))
     }
 
