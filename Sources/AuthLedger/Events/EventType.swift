@@ -167,6 +167,18 @@ public struct EventData: Equatable, Sendable {
         }
     }
 
+    mutating func reserve(_ n: Int) { entries.reserveCapacity(n) }
+
+    /// Appends a field known to come after every present one (decoding stored,
+    /// already ordered data); falls back to the ordered insert otherwise.
+    mutating func appendInOrder(_ field: Field, _ value: FieldValue) {
+        if let last = entries.last, last.field.rawValue >= field.rawValue {
+            self[field] = value
+        } else {
+            entries.append((field, value))
+        }
+    }
+
     public func string(_ f: Field) -> String? { if case let .string(s)? = self[f] { return s }; return nil }
     public func time(_ f: Field) -> Timestamp? { if case let .time(t)? = self[f] { return t }; return nil }
     public func int(_ f: Field) -> Int64? { if case let .int(i)? = self[f] { return i }; return nil }

@@ -234,8 +234,7 @@ public final class Ledger: @unchecked Sendable {
             var system = SystemState()
             var n: UInt64 = 0
             try w.scan(from: 1) { seq, bytes in
-                let rec = try EventCodec.decode(bytes, seq: seq)
-                let e = rec.event
+                let e = try EventCodec.decodeEvent(bytes, seq: seq).event
                 if let user = e.user {
                     try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 } else {
