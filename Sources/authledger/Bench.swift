@@ -22,6 +22,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: "Concurrent writers for append_concurrent.")
     var writers = 64
 
+    @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
+    var only: String?
+
     func run() async throws {
         guard events >= 10_000 else { throw ValidationError("--events must be at least 10000") }
         let base = (dir ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/authledger-bench-\(getpid())"
@@ -38,17 +41,29 @@ struct Bench: AsyncParsableCommand {
             }
         }
         let run = BenchRun(events: events, base: base)
+        let phases = only.map { Set($0.split(separator: ",").map(String.init)) }
+        func wanted(_ p: String) -> Bool { phases?.contains(p) ?? true }
 
-        report("raw_lmdb_put", [("events_per_s", try run.rawLMDBPut())])
-        report("raw_lmdb_scan", [("events_per_s", try run.rawLMDBScan())])
-        report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())])
+        if wanted("raw_lmdb_put") || wanted("raw_lmdb_scan") { report("raw_lmdb_put", [("events_per_s", try run.rawLMDBPut())]) }
+        if wanted("raw_lmdb_scan") { report("raw_lmdb_scan", [("events_per_s", try run.rawLMDBScan())]) }
+        if wanted("raw_sqlite_put") { report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())]) }
         let ledger = try Ledger(path: base + "/ledger")
-        report("append_bulk", [("events_per_s", try run.appendBulk(ledger))])
+        if wanted("append_bulk") { report("append_bulk", [("events_per_s", try run.appendBulk(ledger))]) }
+        if wanted("append_concurrent") {
+        let before = ledger.writerStats
         let c = try await run.appendConcurrent(ledger, writers: writers)
-        report("append_concurrent", [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99)])
-        report("replay", [("events_per_s", try run.replay(ledger))])
-        let q = try run.queryDevices(ledger)
-        report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
+        let after = ledger.writerStats
+        let txns = Double(after.transactions - before.transactions)
+        report("append_concurrent", [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
+                                     ("mean_batch", Double(after.requests - before.requests) / txns),
+                                     ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
+                                     ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns)])
+        }
+        if wanted("replay") { report("replay", [("events_per_s", try run.replay(ledger))]) }
+        if wanted("query_devices") {
+            let q = try run.queryDevices(ledger)
+            report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
+        }
         report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
 
         func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }

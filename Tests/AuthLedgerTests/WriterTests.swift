@@ -136,6 +136,19 @@ import Testing
         #expect(alice.devices.count == 1 && alice.version == 4)
     }
 
+    @Test func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted() async throws {
+        let ledger = try Ledger(path: tempStore())
+        _ = try await ledger.submit(AppendRequest([register("alice")]))
+        // Another writer (the synchronous path, as another process would) moves alice on.
+        _ = try ledger.append([access("alice", at: 100)])
+        // With a stale cache (lastAt 0, version 1) this would be accepted as version 2.
+        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 50)])) }
+        let next = try await ledger.submit(AppendRequest([access("alice", at: 150)]))
+        #expect(next.appended.map(\.version) == [3])
+        #expect(try ledger.verify().seq == 3)
+        #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
+    }
+
     @Test func acknowledgedEventsAreInTheLogAfterReopening() async throws {
         let path = tempStore()
         var acked: [RecordedEvent] = []

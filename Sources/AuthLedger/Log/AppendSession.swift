@@ -27,9 +27,9 @@ public struct AppendRequest: Sendable {
 final class AppendSession {
     let w: any StorageWriter
     private(set) var head: Head
-    private var users: [String: UserState] = [:]
+    private(set) var users: [String: UserState] = [:]
     private var dirtyUsers: Set<String> = []
-    private var system: SystemState?
+    private(set) var system: SystemState?
     private var systemDirty = false
     // Undo log of the current request: the cached value before its first change.
     private var undoUsers: [String: UserState?] = [:]
@@ -39,6 +39,14 @@ final class AppendSession {
     init(_ w: any StorageWriter) throws {
         self.w = w
         head = try w.head()
+    }
+
+    /// Starts from states cached by the previous transaction of this writer. Only
+    /// valid when nothing was committed since (the caller compares heads): the cache
+    /// then equals the stored projections, and saves decoding them again.
+    func adopt(users cached: inout [String: UserState], system cachedSystem: SystemState?) {
+        swap(&users, &cached)
+        system = cachedSystem
     }
 
     func userState(_ user: String) throws -> UserState {

@@ -17,6 +17,12 @@ final class Writer: @unchecked Sendable {
     private var queue: [Pending] = []
     private var stopped = false
     private var thread: Thread?
+    // Projection states as of `cachedHead`, kept between transactions (writer thread only).
+    private var cachedUsers: [String: UserState] = [:]
+    private var cachedSystem: SystemState?
+    private var cachedHead: Head?
+    /// The cache is dropped when it holds more users than this.
+    static let maxCachedUsers = 50_000
     /// At most this many requests share one transaction.
     let maxBatch: Int
     /// Called on the writer thread after each commit with the new head.
@@ -43,6 +49,16 @@ final class Writer: @unchecked Sendable {
         queue.append(Pending(job: job, done: done))
         lock.signal()
         lock.unlock()
+    }
+
+    private var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
+
+    /// Transactions committed, requests they carried, and time spent in them (all and in commit).
+    var stats: WriterStats {
+        lock.lock()
+        defer { lock.unlock() }
+        return WriterStats(transactions: batches, requests: requests, busySeconds: Double(busyNanoseconds) / 1e9,
+                           commitSeconds: Double(commitNanoseconds) / 1e9)
     }
 
     /// Requests waiting for the next transaction (for tests that build a batch).
@@ -74,11 +90,30 @@ final class Writer: @unchecked Sendable {
 
     private func run(_ batch: [Pending]) {
         var results: [Result<any Sendable, Error>] = []
+        let started = DispatchTime.now().uptimeNanoseconds
+        var bodyDone = started
+        defer {
+            let now = DispatchTime.now().uptimeNanoseconds
+            lock.lock()
+            batches += 1
+            requests += batch.count
+            busyNanoseconds += now - started
+            commitNanoseconds += now - bodyDone
+            lock.unlock()
+        }
         do {
             let head = try storage.write { w -> Head in
                 // The body may run again after the map grows: start from scratch each time.
                 results = []
                 let session = try AppendSession(w)
+                // Another process (or Ledger.append) may have committed in between:
+                // the cache is only used when the head is still the one it reflects.
+                if let cachedHead, cachedHead == session.head {
+                    session.adopt(users: &cachedUsers, system: cachedSystem)
+                }
+                cachedUsers = [:]
+                cachedSystem = nil
+                cachedHead = nil
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }
@@ -88,8 +123,14 @@ final class Writer: @unchecked Sendable {
                     }
                 }
                 try session.finish()
+                if session.users.count <= Writer.maxCachedUsers {
+                    cachedUsers = session.users
+                    cachedSystem = session.system
+                }
+                bodyDone = DispatchTime.now().uptimeNanoseconds
                 return session.head
             }
+            if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
             didCommit?(head)
             for (p, r) in zip(batch, results) { p.done(r) }
         } catch {
@@ -97,6 +138,15 @@ final class Writer: @unchecked Sendable {
             for p in batch { p.done(.failure(error)) }
         }
     }
+}
+
+/// What the writer thread did: for the benchmark and for operators.
+public struct WriterStats: Sendable {
+    public var transactions: Int
+    public var requests: Int
+    /// Seconds inside write transactions, and of those, in the durable commit.
+    public var busySeconds: Double
+    public var commitSeconds: Double
 }
 
 extension AppendSession {
@@ -115,6 +165,9 @@ extension AppendSession {
 }
 
 extension Ledger {
+    /// Counters of the group-commit writer of this `Ledger` instance.
+    public var writerStats: WriterStats { writer.stats }
+
     /// Appends through the writer thread with group commit; returns after the durable commit.
     public func submit(_ request: AppendRequest) async throws -> AppendOutcome {
         try await onWriter { session in
