@@ -46,9 +46,16 @@ struct Bench: AsyncParsableCommand {
 
         if wanted("raw_lmdb_put") || wanted("raw_lmdb_scan") { report("raw_lmdb_put", [("events_per_s", try run.rawLMDBPut())]) }
         if wanted("raw_lmdb_scan") { report("raw_lmdb_scan", [("events_per_s", try run.rawLMDBScan())]) }
+        if wanted("raw_lmdb_commit") {
+            let c = try run.rawLMDBCommit()
+            report("raw_lmdb_commit", [("commits_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99)])
+        }
         if wanted("raw_sqlite_put") { report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())]) }
         let ledger = try Ledger(path: base + "/ledger")
-        if wanted("append_bulk") { report("append_bulk", [("events_per_s", try run.appendBulk(ledger))]) }
+        if wanted("append_bulk") {
+            let b = try run.appendBulk(ledger)
+            report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+        }
         if wanted("append_concurrent") {
         let before = ledger.writerStats
         let c = try await run.appendConcurrent(ledger, writers: writers)
@@ -59,7 +66,10 @@ struct Bench: AsyncParsableCommand {
                                      ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
                                      ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns)])
         }
-        if wanted("replay") { report("replay", [("events_per_s", try run.replay(ledger))]) }
+        if wanted("replay") {
+            let r = try run.replay(ledger)
+            report("replay", [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)])
+        }
         if wanted("query_devices") {
             let q = try run.queryDevices(ledger)
             report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
@@ -72,6 +82,8 @@ struct Bench: AsyncParsableCommand {
             ("append_bulk_vs_raw_lmdb_put", value("append_bulk", "events_per_s") / rawPut),
             ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),
             ("append_concurrent_vs_raw_lmdb_put", value("append_concurrent", "events_per_s") / rawPut),
+            // Group commit's ceiling: every writer's event in each single-event-latency commit.
+            ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
         ]
 
@@ -186,6 +198,31 @@ struct BenchRun {
         return Double(events) / elapsed
     }
 
+    /// One event per durable commit: the latency floor of any acknowledged append
+    /// (two fdatasyncs), which bounds group commit at `writers` events per commit.
+    func rawLMDBCommit() throws -> (rate: Double, p50: Double, p99: Double) {
+        let env = try Environment(path: try makeDir("raw-lmdb-commit"))
+        let db = try env.database("events")
+        var payloads = Payloads(total: 300)
+        _ = payloads.nextBatch()
+        var lat: [Double] = []
+        let n = min(300, payloads.ends.count)
+        let total = try BenchRun.seconds {
+            for k in 0..<n {
+                let s = DispatchTime.now().uptimeNanoseconds
+                try env.write { txn in
+                    var key = UInt64(k + 1).bigEndian
+                    try withUnsafeBytes(of: &key) { kb in
+                        try payloads.withPayload(k) { v in try txn.put(db, kb, v, flags: UInt32(MDB_APPEND)) }
+                    }
+                }
+                lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
+            }
+        }
+        lat.sort()
+        return (Double(n) / total, BenchRun.percentile(lat, 0.5), BenchRun.percentile(lat, 0.99))
+    }
+
     func rawLMDBScan() throws -> Double {
         let env = try Environment(path: base + "/raw-lmdb")
         let db = try env.database("events")
@@ -246,15 +283,25 @@ struct BenchRun {
         return Double(events) / elapsed
     }
 
-    func appendBulk(_ ledger: Ledger) throws -> Double {
+    /// Events per second of wall time, and per second of this process's CPU time
+    /// (steadier than wall time when other work shares the cores).
+    func appendBulk(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
         var workload = BenchWorkload(total: events, start: BenchRun.start)
-        var elapsed = 0.0
+        var elapsed = 0.0, cpu = 0.0
         while true {
             let batch = workload.batch(BenchRun.batch)
             if batch.isEmpty { break }
+            let c0 = BenchRun.cpuSeconds()
             elapsed += try BenchRun.seconds { _ = try ledger.append(batch) }
+            cpu += BenchRun.cpuSeconds() - c0
         }
-        return Double(events) / elapsed
+        return (Double(events) / elapsed, Double(events) / cpu)
+    }
+
+    static func cpuSeconds() -> Double {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
     }
 
     /// `writers` tasks, each appending single events of its own users through the
@@ -285,10 +332,11 @@ struct BenchRun {
         return (Double(latencies.count) / elapsed, BenchRun.percentile(latencies, 0.5), BenchRun.percentile(latencies, 0.99))
     }
 
-    func replay(_ ledger: Ledger) throws -> Double {
+    func replay(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
         var n: UInt64 = 0
+        let c0 = BenchRun.cpuSeconds()
         let elapsed = try BenchRun.seconds { n = try ledger.replay() }
-        return Double(n) / elapsed
+        return (Double(n) / elapsed, Double(n) / (BenchRun.cpuSeconds() - c0))
     }
 
     func queryDevices(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {

@@ -41,8 +41,8 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
     var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
 }
 
-/// Bits from a CSPRNG, fetched 4 KiB at a time (one `getrandom` system call per
-/// event id was visible in the append profile).
+/// Bits from the kernel's CSPRNG, fetched in blocks (a `getrandom` system call per
+/// word was visible in the append profile).
 final class RandomBits: @unchecked Sendable {
     static let shared = RandomBits()
     private let lock = NSLock()
@@ -53,9 +53,19 @@ final class RandomBits: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if next + 2 > buffer.count {
-            // BoringSSL's CSPRNG (seeded from the kernel), 4 KiB at a time.
-            let key = SymmetricKey(size: SymmetricKeySize(bitCount: buffer.count * 64))
-            key.withUnsafeBytes { k in buffer.withUnsafeMutableBytes { $0.copyMemory(from: k) } }
+            // The kernel's CSPRNG, 256 bytes per getentropy call (swift-crypto's
+            // SymmetricKey and SystemRandomNumberGenerator both make one call per word).
+            buffer.withUnsafeMutableBytes { b in
+                var offset = 0
+                while offset < b.count {
+                    let n = min(256, b.count - offset)
+                    if getentropy(b.baseAddress! + offset, n) != 0 {
+                        var g = SystemRandomNumberGenerator()
+                        for k in stride(from: offset, to: offset + n, by: 8) { b.storeBytes(of: g.next(), toByteOffset: k, as: UInt64.self) }
+                    }
+                    offset += n
+                }
+            }
             next = 0
         }
         next += 2

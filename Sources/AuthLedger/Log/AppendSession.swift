@@ -65,12 +65,6 @@ final class AppendSession {
         return s
     }
 
-    private func setUser(_ s: UserState) {
-        if inRequest && undoUsers[s.user] == nil { undoUsers[s.user] = .some(users[s.user]) }
-        users[s.user] = s
-        dirtyUsers.insert(s.user)
-    }
-
     private func setSystem(_ s: SystemState) {
         if inRequest && undoSystem == nil { undoSystem = .some(system) }
         system = s
@@ -153,11 +147,14 @@ final class AppendSession {
             version = s.version
             setSystem(s)
         } else {
-            var s = try userState(stream)
-            try checkExpected(stream, s.version, expectedVersions, &checked)
-            try s.evolve(event, policy: try systemState().policy)
-            version = s.version
-            setUser(s)
+            // Evolve the cached state in place: a copy would share, and so copy on
+            // write, every dictionary of the user's state on every event.
+            let policy = try systemState().policy
+            try checkExpected(stream, try userState(stream).version, expectedVersions, &checked)
+            if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
+            try users[stream]!.evolve(event, policy: policy)
+            version = users[stream]!.version
+            dirtyUsers.insert(stream)
         }
         let claims = input.claims
         if let c = claims.seq, c != seq { throw LedgerError(.chainMismatch, "seq \(c) where the ledger assigns \(seq)", field: "seq", seq: seq) }
