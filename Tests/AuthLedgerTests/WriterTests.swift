@@ -175,6 +175,26 @@ import Testing
         #expect(try reopened.verify().seq == UInt64(acked.count))
     }
 
+    @Test func partitionedReplayAppliesEachPolicyAtItsPosition() throws {
+        let ledger = try Ledger(path: tempStore())
+        func policy(_ cooling: Int64, at seconds: Int64) -> EventInput {
+            var d = EventData()
+            d[.coolingSeconds] = .int(cooling)
+            return EventInput(event: Event(type: .policySet, user: nil, at: WriterTests.t0.adding(seconds: seconds), data: d))
+        }
+        let users = (0..<40).map { "u\($0)" }
+        _ = try ledger.append([policy(10, at: 0)] + users.map { register($0) })
+        _ = try ledger.append(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
+        _ = try ledger.append([policy(5000, at: 30)])
+        _ = try ledger.append(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
+        var maintained: [String: UserState] = [:]
+        for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
+        #expect(maintained["u7"]?.coolingUntil == WriterTests.t0.adding(seconds: 5040))
+        #expect(try ledger.replay() == UInt64(2 + users.count * 3))
+        for u in users { #expect(try ledger.state(of: u, asOf: .max).state == maintained[u]) }
+        #expect(try ledger.policy().coolingSeconds == 5000)
+    }
+
     @Test func replayAfterConcurrentAppendsEqualsMaintainedProjections() async throws {
         let ledger = try Ledger(path: tempStore())
         let users = (0..<20).map { "user\($0)" }

@@ -173,6 +173,19 @@ public enum EventCodec {
         }
     }
 
+    /// A hash of the stream key of a stored event, read without decoding it: 0 for
+    /// the `$system` stream (empty user), never 0 otherwise; nil when malformed.
+    static func streamHash(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        var r = ByteReader(bytes)
+        guard (try? r.u8()) == format, (try? r.skip(1 + 64 + 16)) != nil,
+              (try? r.varint()) != nil, (try? r.varint()) != nil, let n = try? r.count(), r.i + n <= bytes.count
+        else { return nil }
+        if n == 0 { return 0 }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
+        for k in r.i..<(r.i + n) { h = (h ^ UInt64(bytes[k])) &* 0x100_0000_01b3 }
+        return h | 1 << 63
+    }
+
     /// Decodes the event and its stream version only, skipping the chain (replay
     /// needs neither `prev` nor `hash`: two allocations fewer per event).
     static func decodeEvent(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> (event: Event, version: UInt64) {
