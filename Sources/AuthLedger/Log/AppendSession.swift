@@ -50,12 +50,17 @@ final class AppendSession {
     }
 
     func userState(_ user: String) throws -> UserState {
-        if let s = users[user] { return s }
-        let s = try w.projectionState(user).map { bytes in
+        try loadUser(user)
+        return users[user]!
+    }
+
+    /// Makes sure the user's state is cached, without copying it out (a copy
+    /// retains every string and dictionary of the state).
+    private func loadUser(_ user: String) throws {
+        if users.index(forKey: user) != nil { return }
+        users[user] = try w.projectionState(user).map { bytes in
             try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
         } ?? UserState(user: user)
-        users[user] = s
-        return s
     }
 
     func systemState() throws -> SystemState {
@@ -150,7 +155,8 @@ final class AppendSession {
             // Evolve the cached state in place: a copy would share, and so copy on
             // write, every dictionary of the user's state on every event.
             let policy = try systemState().policy
-            try checkExpected(stream, try userState(stream).version, expectedVersions, &checked)
+            try loadUser(stream)
+            try checkExpected(stream, users[stream]!.version, expectedVersions, &checked)
             if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
             try users[stream]!.evolve(event, policy: policy)
             version = users[stream]!.version

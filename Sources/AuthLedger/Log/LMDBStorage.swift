@@ -116,10 +116,25 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {
-        let seqKey = seq.bigEndianBytes
-        try txn.put(s.events, seqKey, bytes, append: true)
-        try txn.put(s.ids, id.bytes, seqKey)
-        try txn.put(s.streams, LMDBAccess.streamKey(stream, version), seqKey)
+        // Keys are built in fixed buffers: no arrays per event.
+        var seqKey = seq.bigEndian
+        var idKey = (id.high.bigEndian, id.low.bigEndian)
+        try withUnsafeBytes(of: &seqKey) { k in
+            try bytes.withUnsafeBytes { v in try txn.put(s.events, k, v, flags: UInt32(MDB_APPEND)) }
+            try withUnsafeBytes(of: &idKey) { i in try txn.put(s.ids, i, k) }
+            var name = stream
+            try name.withUTF8 { u in
+                try withUnsafeTemporaryAllocation(byteCount: u.count + 9, alignment: 1) { key in
+                    key.copyMemory(from: UnsafeRawBufferPointer(u))
+                    key[u.count] = 0
+                    var v = version.bigEndian
+                    withUnsafeBytes(of: &v) { vb in
+                        UnsafeMutableRawBufferPointer(rebasing: key[(u.count + 1)...]).copyMemory(from: vb)
+                    }
+                    try txn.put(s.streams, UnsafeRawBufferPointer(key), k)
+                }
+            }
+        }
     }
 
     func setHead(_ head: Head) throws {

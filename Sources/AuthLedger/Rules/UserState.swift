@@ -120,10 +120,13 @@ public struct UserState: Equatable, Sendable {
         }
     }
 
-    private func activeDevice(_ id: String) throws(LedgerError) -> DeviceRecord {
-        guard let d = devices[id], d.status != .pending else { throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId") }
-        if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
-        return d
+    private func activeDeviceIndex(_ id: String) throws(LedgerError) -> Dictionary<String, DeviceRecord>.Index {
+        guard let i = devices.index(forKey: id) else { throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId") }
+        switch devices.values[i].status {
+        case .pending: throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId")
+        case .revoked: throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId")
+        case .active: return i
+        }
     }
 
     /// Checks `event` against the rules at its own `at`, under `policy`, and folds it in.
@@ -217,14 +220,13 @@ public struct UserState: Equatable, Sendable {
             coolingUntil = at.adding(seconds: policy.coolingSeconds)
 
         case .accessed:
-            let id = data.string(.deviceId)!
-            _ = try activeDevice(id)
-            devices[id]!.lastAccessAt = at
+            // The most frequent event: one hash lookup, no copy of the record.
+            let i = try activeDeviceIndex(data.string(.deviceId)!)
+            devices.values[i].lastAccessAt = at
 
         case .pushTokenUpdated:
-            let id = data.string(.deviceId)!
-            _ = try activeDevice(id)
-            devices[id]!.pushToken = data.string(.pushToken)
+            let i = try activeDeviceIndex(data.string(.deviceId)!)
+            devices.values[i].pushToken = data.string(.pushToken)
 
         case .revoked:
             let id = data.string(.deviceId)!
