@@ -37,7 +37,8 @@ struct Bench: AsyncParsableCommand {
             results.append((name, values))
             if !json {
                 let text = values.map { "\($0.0)=\(BenchRun.fmt($0.1))" }.joined(separator: " ")
-                FileHandle.standardError.write(Data("bench: \(name) \(text)\n".utf8))
+                let m = BenchRun.memory()
+                FileHandle.standardError.write(Data("bench: \(name) \(text) [rss anon \(Int(m.anon)) MB, file \(Int(m.file)) MB, peak \(Int(m.peak)) MB]\n".utf8))
             }
         }
         let run = BenchRun(events: events, base: base)
@@ -69,6 +70,9 @@ struct Bench: AsyncParsableCommand {
         if wanted("replay") {
             let r = try run.replay(ledger)
             report("replay", [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)])
+            // VmHWM counts the clean, file-backed pages of the LMDB maps too: show the split.
+            let m = BenchRun.memory()
+            report("rss_after_replay", [("anon_mb", m.anon), ("file_mb", m.file)])
         }
         if wanted("query_devices") {
             let q = try run.queryDevices(ledger)
@@ -134,6 +138,16 @@ struct BenchRun {
         let t0 = DispatchTime.now().uptimeNanoseconds
         try f()
         return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+    }
+
+    /// Resident anonymous and file-backed (the LMDB maps) memory now, and the peak.
+    static func memory() -> (anon: Double, file: Double, peak: Double) {
+        guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0, 0) }
+        func field(_ name: String) -> Double {
+            guard let line = s.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("RssAnon"), field("RssFile"), field("VmHWM"))
     }
 
     static func peakRSSMegabytes() -> Double {

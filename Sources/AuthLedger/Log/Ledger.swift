@@ -298,7 +298,8 @@ public final class Ledger: @unchecked Sendable {
         }
         var states: [(String, [UInt8])] = []
         states.reserveCapacity(users.count)
-        for (user, s) in users { states.append((user, StateCodec.encode(s))) }
+        // Each state is freed as soon as it is encoded: the two never coexist in full.
+        while let (user, s) = users.popFirst() { states.append((user, StateCodec.encode(s))) }
         return ReplayPartition(states: states, system: system, userEvents: n)
     }
 }
