@@ -97,6 +97,14 @@ extension JSON {
     /// JSON string escaping as ECMAScript's JSON.stringify does it (what JCS requires).
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(34)
+        // Nearly every string needs no escaping: copy it in one go.
+        var s = s
+        let plain = s.withUTF8 { u -> Bool in
+            for c in u where c < 32 || c == 34 || c == 92 { return false }
+            out.append(contentsOf: u)
+            return true
+        }
+        if plain { out.append(34); return }
         for c in s.utf8 {
             switch c {
             case 34: out.append(92); out.append(34)
