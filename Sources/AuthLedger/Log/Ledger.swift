@@ -237,7 +237,8 @@ public final class Ledger: @unchecked Sendable {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
-            let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8))
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            let parts = max(1, min(Int(ProcessInfo.processInfo.environment["AUTHLEDGER_REPLAY_PARTITIONS"] ?? "") ?? cores, 8))
             let box = ReplayPartitions(parts)
             let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }
