@@ -149,6 +149,19 @@ import Testing
         #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
     }
 
+    @Test func aReplayInvalidatesTheWritersCachedStates() async throws {
+        let ledger = try Ledger(path: tempStore())
+        _ = try ledger.append([register("alice")])
+        // Damage alice's maintained projection (as an older build or a bad disk might).
+        try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
+        // The writer loads the damaged state: the device is unknown to it.
+        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 10)])) }
+        // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
+        try ledger.replay()
+        let ok = try await ledger.submit(AppendRequest([access("alice", at: 20)]))
+        #expect(ok.appended.map(\.version) == [2])
+    }
+
     @Test func acknowledgedEventsAreInTheLogAfterReopening() async throws {
         let path = tempStore()
         var acked: [RecordedEvent] = []

@@ -263,10 +263,16 @@ public final class Ledger: @unchecked Sendable {
             }
             if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
             try w.setCheckpoint(head.seq)
+            // Tells writers that cached states from before this rebuild are not to be reused.
+            let (a, b) = RandomBits.shared.next2()
+            try w.putMetaValue(Ledger.projectionGenerationKey, a.bigEndianBytes8 + b.bigEndianBytes8)
             progress?(n, head.seq)
             return n
         }
     }
+
+    /// Meta key changed by every rebuild of the projections.
+    static let projectionGenerationKey = "projectionGeneration"
 
     struct ReplayPartition: Sendable {
         var states: [(String, [UInt8])]

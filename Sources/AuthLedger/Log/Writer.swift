@@ -21,6 +21,7 @@ final class Writer: @unchecked Sendable {
     private var cachedUsers: [String: UserState] = [:]
     private var cachedSystem: SystemState?
     private var cachedHead: Head?
+    private var cachedGeneration: [UInt8]?
     /// The cache is dropped when it holds more users than this.
     static let maxCachedUsers = 50_000
     /// At most this many requests share one transaction.
@@ -106,14 +107,17 @@ final class Writer: @unchecked Sendable {
                 // The body may run again after the map grows: start from scratch each time.
                 results = []
                 let session = try AppendSession(w)
-                // Another process (or Ledger.append) may have committed in between:
-                // the cache is only used when the head is still the one it reflects.
-                if let cachedHead, cachedHead == session.head {
+                // Another process (or Ledger.append) may have committed in between, or
+                // a replay rewritten the projections: the cache is only used when the
+                // head and the projections' generation are still the ones it reflects.
+                let generation = try w.metaValue(Ledger.projectionGenerationKey)
+                if let cachedHead, cachedHead == session.head, cachedGeneration == generation {
                     session.adopt(users: &cachedUsers, system: cachedSystem)
                 }
                 cachedUsers = [:]
                 cachedSystem = nil
                 cachedHead = nil
+                cachedGeneration = generation
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }
