@@ -22,8 +22,8 @@ final class Writer: @unchecked Sendable {
     private var cachedSystem: SystemState?
     private var cachedHead: Head?
     private var cachedGeneration: [UInt8]?
-    /// The cache is dropped when it holds more users than this.
-    static let maxCachedUsers = 50_000
+    /// The cache is dropped when it holds more users than this (a user state is a few KB).
+    static let maxCachedUsers = 10_000
     /// At most this many requests share one transaction.
     let maxBatch: Int
     /// Called on the writer thread after each commit with the new head.
