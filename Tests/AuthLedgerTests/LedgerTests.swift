@@ -236,3 +236,22 @@ import Testing
         #expect(try ledger.policy().coolingSeconds == 60)
     }
 }
+
+/// Idempotency compares content as JSON: member order is not content.
+@Suite struct IdempotencyTests {
+    @Test func memberOrderOfMetaAndContextDoesNotMakeADifferentEvent() throws {
+        // Given a challenge with meta and context, with an explicit id
+        let id = "c0000000-0000-4000-8000-000000000001"
+        let a = #"{"id":"\#(id)","type":"challenge.issued","user":"alice","at":"2026-03-01T09:00:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"x","expiresAt":"2026-03-01T09:01:00Z","context":{"ip":"192.0.2.1","app":"web"}},"meta":{"actor":"user","requestId":"r1"}}"#
+        let ledger = try Support.freshLedger()
+        try ledger.importText(a)
+        // When the same event is appended with members in another order and the time in another zone
+        let b = #"{"meta":{"requestId":"r1","actor":"user"},"data":{"context":{"app":"web","ip":"192.0.2.1"},"expiresAt":"2026-03-01T10:01:00+01:00","requestingDeviceId":"x","action":"login","challengeId":"c1"},"at":"2026-03-01T09:00:00.000999Z","user":"alice","type":"challenge.issued","id":"\#(id)"}"#
+        let outcome = try ledger.importText(b)
+        // Then it is the same event: skipped
+        #expect(outcome.appended.isEmpty && outcome.duplicates == 1)
+        // And a different value is still a different event
+        let c = a.replacingOccurrences(of: "\"web\"", with: "\"ios\"")
+        #expect(refusal { try ledger.importText(c) }?.code == .duplicateEventId)
+    }
+}
