@@ -255,3 +255,28 @@ import Testing
         #expect(refusal { try ledger.importText(c) }?.code == .duplicateEventId)
     }
 }
+
+/// As-of queries replay history that the rules accepted: they never refuse it again.
+@Suite struct AsOfPolicyTests {
+    @Test func aPolicyRecordedWithALaterClockStillGovernsTheEventsAfterIt() throws {
+        // Given policy.set coolingSeconds 0 at seq 1 — its stream's clock reads 12:00 —
+        // and then alice's renames at 09:01 and 09:02, accepted under that policy
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            line("policy.set", user: nil, at: "2026-03-01T12:00:00Z", data: #"{"coolingSeconds":0}"#),
+            LedgerTests.phone,
+            line("device.renamed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("device.renamed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#),
+        ].joined(separator: "\n"))
+        // When asked as of 11:00 (before the policy event's own time), maintained and from scratch
+        for fromScratch in [false, true] {
+            let o = QueryOptions(asOf: t("2026-03-01T11:00:00Z"), fromScratch: fromScratch)
+            let answer = try ledger.devices("alice", o)
+            // Then the answer is the accepted history under the policy in force at each event's position
+            #expect(answer["devices"]?.arrayValue?.first?["name"] == .string("Phone Three"))
+            #expect(answer["cooling"]?["active"] == .bool(false))
+        }
+        let history = try ledger.history("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
+        #expect(history.count == 3)
+    }
+}
