@@ -177,6 +177,26 @@ import Testing
         #expect(before == after)
     }
 
+    @Test func maintainedStateEqualsReplayedStateWhetherAppendedInOneGoOrOneByOne() throws {
+        // Given every scenario appended in one request per file, and again one event per request
+        let batch = try Self.allScenarios()
+        let single = try Support.freshLedger()
+        for name in ScenarioFixtureTests.scenarios {
+            let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
+            for item in try EventDecoder.decodeLines(bytes, file: name) { try single.append([item.input]) }
+        }
+        // Then both logs are identical, and each user's maintained state equals its replay from scratch
+        #expect(try batch.exportText() == single.exportText())
+        let asOf = t("2030-01-01T00:00:00Z")
+        for user in ["alice", "bob", "carol", "dave", "erin"] {
+            let maintained = try single.state(of: user, asOf: asOf)
+            let replayed = try single.state(of: user, asOf: asOf, fromScratch: true)
+            #expect(maintained.state == replayed.state, "\(user)")
+            #expect(maintained.state.version > 0)
+            #expect(try batch.state(of: user, asOf: asOf).state == replayed.state)
+        }
+    }
+
     @Test func aPositionBeyondTheHeadMeansTheHead() throws {
         // Given a store with one event
         let ledger = try Support.freshLedger()
