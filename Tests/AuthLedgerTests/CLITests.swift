@@ -243,6 +243,31 @@ final class LockedData: @unchecked Sendable {
         #expect(try al("verify").status == 0)
     }
 
+    @Test(arguments: ScenarioFixtureTests.scenarios)
+    func theCLIGivesTheExpectedAnswersOfEachScenario(_ name: String) throws {
+        // Given the scenario imported with `import`
+        let store = Support.tempDir("authledger-cli") + "/store"
+        #expect(try CLI.run(["import", Support.fixture("scenarios/\(name).jsonl").path, "--store", store]).status == 0)
+        for e in try ScenarioFixtureTests.load(name).expectations {
+            // When each expected answer is asked for with the query verb and --json
+            var args = [e.query, e.user] + (e.id.map { [$0] } ?? []) + ["--json", "--store", store, "--as-of", e.options.asOf.formatted]
+            if let p = e.options.position { args += ["--at", String(p)] }
+            if let c = e.options.current { args += ["--current", c] }
+            if e.options.includeRevoked { args.append("--include-revoked") }
+            if e.options.asRequester { args.append("--as-requester") }
+            let r = try CLI.run(args)
+            // Then it prints the expected JSON
+            #expect(r.status == 0, "\(name) line \(e.line): \(r.stderr)")
+            let actual = try #require(r.json, "\(name) line \(e.line): \(r.stdout)")
+            if e.exact {
+                #expect(actual == e.expected, "\(name) line \(e.line)")
+            } else {
+                let m = mismatch(e.expected, actual)
+                #expect(m == nil, "\(name) line \(e.line): \(m ?? "")")
+            }
+        }
+    }
+
     @Test func theWalkthroughRunsAsWritten() throws {
         // Given the shell block of docs/WALKTHROUGH.md
         let md = try String(contentsOf: Support.root.appendingPathComponent("docs/WALKTHROUGH.md"), encoding: .utf8)
