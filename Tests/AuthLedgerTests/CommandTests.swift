@@ -389,6 +389,18 @@ final class Bench {
         #expect(try b.devices(includeRevoked: false).keys.sorted() == ["laptop"])
     }
 
+    @Test func argumentsAreCheckedLikeFixtureFields() throws {
+        let b = try Bench()
+        try b.run(b.register("phone"))
+        #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: nil, kind: "toaster", platform: nil))?.code == .invalidEvent)
+        #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: "no", kind: nil, platform: nil))?.code == .invalidName)
+        #expect(b.code(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "Log In", context: nil))?.code == .invalidEvent)
+        #expect(b.code(.access(user: "alice", deviceId: ""))?.code == .invalidEvent)
+        #expect(b.code(.access(user: "", deviceId: "phone"))?.code == .invalidEvent)
+        #expect(b.code(.approve(user: "alice", challengeId: String(repeating: "c", count: 129), deviceId: "phone", userVerified: nil))?.code == .invalidEvent)
+        #expect(try b.ledger.head().seq == 1)
+    }
+
     // MARK: policy
 
     @Test func setPolicyAppendsToTheSystemStreamAndChangesTheRules() throws {
