@@ -389,6 +389,15 @@ final class Bench {
         #expect(try b.devices(includeRevoked: false).keys.sorted() == ["laptop"])
     }
 
+    @Test func namesCountGraphemeClusters() throws {
+        let b = try Bench()
+        try b.run(b.register("phone", name: "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}ab"))  // 3 characters
+        try b.run(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 50)), at: "2026-05-01T10:01:00Z")
+        #expect(b.code(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 51)), at: "2026-05-01T10:10:00Z")?.code == .invalidName)
+        #expect(b.code(.rename(user: "alice", deviceId: "phone", name: "  ab\t"))?.code == .invalidName)
+        #expect(try b.devices()["phone"]?["name"] == .string(String(repeating: "e\u{301}", count: 50)))
+    }
+
     @Test func argumentsAreCheckedLikeFixtureFields() throws {
         let b = try Bench()
         try b.run(b.register("phone"))
