@@ -18,7 +18,12 @@ struct ChallengeSweeper: Service {
     let logger: Logger
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown { try await self.loop() }
+        do {
+            try await cancelWhenGracefulShutdown { try await self.loop() }
+        } catch is CancellationError {
+            // Graceful shutdown: an expiry in flight has finished (the writer completes
+            // what it was given); the next sweep after restart picks up the rest.
+        }
     }
 
     private func loop() async throws {
