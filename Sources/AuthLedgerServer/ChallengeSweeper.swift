@@ -55,8 +55,10 @@ struct ChallengeSweeper: Service {
         var expired = 0
         for c in due {
             do {
-                _ = try await ledger.perform(.expireChallenge(user: c.user, challengeId: c.challengeId),
+                let start = ContinuousClock().now
+                let result = try await ledger.perform(.expireChallenge(user: c.user, challengeId: c.challengeId),
                                              meta: StringMap([("actor", "system")]), clock: clock)
+                metrics.appended(result.events.count, since: start)
                 tracker.remove(c.user, c.challengeId)
                 expired += 1
             } catch let e as LedgerError where e.code == .challengeNotExpired || e.code == .timeRegression {
