@@ -332,6 +332,8 @@ extension AuthLedgerServer {
                 throw e
             }
         }
+        // Policy is the admin's, whichever route appends it.
+        if inputs.contains(where: { $0.event.type == .policySet }) { try authorize(req, .scope(.admin)) }
         let start = ContinuousClock().now
         let outcome = try await ledger.submit(AppendRequest(inputs, expectedVersions: expected))
         metrics.appended(outcome.appended.count, since: start)
@@ -343,8 +345,7 @@ extension AuthLedgerServer {
         ]), status: outcome.appended.isEmpty ? .ok : .created)
     }
 
-    /// `GET /v1/export?user=&from=`: recorded JSONL up to the head at the time of the
-    /// request, read a page per read transaction (none is held across a write to the client).
+    /// `GET /v1/export?user=&from=`: recorded JSONL up to the head at the time of the request.
     func export(_ req: Request) throws -> Response {
         let q = req.uri.queryParameters
         var user: String?
@@ -358,25 +359,21 @@ extension AuthLedgerServer {
             from = max(v, 1)
         }
         let through = try ledger.head().seq
-        let ledger = self.ledger
-        let (onlyUser, start) = (user, from)
+        // The feed reads a page per read transaction (a user's events by their stream
+        // index); nothing is held across a write to the client.
+        let feed = try ledger.events(from: from, filter: EventFilter(user: user))
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: .init { writer in
-            var next = start
-            while next <= through {
-                var buffer = ByteBuffer()
-                var last: UInt64 = next
-                var count = 0
-                try ledger.forEachEvent(from: next, user: onlyUser, through: through) { e in
-                    buffer.writeString(e.json.serialized())
-                    buffer.writeInteger(UInt8(10))
-                    last = e.seq
-                    count += 1
-                    return count < 512
+            var it = feed.makeAsyncIterator()
+            var buffer = ByteBuffer()
+            while let e = try await it.next(idle: .zero), e.seq <= through {
+                buffer.writeString(e.json.serialized())
+                buffer.writeInteger(UInt8(10))
+                if buffer.readableBytes >= 256 * 1024 {
+                    try await writer.write(buffer)
+                    buffer.clear()
                 }
-                if count == 0 { break }
-                try await writer.write(buffer)
-                next = last + 1
             }
+            if buffer.readableBytes > 0 { try await writer.write(buffer) }
             try await writer.finish(nil)
         })
     }

@@ -58,6 +58,12 @@ import Testing
                 r = try await s.call(method.nio, path, token: allowed, body: body)
                 #expect((200..<300).contains(r.status), "\(path) with \(allowed): \(r.status) \(r.body)")
             }
+            // policy.set is admin's, also through POST /v1/events
+            let policy = #"[{"type":"policy.set","at":"2026-03-01T10:00:00Z","data":{"coolingSeconds":0}}]"#
+            var p = try await s.call(.POST, "/v1/events", token: "rw-token", body: policy)
+            #expect(p.status == 403)
+            p = try await s.call(.POST, "/v1/events", token: "admin-token", body: policy)
+            #expect(p.status == 201)
             // The event stream checks its scope before streaming
             var r = try await s.call(.GET, "/v1/events?from=1", token: "writer-token")
             #expect(r.status == 403)
