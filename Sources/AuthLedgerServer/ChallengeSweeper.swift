@@ -18,11 +18,18 @@ struct ChallengeSweeper: Service {
     let logger: Logger
 
     func run() async throws {
-        do {
-            try await cancelWhenGracefulShutdown { try await self.loop() }
-        } catch is CancellationError {
-            // Graceful shutdown: an expiry in flight has finished (the writer completes
-            // what it was given); the next sweep after restart picks up the rest.
+        // A storage error must not take the HTTP service down with it: log, wait, start over.
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await self.loop() }
+            } catch is CancellationError {
+                // Graceful shutdown: an expiry in flight has finished (the writer completes
+                // what it was given); the next sweep after restart picks up the rest.
+                return
+            } catch {
+                logger.error("sweeper failed; restarting it", metadata: ["error": "\(error)"])
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(5)) }
+            }
         }
     }
 

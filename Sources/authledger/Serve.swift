@@ -83,10 +83,16 @@ struct Serve: AsyncParsableCommand {
         let store = global.storePath
         let host = self.host
         let banner = devToken
-        try await server.run(onListening: { port in
-            guard let banner else { return }
-            Serve.printDevBanner(host: host, port: port, token: banner, store: store)
-        })
+        do {
+            try await server.run(onListening: { port in
+                guard let banner else { return }
+                Serve.printDevBanner(host: host, port: port, token: banner, store: store)
+            })
+        } catch {
+            // Not a ledger refusal: the port is taken, say.
+            Output.error("error: serve: \(error)")
+            Foundation.exit(1)
+        }
         logger.info("stopped")
     }
 

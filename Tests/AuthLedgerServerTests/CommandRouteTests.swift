@@ -1,4 +1,5 @@
 import AuthLedger
+@testable import AuthLedgerServer
 import Foundation
 import Testing
 
@@ -118,6 +119,23 @@ import Testing
             #expect(metrics.contains(#"authledger_refusals_total{code="cooling_period_active"}"#))
             #expect(metrics.contains("authledger_append_duration_seconds_bucket"))
         }
+    }
+
+    @Test func pathParametersArePercentDecoded() async throws {
+        try await withServer { s in
+            var r = try await s.call(.POST, "/v1/users/bob%20smith%40example.com/devices", body: #"{"deviceId":"phone 1","name":"Bob phone"}"#)
+            #expect(r.status == 201)
+            r = try await s.call(.POST, "/v1/users/bob%20smith%40example.com/devices/phone%201/access")
+            #expect(r.status == 200)
+            r = try await s.call(.GET, "/v1/users/bob%20smith%40example.com/history", token: "reader-token")
+            #expect(r.json?.arrayValue?.first?["user"] == .string("bob smith@example.com"))
+            #expect(r.json?.arrayValue?.count == 2)
+        }
+        #expect(percentDecoded("a%20b%2Fc") == "a b/c")
+        #expect(percentDecoded("%E2%82%AC") == "€")
+        #expect(percentDecoded("bad%zz") == nil)
+        #expect(percentDecoded("%FF") == nil)
+        #expect(percentDecoded("50%") == nil)
     }
 
     @Test func denyAndApproverRules() async throws {
