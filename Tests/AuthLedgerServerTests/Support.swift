@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerServer
 import Foundation
 
 /// Starts a server, runs `body`, and always stops it and removes its store.
@@ -15,5 +16,3 @@ func withServer(clock: TestClock = TestClock(), configure: (inout ServerConfigur
     try await s.stop()
     s.removeStore()
 }
-
-import AuthLedgerServer
