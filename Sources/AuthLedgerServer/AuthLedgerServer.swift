@@ -133,7 +133,12 @@ public final class AuthLedgerServer: Sendable {
                 } else {
                     context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
                 }
-                return APIError.response(e)
+                var response = APIError.response(e)
+                if let until = e.until, e.code == .coolingPeriodActive {
+                    let ms = until.milliseconds - configuration.clock().milliseconds
+                    response.headers[.retryAfter] = "\(max(0, (ms + 999) / 1000))"
+                }
+                return response
             } catch let e as TokenConfigurationError {
                 return APIError.response(LedgerError.invalid(e.description))
             } catch {

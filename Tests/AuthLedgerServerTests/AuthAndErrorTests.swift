@@ -144,6 +144,7 @@ import Testing
             r = try await s.call(.DELETE, "/v1/users/alice/devices/ipad")
             #expect(r.status == 423 && r.error == "cooling_period_active")
             #expect(r["until"] == .string(clock.now.adding(seconds: 300).formatted))
+            #expect(r.headers.first(name: "Retry-After") == "300")
 
             // 429: OTP rate limit
             try await s.call(.PUT, "/v1/policy", body: #"{"otpPerHour":1}"#)

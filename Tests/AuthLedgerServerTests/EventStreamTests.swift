@@ -84,7 +84,9 @@ import Testing
             let sub = try await s.subscribe("/v1/events")
             try await sub.waitUntil { $0.comments >= 3 }
             #expect(sub.events.isEmpty)
+            #expect(try await s.metric("authledger_subscribers") == 1)
             sub.close()
+            #expect(try await s.waitForMetric("authledger_subscribers", atMost: 0) == 0)
         }
     }
 

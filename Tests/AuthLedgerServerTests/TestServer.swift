@@ -129,6 +129,17 @@ final class TestServer: @unchecked Sendable {
         return last
     }
 
+    /// Polls `/metrics` until `name` falls to `atMost` (bounded).
+    func waitForMetric(_ name: String, atMost: Double, attempts: Int = 300) async throws -> Double {
+        var last = Double.infinity
+        for _ in 0..<attempts {
+            last = try await metric(name) ?? 0
+            if last <= atMost { return last }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return last
+    }
+
     func metric(_ name: String) async throws -> Double? {
         let text = try await call(.GET, "/metrics", token: "reader-token").body
         for line in text.split(separator: "\n") where line.hasPrefix(name + " ") || line.hasPrefix(name + "{") {
