@@ -2,33 +2,36 @@ import AuthLedger
 import Foundation
 import Testing
 
-/// A fresh store in a temporary directory.
-func temporaryLedger() throws -> (Ledger, String) {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-feed-\(UUID().uuidString)").path
-    return (try Ledger(path: dir), dir)
-}
-
-func fixture(_ lines: [String]) throws -> [EventInput] {
-    try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8)).map(\.input)
-}
-
-func accessLines(_ user: String, count: Int, startMinute: Int = 1) -> [String] {
-    (0..<count).map { k in
-        let m = startMinute + k
-        return #"{"type":"device.accessed","user":"\#(user)","at":"2026-03-01T\#(String(format: "%02d", 9 + m / 60)):\#(String(format: "%02d", m % 60)):00Z","data":{"deviceId":"d1"}}"#
+/// Stores and fixture lines for the feed and subscription tests.
+enum FeedFixture {
+    /// A fresh store in a temporary directory.
+    static func temporaryLedger() throws -> (Ledger, String) {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-feed-\(UUID().uuidString)").path
+        return (try Ledger(path: dir), dir)
     }
-}
 
-func registerLine(_ user: String) -> String {
-    #"{"type":"device.registered","user":"\#(user)","at":"2026-03-01T09:00:00Z","data":{"deviceId":"d1","name":"Phone one","kind":"mobile","binding":"permanent","via":"initial"}}"#
+    static func inputs(_ lines: [String]) throws -> [EventInput] {
+        try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8)).map(\.input)
+    }
+
+    static func accessLines(_ user: String, count: Int, startMinute: Int = 1) -> [String] {
+        (0..<count).map { k in
+            let m = startMinute + k
+            return #"{"type":"device.accessed","user":"\#(user)","at":"2026-03-01T\#(String(format: "%02d", 9 + m / 60)):\#(String(format: "%02d", m % 60)):00Z","data":{"deviceId":"d1"}}"#
+        }
+    }
+
+    static func registerLine(_ user: String) -> String {
+        #"{"type":"device.registered","user":"\#(user)","at":"2026-03-01T09:00:00Z","data":{"deviceId":"d1","name":"Phone one","kind":"mobile","binding":"permanent","via":"initial"}}"#
+    }
 }
 
 @Suite struct EventFeedTests {
     @Test func catchUpThenLiveWithoutGapOrDuplicate() async throws {
-        let (ledger, dir) = try temporaryLedger()
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Given 1 + 5 events
-        _ = try ledger.append(try fixture([registerLine("alice")] + accessLines("alice", count: 5)))
+        _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
         // When a subscriber reads from 2 and 3 more are appended while it waits
         let feed = try ledger.events(from: 2, filter: .all, pollInterval: .milliseconds(20))
         let reader = Task {
@@ -40,18 +43,18 @@ func registerLine(_ user: String) -> String {
             return seqs
         }
         try await Task.sleep(for: .milliseconds(50))
-        _ = try ledger.append(try fixture(accessLines("alice", count: 3, startMinute: 10)))
+        _ = try ledger.append(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 3, startMinute: 10)))
         // Then it sees 2…9, each once, in order
         #expect(try await reader.value == Array(2...9))
     }
 
     @Test func liveFromHeadDeliversOnlyLaterEvents() async throws {
-        let (ledger, dir) = try temporaryLedger()
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try ledger.append(try fixture([registerLine("alice")]))
+        _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         let feed = try ledger.events(from: nil, filter: .all)
         #expect(feed.start == 2)
-        _ = try ledger.append(try fixture(accessLines("alice", count: 1)))
+        _ = try ledger.append(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1)))
         var it = feed.makeAsyncIterator()
         let e = try await it.next()
         #expect(e?.seq == 2)
@@ -59,12 +62,12 @@ func registerLine(_ user: String) -> String {
     }
 
     @Test func userAndTypeFiltersFindTheRightEvents() async throws {
-        let (ledger, dir) = try temporaryLedger()
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Interleaved streams: alice at odd positions after the registrations
-        _ = try ledger.append(try fixture([registerLine("alice"), registerLine("bob")]))
+        _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
         for k in 0..<40 {
-            _ = try ledger.append(try fixture(accessLines(k % 2 == 0 ? "alice" : "bob", count: 1, startMinute: k + 1)))
+            _ = try ledger.append(try FeedFixture.inputs(FeedFixture.accessLines(k % 2 == 0 ? "alice" : "bob", count: 1, startMinute: k + 1)))
         }
         let all = try ledger.events(from: 1, user: "alice")
         for from: UInt64 in [1, 2, 3, 17, 30, 42] {
@@ -81,7 +84,7 @@ func registerLine(_ user: String) -> String {
     }
 
     @Test func cancellingTheTaskEndsIteration() async throws {
-        let (ledger, dir) = try temporaryLedger()
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let feed = try ledger.events(from: nil, filter: .all, pollInterval: .seconds(60))
         let reader = Task {
@@ -93,9 +96,9 @@ func registerLine(_ user: String) -> String {
     }
 
     @Test func durableSubscriptionCheckpointsMoveForwardOnly() async throws {
-        let (ledger, dir) = try temporaryLedger()
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try ledger.append(try fixture([registerLine("alice")] + accessLines("alice", count: 3)))
+        _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 3)))
         let (s, created) = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice"))
         #expect(created && s.checkpoint == 0)
         #expect(try await ledger.acknowledge(subscription: "push-sender", through: 3).checkpoint == 3)
