@@ -123,6 +123,14 @@ extension AuthLedgerServer {
                 guard let v = UInt64(from) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
                 start = v
             }
+            if let start {
+                // A position past the head is a client of another (or a restored) store: say so.
+                let head = try ledger.head().seq
+                guard start <= head + 1 else {
+                    throw LedgerError.invalid("position \(start - 1) is beyond the head (\(head))",
+                                              field: req.headers[HTTPField.Name("Last-Event-ID")!] != nil ? "Last-Event-ID" : "from")
+                }
+            }
             let feed = try ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx)
         }

@@ -74,8 +74,10 @@ import Testing
             let events = try await resumed.waitFor(count: 7)
             #expect(events.map(\.id) == (5...11).map { UInt64($0) })
             resumed.close()
-            let bad = try await s.call(.GET, "/v1/events", token: "reader-token", headers: [("Last-Event-ID", "abc")])
+            var bad = try await s.call(.GET, "/v1/events", token: "reader-token", headers: [("Last-Event-ID", "abc")])
             #expect(bad.status == 400)
+            bad = try await s.call(.GET, "/v1/events", token: "reader-token", headers: [("Last-Event-ID", "99")])
+            #expect(bad.status == 400 && bad["field"] == .string("Last-Event-ID"))
         }
     }
 
