@@ -106,7 +106,7 @@ public final class AuthLedgerServer: Sendable {
 
     func buildRouter() -> RouteTable {
         let table = RouteTable()
-        table.router.add(middleware: JSONNotFoundMiddleware())
+        table.router.add(middleware: JSONNotFoundMiddleware(table: table))
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
@@ -168,19 +168,31 @@ public final class AuthLedgerServer: Sendable {
     }
 }
 
-/// Answers requests for unknown routes in the API's error form.
+/// Answers requests for unknown routes in the API's error form: 404, or 405 with
+/// `Allow` when the path exists with other methods.
 struct JSONNotFoundMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
+    let table: AuthLedgerServer.RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let e as HTTPError where e.status == .notFound {
-            return APIError.response(LedgerError(.notFound, "no route \(request.method.rawValue) \(request.uri.path)"))
-        } catch let e as HTTPError where e.status == .methodNotAllowed {
-            var r = APIError.response(LedgerError(.notFound, "no route \(request.method.rawValue) \(request.uri.path)"))
+        } catch let e as HTTPError where e.status == .notFound || e.status == .methodNotAllowed {
+            let path = request.uri.path
+            let allowed = table.endpoints.filter { Self.matches($0.path, path) }.map(\.method)
+            guard !allowed.isEmpty else {
+                return APIError.response(LedgerError(.notFound, "no route \(request.method.rawValue) \(path)"))
+            }
+            var r = APIError.response(LedgerError(.notFound, "\(request.method.rawValue) is not allowed on \(path)"))
             r.status = .methodNotAllowed
+            r.headers[.allow] = allowed.joined(separator: ", ")
             return r
         }
+    }
+
+    /// Whether `path` fits `template` (`{x}` matches one segment).
+    static func matches(_ template: String, _ path: String) -> Bool {
+        let t = template.split(separator: "/"), p = path.split(separator: "/")
+        return t.count == p.count && zip(t, p).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
     }
 }

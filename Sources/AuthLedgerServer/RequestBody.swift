@@ -24,6 +24,8 @@ struct RequestBody {
             guard allowed.contains(k) else {
                 throw LedgerError.invalid("unknown field \"\(clip(k))\"", field: k)
             }
+            // Strict: an optional member is left out, not null.
+            guard v != .null else { throw LedgerError.invalid("\"\(k)\" must not be null (leave it out)", field: k) }
             members[k] = v
         }
         return RequestBody(members: members)

@@ -89,6 +89,8 @@ import Testing
             // 400: strict bodies, names, malformed and oversized input, bad parameters
             var r = try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"ipad","name":"Alice iPad","color":"red"}"#)
             #expect(r.status == 400 && r.error == "invalid_event" && r["field"] == .string("color"))
+            r = try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"ipad","name":"Alice iPad","platform":null}"#)
+            #expect(r.status == 400 && r["field"] == .string("platform"))
             r = try await s.call(.POST, "/v1/users/alice/devices", body: #"{"name":"Alice iPad"}"#)
             #expect(r.status == 400 && r["field"] == .string("deviceId"))
             r = try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"ipad","name":"Alice iPad","kind":"phone"}"#)
@@ -127,6 +129,8 @@ import Testing
             #expect(r.status == 404 && r.error == "otp_not_found")
             r = try await s.call(.GET, "/v1/nothing-here", token: "reader-token")
             #expect(r.status == 404 && r.error == "not_found")
+            r = try await s.call(.PATCH, "/v1/users/alice/cooling", token: "reader-token", body: "{}")
+            #expect(r.status == 405 && r.headers.first(name: "Allow") == "GET")
             r = try await s.call(.GET, "/v1/subscriptions/nobody", token: "reader-token")
             #expect(r.status == 404 && r.error == "not_found")
 
