@@ -12,7 +12,7 @@ struct AuthLedgerCLI: AsyncParsableCommand {
             Verify.self, Replay.self,
             RequestVerification.self, Register.self, Rename.self, Revoke.self, RevokeAll.self, Access.self,
             UpdatePushToken.self, IssueChallenge.self, Approve.self, Deny.self, ExpireChallenges.self,
-            SendOTP.self, VerifyOTP.self, SetPolicy.self,
+            SendOTP.self, VerifyOTP.self, SetPolicy.self, Demo.self,
         ] + extraSubcommands
     )
 }
@@ -36,14 +36,17 @@ func normalisedArguments(_ args: [String]) -> [String] {
     return [args[i]] + leading + Array(args[(i + 1)...])
 }
 
-/// Calls the async `run()`: on an existential, `run()` resolves to the synchronous
-/// requirement of `ParsableCommand`, whose default only prints the help.
-func runAsync<C: AsyncParsableCommand>(_ command: inout C) async throws { try await command.run() }
+/// Runs an async subcommand. Called from top-level code, `asyncCommand.run()` resolves
+/// to the synchronous `run()` (which only prints help); inside an async function the
+/// async overload wins.
+func runAsync(_ command: inout any AsyncParsableCommand) async throws {
+    try await command.run()
+}
 
 let arguments = normalisedArguments(Array(CommandLine.arguments.dropFirst()))
 do {
     var command = try AuthLedgerCLI.parseAsRoot(arguments)
-    if var asyncCommand = command as? any AsyncParsableCommand {
+    if var asyncCommand = command as? AsyncParsableCommand {
         try await runAsync(&asyncCommand)
     } else {
         try command.run()

@@ -146,9 +146,13 @@ public struct Event: Equatable, Sendable {
     /// `meta.actor`, if any.
     public var actor: String? { meta?["actor"] }
 
-    /// Same content, ignoring the id (for idempotent re-appends).
+    /// Same content, ignoring the id (for idempotent re-appends). Content is JSON: the
+    /// order of members in `meta` and `context` is not content (SPEC 1.1 "identical").
     func sameContent(as other: Event) -> Bool {
-        type == other.type && user == other.user && at == other.at && data == other.data && meta == other.meta
+        guard type == other.type, user == other.user, at == other.at else { return false }
+        if data == other.data && meta == other.meta { return true }
+        return data.json.canonicalBytes() == other.data.json.canonicalBytes()
+            && meta?.json.canonicalBytes() == other.meta?.json.canonicalBytes()
     }
 }
 

@@ -75,6 +75,8 @@ public struct LedgerError: Error, CustomStringConvertible, Sendable, Equatable {
             s += file.map { "\($0) line \(line): " } ?? "line \(line): "
         }
         s += message
+        // SPEC 4: verify names the first bad seq (`error: tampered: … seq N`).
+        if code == .tampered, let seq { s += " at seq \(seq)" }
         return s
     }
 

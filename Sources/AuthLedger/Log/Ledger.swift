@@ -165,8 +165,11 @@ public final class Ledger: @unchecked Sendable {
         var k = 0
         for seq in userSeqs {
             while k < systemSeqs.count && systemSeqs[k] < seq {
+                // The policy in force at an event is the one at its position (SPEC 2.5), whatever
+                // the $system stream's own clock says: the as-of filter is on the user's events,
+                // and replaying accepted history under another policy could refuse it.
                 let p = try load(systemSeqs[k])
-                if p.event.at <= asOf { policy.apply(p.event.data) }
+                policy.apply(p.event.data)
                 k += 1
             }
             let e = try load(seq)

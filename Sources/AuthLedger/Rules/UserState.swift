@@ -129,11 +129,29 @@ public struct UserState: Equatable, Sendable {
         }
     }
 
+    /// Faults of the event on its own, or against ids the stream already holds, that are
+    /// `invalid_event` (checked before `time_regression`, SPEC 2.9).
+    private func checkStatic(_ event: Event) throws(LedgerError) {
+        let data = event.data
+        switch event.type {
+        case .challengeIssued, .otpIssued:
+            guard data.time(.expiresAt)! > event.at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+        case .otpVerified:
+            let gid = data.string(.grantId)!
+            guard grants[gid] == nil else { throw .invalid("grant \(gid) exists", field: "data.grantId") }
+            guard data.time(.grantExpiresAt)! > event.at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
+        default:
+            break
+        }
+    }
+
     /// Checks `event` against the rules at its own `at`, under `policy`, and folds it in.
     /// Throws the refusal (by SPEC 2.9 precedence) and leaves the state unchanged.
     public mutating func evolve(_ event: Event, policy: Policy) throws(LedgerError) {
         guard event.user == user else { throw .invalid("event for \(event.user ?? systemStream) applied to \(user)") }
         let at = event.at
+        // SPEC 2.9: invalid_event wins over every other code, time_regression included.
+        try checkStatic(event)
         if let lastAt, at < lastAt {
             throw LedgerError(.timeRegression, "at \(at) is before the stream's last event at \(lastAt)", field: "at")
         }
@@ -251,7 +269,6 @@ public struct UserState: Equatable, Sendable {
         case .challengeIssued:
             let cid = data.string(.challengeId)!
             let expiresAt = data.time(.expiresAt)!
-            guard expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
             if challenges[cid] != nil { throw LedgerError(.challengeExists, "challenge \(cid) exists", field: "challengeId") }
             let requester = data.string(.requestingDeviceId)!
             challenges[cid] = ChallengeRecord(
@@ -291,7 +308,6 @@ public struct UserState: Equatable, Sendable {
         case .otpIssued:
             let oid = data.string(.otpId)!
             let expiresAt = data.time(.expiresAt)!
-            guard expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
             if otps[oid] != nil { throw LedgerError(.otpExists, "OTP \(oid) exists", field: "otpId") }
             let windowStart = at.adding(seconds: -3600)
             let recent = otpIssueTimes.filter { $0 > windowStart }
@@ -315,8 +331,6 @@ public struct UserState: Equatable, Sendable {
             _ = try usableOTP(oid, at: at)
             let gid = data.string(.grantId)!
             let grantExpiresAt = data.time(.grantExpiresAt)!
-            guard grants[gid] == nil else { throw .invalid("grant \(gid) exists", field: "data.grantId") }
-            guard grantExpiresAt > at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
             otps[oid]!.verified = true
             grants[gid] = GrantRecord(grantId: gid, otpId: oid, expiresAt: grantExpiresAt)
         }

@@ -1,0 +1,66 @@
+import ArgumentParser
+import AuthLedger
+import Foundation
+
+/// Imports the recorded scenarios under Fixtures/scenarios into the store (idempotent:
+/// they carry explicit ids) and shows each user's devices, cooling window and pending
+/// challenges as of the end of their history.
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Load the recorded scenarios into the store and show their projections.")
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "The scenarios folder (default: Fixtures/scenarios of this checkout).") var fixtures: String?
+
+    func run() throws {
+        guard let dir = fixtures ?? Demo.locateScenarios() else {
+            throw LedgerError(.invalidEvent, "cannot find Fixtures/scenarios; pass --fixtures DIR")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") }.sorted()
+        let ledger = try global.openLedger()
+        var users: [String] = []
+        for name in files {
+            let path = (dir as NSString).appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            let decoded = try EventDecoder.decodeLines(Array(data), file: name)
+            do {
+                let outcome = try ledger.append(decoded.map(\.input))
+                Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
+            } catch var e as LedgerError {
+                if let i = e.index, i < decoded.count { e = e.at(file: name, line: decoded[i].line) }
+                throw e
+            }
+            for (input, _) in decoded { if let u = input.event.user, !users.contains(u) { users.append(u) } }
+        }
+        let head = try ledger.head()
+        Output.line("store \(global.storePath): head seq \(head.seq) hash \(head.hash)\n")
+        for user in users {
+            let last = try ledger.history(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
+            let options = QueryOptions(asOf: last)
+            let devices = try ledger.devices(user, options)
+            Output.line("== \(user), as of \(last) (its last event)")
+            for d in devices["devices"]?.arrayValue ?? [] {
+                Output.line("  \(d["deviceId"]!.stringValue!)  \(d["status"]!.stringValue!)  \"\(d["name"]?.stringValue ?? "")\"  via \(d["via"]?.stringValue ?? "-")")
+            }
+            Output.line("  " + Table.coolingLine(devices["cooling"]!))
+            let pending = try ledger.pending(user, options).arrayValue ?? []
+            Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
+        }
+        Output.line("\nTry: authledger devices USER --store \(global.storePath) --as-of TIME --json, authledger export | tools/verify-export.py")
+    }
+
+    /// Looks for Fixtures/scenarios above the executable and the working directory.
+    static func locateScenarios() -> String? {
+        var candidates: [URL] = [URL(fileURLWithPath: FileManager.default.currentDirectoryPath)]
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent())
+        for start in candidates {
+            var dir = start
+            for _ in 0..<6 {
+                let path = dir.appendingPathComponent("Fixtures/scenarios").path
+                var isDir: ObjCBool = false
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue { return path }
+                dir.deleteLastPathComponent()
+            }
+        }
+        return nil
+    }
+}

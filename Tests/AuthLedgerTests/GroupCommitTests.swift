@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+@testable import AuthLedger
+
+/// Group commit through the writer thread: ordering, gap-free positions, refusal
+/// isolation within one batch, durability of acknowledgements, and projections that
+/// match a replay.
+@Suite struct GroupCommitTests {
+    static let t0 = Timestamp(rfc3339: "2026-03-01T09:00:00Z")!
+
+    func tempStore() -> String { NSTemporaryDirectory() + "authledger-writer-" + UUID().uuidString }
+
+    func input(_ type: EventType, _ user: String, at seconds: Int64, _ fields: [(Field, FieldValue)]) -> EventInput {
+        var d = EventData()
+        for (f, v) in fields { d[f] = v }
+        return EventInput(event: Event(type: type, user: user, at: GroupCommitTests.t0.adding(seconds: seconds), data: d))
+    }
+
+    func register(_ user: String, _ device: String = "d1", at seconds: Int64 = 0) -> EventInput {
+        input(.registered, user, at: seconds, [(.deviceId, .string(device)), (.name, .string("Phone \(device)")),
+                                               (.kind, .string("mobile")), (.binding, .string("permanent")),
+                                               (.via, .string("initial"))])
+    }
+
+    func access(_ user: String, _ device: String = "d1", at seconds: Int64) -> EventInput {
+        input(.accessed, user, at: seconds, [(.deviceId, .string(device))])
+    }
+
+    /// A user's script: registration, then accesses and a challenge approved by the device itself.
+    func script(_ user: String, _ n: Int) -> [EventInput] {
+        var out = [register(user)]
+        for k in 1..<n {
+            switch k % 3 {
+            case 1: out.append(input(.challengeIssued, user, at: Int64(k), [
+                (.challengeId, .string("c\(k)")), (.action, .string("login")),
+                (.requestingDeviceId, .string("d2")), (.expiresAt, .time(GroupCommitTests.t0.adding(seconds: Int64(k) + 60)))]))
+            case 2: out.append(input(.challengeApproved, user, at: Int64(k), [
+                (.challengeId, .string("c\(k - 1)")), (.approverDeviceId, .string("d1"))]))
+            default: out.append(access(user, at: Int64(k)))
+            }
+        }
+        return out
+    }
+
+    /// Blocks the writer thread until `count` more jobs are queued behind the blocker,
+    /// so that they all share the next transaction.
+    func holdWriter(_ ledger: Ledger, untilQueued count: Int, _ enqueue: () -> Void) {
+        let release = DispatchSemaphore(value: 0)
+        let blocked = DispatchSemaphore(value: 0)
+        ledger.writer.submit({ _ in blocked.signal(); release.wait(); return 0 }, done: { _ in })
+        blocked.wait()
+        enqueue()
+        while ledger.writer.queuedCount < count { usleep(1000) }
+        release.signal()
+    }
+
+    @Test func concurrentSubmitsGetGapFreeSeqsInCommitOrderAndConsecutiveVersions() async throws {
+        let ledger = try Ledger(path: tempStore())
+        let users = 24, perUser = 15
+        let acked = try await withThrowingTaskGroup(of: (String, [RecordedEvent]).self) { group in
+            for u in 0..<users {
+                group.addTask {
+                    let user = "user\(u)"
+                    var mine: [RecordedEvent] = []
+                    for e in self.script(user, perUser) {
+                        mine += try await ledger.submit(AppendRequest([e])).appended
+                    }
+                    return (user, mine)
+                }
+            }
+            var all: [String: [RecordedEvent]] = [:]
+            for try await (u, evs) in group { all[u] = evs }
+            return all
+        }
+        let log = try ledger.events()
+        #expect(log.map(\.seq) == Array(1...UInt64(users * perUser)))
+        #expect(try ledger.verify().seq == UInt64(users * perUser))
+        for (user, mine) in acked {
+            // Each writer awaited every acknowledgement: its events are in its submission order.
+            #expect(mine.map(\.version) == Array(1...UInt64(perUser)))
+            #expect(mine.map(\.seq) == mine.map(\.seq).sorted())
+            let stream = log.filter { $0.event.user == user }
+            #expect(stream.map(\.id) == mine.map(\.id))
+            #expect(stream.map(\.version) == Array(1...UInt64(perUser)))
+        }
+        // What the caller was told is exactly what the log holds.
+        let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
+        for e in acked.values.joined() { #expect(bySeq[e.seq] == e) }
+    }
+
+    @Test func aRefusedRequestInABatchRefusesOnlyItself() async throws {
+        let ledger = try Ledger(path: tempStore())
+        _ = try ledger.append([register("alice")])
+        let requests: [(String, AppendRequest)] = [
+            ("ok1", AppendRequest([register("bob")])),
+            // Refused on its second event: its valid first event must vanish too.
+            ("bad1", AppendRequest([register("carol"), access("carol", "nope", at: 5)])),
+            ("ok2", AppendRequest([access("alice", at: 10)])),
+            ("bad2", AppendRequest([register("alice", "d2", at: 20)])),  // initial again: verification_required
+            ("ok3", AppendRequest([access("alice", at: 30), access("alice", at: 31)])),
+            ("bad3", AppendRequest([access("alice", at: 1)])),  // time_regression after ok3
+            ("ok4", AppendRequest([register("dave")])),
+        ]
+        let results = ResultBox()
+        let tasks = TaskBox()
+        holdWriter(ledger, untilQueued: requests.count) {
+            // Queue in a known order: each task is started only after the previous one is queued.
+            for (k, (name, request)) in requests.enumerated() {
+                tasks.add(Task {
+                    do { results.set(name, .success(try await ledger.submit(request))) } catch { results.set(name, .failure(error)) }
+                })
+                while ledger.writer.queuedCount < k + 1 { usleep(500) }
+            }
+        }
+        await tasks.wait()
+        let r = results.all()
+        func code(_ name: String) -> ErrorCode? {
+            if case let .failure(e as LedgerError)? = r[name] { return e.code }
+            return nil
+        }
+        #expect(code("bad1") == .deviceNotFound)
+        #expect(code("bad2") == .verificationRequired)
+        #expect(code("bad3") == .timeRegression)
+        for name in ["ok1", "ok2", "ok3", "ok4"] {
+            if case .success? = r[name] {} else { Issue.record("\(name) was not acknowledged: \(String(describing: r[name]))") }
+        }
+        let log = try ledger.events()
+        #expect(log.map(\.seq) == Array(1...6))
+        #expect(!log.contains { $0.event.user == "carol" })
+        #expect(log.filter { $0.event.user == "alice" }.map(\.version) == [1, 2, 3, 4])
+        #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "alice", "alice", "dave"])
+        #expect(try ledger.verify().seq == 6)
+        let carol = try ledger.state(of: "carol", asOf: .max).state
+        #expect(carol.version == 0 && carol.devices.isEmpty)
+        let alice = try ledger.state(of: "alice", asOf: .max).state
+        #expect(alice.devices.count == 1 && alice.version == 4)
+    }
+
+    @Test func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted() async throws {
+        let ledger = try Ledger(path: tempStore())
+        _ = try await ledger.submit(AppendRequest([register("alice")]))
+        // Another writer (the synchronous path, as another process would) moves alice on.
+        _ = try ledger.append([access("alice", at: 100)])
+        // With a stale cache (lastAt 0, version 1) this would be accepted as version 2.
+        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 50)])) }
+        let next = try await ledger.submit(AppendRequest([access("alice", at: 150)]))
+        #expect(next.appended.map(\.version) == [3])
+        #expect(try ledger.verify().seq == 3)
+        #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
+    }
+
+    @Test func aReplayInvalidatesTheWritersCachedStates() async throws {
+        let ledger = try Ledger(path: tempStore())
+        _ = try ledger.append([register("alice")])
+        // Damage alice's maintained projection (as an older build or a bad disk might).
+        try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
+        // The writer loads the damaged state: the device is unknown to it.
+        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 10)])) }
+        // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
+        try ledger.replay()
+        let ok = try await ledger.submit(AppendRequest([access("alice", at: 20)]))
+        #expect(ok.appended.map(\.version) == [2])
+    }
+
+    @Test func acknowledgedEventsAreInTheLogAfterReopening() async throws {
+        let path = tempStore()
+        var acked: [RecordedEvent] = []
+        do {
+            let ledger = try Ledger(path: path)
+            acked = try await withThrowingTaskGroup(of: [RecordedEvent].self) { group in
+                for u in 0..<16 {
+                    group.addTask {
+                        var mine: [RecordedEvent] = []
+                        for e in self.script("u\(u)", 10) { mine += try await ledger.submit(AppendRequest([e])).appended }
+                        return mine
+                    }
+                }
+                var all: [RecordedEvent] = []
+                for try await part in group { all += part }
+                return all
+            }
+        }
+        let reopened = try Ledger(path: path)
+        let log = try reopened.events()
+        #expect(log.count == acked.count)
+        let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
+        for e in acked { #expect(bySeq[e.seq] == e) }
+        #expect(try reopened.verify().seq == UInt64(acked.count))
+    }
+
+    @Test func partitionedReplayAppliesEachPolicyAtItsPosition() throws {
+        let ledger = try Ledger(path: tempStore())
+        func policy(_ cooling: Int64, at seconds: Int64) -> EventInput {
+            var d = EventData()
+            d[.coolingSeconds] = .int(cooling)
+            return EventInput(event: Event(type: .policySet, user: nil, at: GroupCommitTests.t0.adding(seconds: seconds), data: d))
+        }
+        let users = (0..<40).map { "u\($0)" }
+        _ = try ledger.append([policy(10, at: 0)] + users.map { register($0) })
+        _ = try ledger.append(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
+        _ = try ledger.append([policy(5000, at: 30)])
+        _ = try ledger.append(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
+        var maintained: [String: UserState] = [:]
+        for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
+        #expect(maintained["u7"]?.coolingUntil == GroupCommitTests.t0.adding(seconds: 5040))
+        #expect(try ledger.replay() == UInt64(2 + users.count * 3))
+        for u in users { #expect(try ledger.state(of: u, asOf: .max).state == maintained[u]) }
+        #expect(try ledger.policy().coolingSeconds == 5000)
+    }
+
+    @Test func replayAfterConcurrentAppendsEqualsMaintainedProjections() async throws {
+        let ledger = try Ledger(path: tempStore())
+        let users = (0..<20).map { "user\($0)" }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for user in users {
+                group.addTask {
+                    for e in self.script(user, 12) {
+                        do { _ = try await ledger.submit(AppendRequest([e])) }
+                    }
+                    // A refusal in the middle of the traffic changes nothing.
+                    await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access(user, "ghost", at: 100)])) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        var maintained: [String: UserState] = [:]
+        for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
+        for u in users { #expect(try ledger.state(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
+        #expect(try ledger.replay() == UInt64(users.count * 12))
+        for u in users {
+            let rebuilt = try ledger.state(of: u, asOf: .max).state
+            #expect(rebuilt == maintained[u])
+            #expect(rebuilt.version == 12)
+        }
+    }
+}
+
+final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String: Result<AppendOutcome, Error>] = [:]
+    func set(_ k: String, _ v: Result<AppendOutcome, Error>) { lock.lock(); values[k] = v; lock.unlock() }
+    func all() -> [String: Result<AppendOutcome, Error>] { lock.lock(); defer { lock.unlock() }; return values }
+}
+
+final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var tasks: [Task<Void, Never>] = []
+    func add(_ t: Task<Void, Never>) { lock.lock(); tasks.append(t); lock.unlock() }
+    var all: [Task<Void, Never>] { lock.withLock { tasks } }
+    func wait() async {
+        for t in all { await t.value }
+    }
+}

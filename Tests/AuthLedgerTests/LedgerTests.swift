@@ -1,0 +1,302 @@
+import AuthLedger
+import Foundation
+import Testing
+
+/// The log: idempotency, atomic refusal, export → import round trip, verify, replay.
+@Suite struct LedgerTests {
+    static let phone = line("device.registered", at: "2026-03-01T09:00:00Z",
+                            data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#,
+                            id: "b0000000-0000-4000-8000-000000000001")
+
+    /// Every scenario fixture, in one store (five users, one policy stream).
+    static func allScenarios() throws -> Ledger {
+        let ledger = try Support.freshLedger()
+        for name in ScenarioFixtureTests.scenarios {
+            let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
+            try ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
+        }
+        return ledger
+    }
+
+    @Test func anEventWithAKnownIdAndTheSameContentIsSkipped() throws {
+        // Given an event with an explicit id in the log
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.phone)
+        // When the same event is appended again, alone and twice within one request
+        let once = try ledger.importText(Self.phone)
+        let twice = try ledger.importText(Self.phone + "\n" + Self.phone)
+        // Then nothing is appended and the duplicates are counted
+        #expect(once.appended.isEmpty && once.duplicates == 1)
+        #expect(twice.appended.isEmpty && twice.duplicates == 2)
+        #expect(try ledger.head().seq == 1)
+    }
+
+    @Test func anEventWithAKnownIdAndOtherContentIsDuplicateEventId() throws {
+        // Given an event with an explicit id in the log
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.phone)
+        let before = try ledger.exportText()
+        // When another event with that id is appended (the id differs only in case: ids are UUIDs)
+        let other = Self.phone.replacingOccurrences(of: "My Phone", with: "My Other Phone")
+            .replacingOccurrences(of: "b0000000", with: "B0000000")
+        let e = refusal { try ledger.importText(other) }
+        // Then it is refused and the log is unchanged
+        #expect(e?.code == .duplicateEventId)
+        #expect(try ledger.exportText() == before)
+    }
+
+    @Test func aRefusedRequestAppendsNothingOfItsValidEvents() throws {
+        // Given a store with one device
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.phone)
+        let before = try ledger.exportText()
+        // When a request of three valid events and a fourth that breaks a rule is appended
+        let text = [
+            line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#),
+            line("device.renamed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("device.accessed", user: "bob", at: "2026-03-01T09:03:00Z", data: #"{"deviceId":"x"}"#),
+        ].joined(separator: "\n")
+        let good = [
+            line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#),
+            line("device.renamed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("policy.set", user: nil, at: "2026-03-01T09:02:30Z", data: #"{"maxDevices":3}"#),
+        ].joined(separator: "\n")
+        let e1 = refusal { try ledger.importText(text) }
+        let e2 = refusal { try ledger.importText(good + "\n" + line("device.renamed", at: "2026-03-01T09:04:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
+        // Then each is refused at its bad event, and the export is byte-identical
+        #expect(e1?.code == .deviceNotFound && e1?.index == 2)
+        #expect(e2?.code == .coolingPeriodActive && e2?.index == 3)
+        #expect(e2?.until == t("2026-03-01T09:07:00Z"))
+        #expect(try ledger.exportText() == before)
+        #expect(try ledger.policy() == Policy())
+        #expect(try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
+    }
+
+    @Test func exportThenImportIntoAFreshStoreGivesTheSameChain() throws {
+        // Given every scenario in one store, exported
+        let source = try Self.allScenarios()
+        let export = try source.exportText()
+        // When the export (recorded form, with seq, version, prev and hash) is imported into a fresh store
+        let target = try Support.freshLedger()
+        let outcome = try target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        // Then the head, every hash and the export bytes are identical
+        #expect(outcome.head == (try source.head()))
+        #expect(try target.exportText() == export)
+        #expect(try target.verify() == source.head())
+        // And importing it again is a no-op
+        let again = try target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        #expect(again.appended.isEmpty && again.duplicates == outcome.appended.count)
+    }
+
+    @Test func theExportReVerifiesWithThePythonRecipe() throws {
+        // Given every scenario exported
+        let export = try Self.allScenarios().exportText()
+        // When tools/verify-export.py reads it
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", Support.root.appendingPathComponent("tools/verify-export.py").path]
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try p.run()
+        input.fileHandleForWriting.write(Data(export.utf8))
+        try input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        // Then the independent recipe agrees with the chain
+        #expect(p.terminationStatus == 0)
+        #expect(out.hasPrefix("ok: 45 events"))
+    }
+
+    @Test func verifyNamesTheFirstEventWhoseStoredBytesChanged() throws {
+        // Given a store whose second event carries a distinctive value, closed
+        let dir = Support.tempDir()
+        do {
+            let ledger = try Ledger(path: dir)
+            try ledger.importText([
+                Self.phone,
+                line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"tamper-me-7f3a"}"#),
+                line("device.accessed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone"}"#),
+            ].joined(separator: "\n"))
+            #expect(try ledger.verify().seq == 3)
+        }
+        // When one byte of that value is flipped in data.mdb
+        let file = dir + "/data.mdb"
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        let needle = Array("tamper-me-7f3a".utf8)
+        var hits = 0
+        var i = 0
+        while i + needle.count <= bytes.count {
+            if bytes[i] == needle[0] && Array(bytes[i..<(i + needle.count)]) == needle {
+                bytes[i + needle.count - 1] ^= 0x01
+                hits += 1
+            }
+            i += 1
+        }
+        try #require(hits > 0)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        // Then verify refuses with tampered, naming seq 2
+        let e = refusal { _ = try Ledger(path: dir).verify() }
+        #expect(e?.code == .tampered)
+        #expect(e?.seq == 2)
+    }
+
+    @Test func replayFromScratchEqualsMaintainedProjectionsAtManyPoints() throws {
+        // Given every scenario in one store
+        let ledger = try Self.allScenarios()
+        let events = try ledger.events()
+        let head = try ledger.head().seq
+        var times: Set<Int64> = [t("2030-01-01T00:00:00Z").milliseconds]
+        for e in events {
+            let ms = e.event.at.milliseconds
+            times.formUnion([ms - 1, ms, ms + 1, ms + 60_000, ms + 300_000])
+        }
+        let users = ["alice", "bob", "carol", "dave", "erin", "nobody"]
+        var compared = 0
+        for user in users {
+            for position in [nil, head, head + 5] + Array(stride(from: UInt64(0), to: head, by: 3)) as [UInt64?] {
+                for ms in times.sorted() where ms % 7 == 0 || position == nil {
+                    let o = QueryOptions(position: position, asOf: Timestamp(milliseconds: ms), includeRevoked: true)
+                    var s = o
+                    s.fromScratch = true
+                    // When answered from maintained projections and from scratch
+                    // Then the answers are identical
+                    #expect(try ledger.devices(user, o) == ledger.devices(user, s), "\(user) \(String(describing: position)) \(ms)")
+                    #expect(try ledger.cooling(user, o) == ledger.cooling(user, s))
+                    #expect(try ledger.pending(user, o) == ledger.pending(user, s))
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 500)
+        // And rebuilding every projection changes no answer at the head
+        let asOf = t("2030-01-01T00:00:00Z")
+        let before = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        #expect(try ledger.replay() == head)
+        let after = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        #expect(before == after)
+    }
+
+    @Test func maintainedStateEqualsReplayedStateWhetherAppendedInOneGoOrOneByOne() throws {
+        // Given every scenario appended in one request per file, and again one event per request
+        let batch = try Self.allScenarios()
+        let single = try Support.freshLedger()
+        for name in ScenarioFixtureTests.scenarios {
+            let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
+            for item in try EventDecoder.decodeLines(bytes, file: name) { try single.append([item.input]) }
+        }
+        // Then both logs are identical, and each user's maintained state equals its replay from scratch
+        #expect(try batch.exportText() == single.exportText())
+        let asOf = t("2030-01-01T00:00:00Z")
+        for user in ["alice", "bob", "carol", "dave", "erin"] {
+            let maintained = try single.state(of: user, asOf: asOf)
+            let replayed = try single.state(of: user, asOf: asOf, fromScratch: true)
+            #expect(maintained.state == replayed.state, "\(user)")
+            #expect(maintained.state.version > 0)
+            #expect(try batch.state(of: user, asOf: asOf).state == replayed.state)
+        }
+    }
+
+    @Test func aPositionBeyondTheHeadMeansTheHead() throws {
+        // Given a store with one event
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.phone)
+        // When asked at position 1000
+        let answer = try ledger.devices("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
+        // Then the answer reflects position 1 and holds the device
+        #expect(answer["position"] == .int(1))
+        #expect(answer["devices"]?.arrayValue?.count == 1)
+        // And at position 0, nothing
+        let empty = try ledger.devices("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
+        #expect(empty["position"] == .int(0))
+        #expect(empty["devices"]?.arrayValue?.isEmpty == true)
+    }
+
+    @Test func expiryAndCoolingAreEvaluatedAtTheAsOfTime() throws {
+        // Given a rename at 09:10 (cooling until 09:15) and a challenge expiring at 09:11
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            Self.phone,
+            line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("challenge.issued", at: "2026-03-01T09:10:00Z", data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"new","expiresAt":"2026-03-01T09:11:00Z"}"#),
+        ].joined(separator: "\n"))
+        func ask(_ asOf: String) throws -> (cooling: JSON, pending: Int, outcome: JSON?) {
+            let o = QueryOptions(asOf: t(asOf))
+            return (try ledger.cooling("alice", o), try ledger.pending("alice", o).arrayValue!.count,
+                    try ledger.challenge("alice", "c1", o)["outcome"])
+        }
+        // When asked at several times, with no later event
+        let a = try ask("2026-03-01T09:10:59.999Z"), b = try ask("2026-03-01T09:11:00Z"), c = try ask("2026-03-01T09:15:00Z")
+        // Then expiry and cooling follow the as-of time
+        #expect(a.cooling["active"] == .bool(true) && a.pending == 1 && a.outcome == .string("pending"))
+        #expect(b.cooling["until"] == .string("2026-03-01T09:15:00.000Z") && b.pending == 0 && b.outcome == .string("expired"))
+        #expect(c.cooling["active"] == .bool(false) && c.cooling["statusCode"] == .int(100))
+        // And an as-of time before the rename ignores it
+        let d = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
+        #expect(d["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
+        #expect(d["cooling"]?["active"] == .bool(false))
+        #expect(refusal { _ = try ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
+    }
+
+    @Test func aPolicyChangeAppliesFromItsPositionOn() throws {
+        // Given a rename under the default cooling, then policy.set coolingSeconds 60, then a rename
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            Self.phone,
+            line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("policy.set", user: nil, at: "2026-03-01T09:11:00Z", data: #"{"coolingSeconds":60}"#),
+        ].joined(separator: "\n"))
+        // When renaming at 09:14:59 (inside the first window, which keeps its 300 s)
+        let e = refusal { try ledger.importText(line("device.renamed", at: "2026-03-01T09:14:59Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
+        // Then it is refused until 09:15; at 09:15 it is accepted and opens a 60 s window
+        #expect(e?.code == .coolingPeriodActive && e?.until == t("2026-03-01T09:15:00Z"))
+        try ledger.importText(line("device.renamed", at: "2026-03-01T09:15:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#))
+        let c = try ledger.cooling("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
+        #expect(c["until"] == .string("2026-03-01T09:16:00.000Z"))
+        #expect(try ledger.policy().coolingSeconds == 60)
+    }
+}
+
+/// Idempotency compares content as JSON: member order is not content.
+@Suite struct IdempotencyTests {
+    @Test func memberOrderOfMetaAndContextDoesNotMakeADifferentEvent() throws {
+        // Given a challenge with meta and context, with an explicit id
+        let id = "c0000000-0000-4000-8000-000000000001"
+        let a = #"{"id":"\#(id)","type":"challenge.issued","user":"alice","at":"2026-03-01T09:00:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"x","expiresAt":"2026-03-01T09:01:00Z","context":{"ip":"192.0.2.1","app":"web"}},"meta":{"actor":"user","requestId":"r1"}}"#
+        let ledger = try Support.freshLedger()
+        try ledger.importText(a)
+        // When the same event is appended with members in another order and the time in another zone
+        let b = #"{"meta":{"requestId":"r1","actor":"user"},"data":{"context":{"app":"web","ip":"192.0.2.1"},"expiresAt":"2026-03-01T10:01:00+01:00","requestingDeviceId":"x","action":"login","challengeId":"c1"},"at":"2026-03-01T09:00:00.000999Z","user":"alice","type":"challenge.issued","id":"\#(id)"}"#
+        let outcome = try ledger.importText(b)
+        // Then it is the same event: skipped
+        #expect(outcome.appended.isEmpty && outcome.duplicates == 1)
+        // And a different value is still a different event
+        let c = a.replacingOccurrences(of: "\"web\"", with: "\"ios\"")
+        #expect(refusal { try ledger.importText(c) }?.code == .duplicateEventId)
+    }
+}
+
+/// As-of queries replay history that the rules accepted: they never refuse it again.
+@Suite struct AsOfPolicyTests {
+    @Test func aPolicyRecordedWithALaterClockStillGovernsTheEventsAfterIt() throws {
+        // Given policy.set coolingSeconds 0 at seq 1 — its stream's clock reads 12:00 —
+        // and then alice's renames at 09:01 and 09:02, accepted under that policy
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            line("policy.set", user: nil, at: "2026-03-01T12:00:00Z", data: #"{"coolingSeconds":0}"#),
+            LedgerTests.phone,
+            line("device.renamed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
+            line("device.renamed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#),
+        ].joined(separator: "\n"))
+        // When asked as of 11:00 (before the policy event's own time), maintained and from scratch
+        for fromScratch in [false, true] {
+            let o = QueryOptions(asOf: t("2026-03-01T11:00:00Z"), fromScratch: fromScratch)
+            let answer = try ledger.devices("alice", o)
+            // Then the answer is the accepted history under the policy in force at each event's position
+            #expect(answer["devices"]?.arrayValue?.first?["name"] == .string("Phone Three"))
+            #expect(answer["cooling"]?["active"] == .bool(false))
+        }
+        let history = try ledger.history("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
+        #expect(history.count == 3)
+    }
+}

@@ -1,0 +1,65 @@
+import AuthLedger
+import Testing
+
+/// The read side's shapes and orders (SPEC 3).
+@Suite struct ViewsTests {
+    static func ev(_ type: String, _ at: String, _ data: String) -> String {
+        line(type, user: "u", at: "2026-04-01T\(at)Z", data: data)
+    }
+    static func reg(_ id: String, _ at: String, via: String) -> String {
+        ev("device.registered", at, #"{"deviceId":"\#(id)","name":"Device \#(id)","kind":"other","binding":"permanent","via":"\#(via)"}"#)
+    }
+
+    @Test func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId() throws {
+        // Given devices registered at the same time (no cooling) and pending ones requested around them
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            line("policy.set", user: nil, at: "2026-04-01T09:00:00Z", data: #"{"coolingSeconds":0}"#),
+            Self.ev("device.verification_requested", "09:59:00", #"{"deviceId":"zz-early"}"#),
+            Self.reg("m", "10:00:00", via: "initial"),
+            Self.reg("b", "10:00:00", via: "admin"),
+            Self.reg("0a", "10:00:00", via: "admin"),
+            Self.ev("device.verification_requested", "10:00:00", #"{"deviceId":"c-pending"}"#),
+            Self.ev("device.verification_requested", "10:01:00", #"{"deviceId":"a-late"}"#),
+        ].joined(separator: "\n"))
+        // When listed
+        let answer = try ledger.devices("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
+        let devices = answer["devices"]!.arrayValue!
+        // Then by time, ties by deviceId, pending ones by their request time
+        #expect(devices.map { $0["deviceId"]!.stringValue! } == ["zz-early", "0a", "b", "c-pending", "m", "a-late"])
+        #expect(devices.map { $0["current"]! } == [false, false, true, false, false, false].map(JSON.bool))
+        let pending = devices[0]
+        for key in ["registeredAt", "lastAccessAt", "binding", "via"] { #expect(pending[key] == .null, "\(key)") }
+        #expect(pending["requestedAt"] == .string("2026-04-01T09:59:00.000Z"))
+        #expect(pending["status"] == .string("pending"))
+    }
+
+    @Test func anUnknownUserHasEmptyAnswers() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
+        let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
+        #expect(try ledger.devices("nobody", o)["devices"] == .array([]))
+        #expect(try ledger.cooling("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100)),
+                                                              ("position", .int(1)), ("asOf", .string("2026-04-01T11:00:00.000Z"))]))
+        #expect(try ledger.pending("nobody", o) == .array([]))
+        #expect(try ledger.history("nobody", o).isEmpty)
+        #expect(refusal { _ = try ledger.challenge("nobody", "c1", o) }?.code == .challengeNotFound)
+    }
+
+    @Test func theChallengeViewHidesTheOutcomeFromTheRequester() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText([
+            Self.reg("phone", "10:00:00", via: "initial"),
+            Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),
+        ].joined(separator: "\n"))
+        let o = QueryOptions(asOf: t("2026-04-01T10:01:30Z"))
+        let pending = try ledger.pending("u", o).arrayValue!
+        #expect(pending.count == 1)
+        #expect(pending[0]["action"] == .string("update_profile"))
+        #expect(pending[0]["context"] == .object([("app", .string("portal")), ("bindingMessage", .string("Change e-mail"))]))
+        var r = o
+        r.asRequester = true
+        #expect(try ledger.challenge("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
+        #expect(try ledger.challenge("u", "c1", o)["outcome"] == .string("pending"))
+    }
+}
