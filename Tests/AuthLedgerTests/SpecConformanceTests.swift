@@ -1,0 +1,65 @@
+import AuthLedger
+import Foundation
+import Testing
+
+/// Black-box checks of the built CLI against shared/SPEC.md sections 1–4: each test
+/// locks one place where the CLI once deviated from the contract.
+@Suite(.serialized) struct SpecConformanceTests {
+    let store = Support.tempDir("authledger-spec") + "/store"
+
+    func al(_ args: String..., now: String? = nil, stdin: String? = nil) throws -> CLIRun {
+        var a = Array(args) + ["--store", store]
+        if let now { a += ["--now", now] }
+        return try CLI.run(a, stdin: stdin)
+    }
+
+    func keys(_ j: JSON?) -> [String] { j?.objectValue?.map(\.0) ?? [] }
+
+    static let deviceKeys = ["deviceId", "name", "kind", "platform", "binding", "status", "via",
+                             "registeredAt", "lastAccessAt", "pushEnrolled", "current"]
+
+    // SPEC 3 devices: each device has exactly the listed members; a device that was never
+    // registered (pending, or revoked while pending) also has `requestedAt`.
+    @Test func devicesHaveExactlyTheMembersOfTheSpec() throws {
+        #expect(try al("import", Support.fixture("scenarios/01-first-device-email-link.jsonl").path).status == 0)
+        // 09:12: iphone active, laptop pending
+        let early = try #require(try al("devices", "alice", "--json", "--as-of", "2026-03-01T09:12:00Z").json)
+        #expect(keys(early) == ["user", "position", "asOf", "devices", "cooling"])
+        #expect(keys(early["cooling"]) == ["active", "until", "statusCode"])
+        let listed = try #require(early["devices"]?.arrayValue)
+        #expect(listed.count == 2)
+        #expect(Set(keys(listed[0])) == Set(Self.deviceKeys))
+        #expect(Set(keys(listed[1])) == Set(Self.deviceKeys + ["requestedAt"]))
+        #expect(listed[1]["requestedAt"] == .string("2026-03-01T09:12:00.000Z"))
+        // 09:35 with revoked ones: laptop registered (after a request), tablet revoked while pending
+        let later = try #require(try al("devices", "alice", "--json", "--include-revoked", "--as-of", "2026-03-01T09:35:00Z").json)
+        let byId = Dictionary(uniqueKeysWithValues: try #require(later["devices"]?.arrayValue).map { ($0["deviceId"]!.stringValue!, $0) })
+        #expect(Set(keys(byId["laptop"])) == Set(Self.deviceKeys))
+        #expect(byId["laptop"]?["status"] == .string("active"))
+        #expect(Set(keys(byId["tablet"])) == Set(Self.deviceKeys + ["requestedAt"]))
+        #expect(byId["tablet"]?["status"] == .string("revoked"))
+        #expect(byId["tablet"]?["registeredAt"] == .null)
+        // A device revoked after registration keeps the members of a registered one
+        let end = try #require(try al("devices", "alice", "--json", "--include-revoked", "--as-of", "2026-03-01T09:45:00Z").json)
+        let laptop = end["devices"]?.arrayValue?.first { $0["deviceId"] == .string("laptop") }
+        #expect(Set(keys(laptop)) == Set(Self.deviceKeys))
+        #expect(laptop?["status"] == .string("revoked"))
+        #expect(laptop?["via"] == .string("email_link"))
+    }
+
+    // SPEC 3 cooling `{"user","active","until","statusCode"}` and challenge
+    // `{"challengeId","status","outcome"}`: nothing more.
+    @Test func coolingAndChallengeAnswersHaveExactlyTheMembersOfTheSpec() throws {
+        #expect(try al("import", Support.fixture("scenarios/02-trusted-device-approval.jsonl").path).status == 0)
+        let cooling = try al("cooling", "bob", "--json", "--at", "4", "--as-of", "2026-03-02T08:10:00Z").json
+        #expect(cooling == .object([("user", .string("bob")), ("active", .bool(true)),
+                                    ("until", .string("2026-03-02T08:12:00.000Z")), ("statusCode", .int(146))]))
+        let idle = try al("cooling", "nobody", "--json", now: "2026-03-02T08:10:00Z").json
+        #expect(idle == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
+        let owner = try al("challenge", "bob", "c-login-2", "--json", now: "2026-03-02T09:00:00Z").json
+        #expect(keys(owner) == ["challengeId", "status", "outcome"])
+        #expect(owner?["status"] == .string("not_approved"))
+        let approved = try al("challenge", "bob", "c-login-1", "--json", now: "2026-03-02T09:00:00Z").json
+        #expect(approved == .object([("challengeId", .string("c-login-1")), ("status", .string("approved")), ("outcome", .string("approved"))]))
+    }
+}
