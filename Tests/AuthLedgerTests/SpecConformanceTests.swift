@@ -62,4 +62,23 @@ import Testing
         let approved = try al("challenge", "bob", "c-login-1", "--json", now: "2026-03-02T09:00:00Z").json
         #expect(approved == .object([("challengeId", .string("c-login-1")), ("status", .string("approved")), ("outcome", .string("approved"))]))
     }
+
+    // SPEC 1.1/1.2: user keys are 1–128 characters and `$` keys are reserved; a query for
+    // one is `invalid_event` (exit 1), not a storage failure. `export --user $system`
+    // still gives the policy stream to auditors.
+    @Test func queriesRefuseKeysThatCannotBeUsers() throws {
+        #expect(try al("set-policy", "--cooling-seconds", "60", now: "2026-06-01T09:00:00Z").status == 0)
+        #expect(try al("register", "alice", "phone", "--name", "Alice Phone", now: "2026-06-01T09:01:00Z").status == 0)
+        for query in [["devices"], ["cooling"], ["pending"], ["history"], ["challenge"]] {
+            for user in ["$system", "", String(repeating: "u", count: 129)] {
+                let r = try CLI.run(query + [user] + (query == ["challenge"] ? ["c1"] : []) + ["--json", "--store", store])
+                #expect(r.status == 1, "\(query) \(user)")
+                #expect(r.stderr.hasPrefix("error: invalid_event: "), "\(query) \(user): \(r.stderr)")
+            }
+        }
+        let policy = try al("export", "--user", "$system").stdout.split(separator: "\n")
+        #expect(policy.count == 1 && policy[0].contains("\"policy.set\""))
+        let empty = try al("export", "--user", "")
+        #expect(empty.status == 1 && empty.stderr.hasPrefix("error: invalid_event: "))
+    }
 }

@@ -115,21 +115,25 @@ public enum Views {
 
 extension Ledger {
     public func devices(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.devices(s, position: pos, options: o)
     }
 
     public func cooling(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.coolingAnswer(s, position: pos, options: o)
     }
 
     public func pending(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.pending(s, options: o)
     }
 
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         guard let c = s.challenges[id] else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
         return Views.challenge(c, options: o)
@@ -137,6 +141,7 @@ extension Ledger {
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
+        try EventDecoder.checkUser(user)
         let through = o.position ?? .max
         var out: [RecordedEvent] = []
         try forEachEvent(user: user, through: through) { e in
