@@ -37,6 +37,11 @@ func normalisedArguments(_ args: [String]) -> [String] {
 }
 
 let arguments = normalisedArguments(Array(CommandLine.arguments.dropFirst()))
+// No subcommand at all is a usage error (exit 2), with the help on stderr.
+if arguments.isEmpty {
+    Output.error(AuthLedgerCLI.helpMessage())
+    exit(2)
+}
 do {
     var command = try AuthLedgerCLI.parseAsRoot(arguments)
     if var asyncCommand = command as? AsyncParsableCommand {

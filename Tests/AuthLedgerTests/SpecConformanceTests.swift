@@ -81,4 +81,12 @@ import Testing
         let empty = try al("export", "--user", "")
         #expect(empty.status == 1 && empty.stderr.hasPrefix("error: invalid_event: "))
     }
+
+    // SPEC 4: exit 2 for usage — `set-policy` with nothing to set, and no subcommand at all.
+    @Test func missingArgumentsAreUsageErrors() throws {
+        let r = try al("set-policy", now: "2026-06-01T09:00:00Z")
+        #expect(r.status == 2)
+        #expect(try al("export").stdout.isEmpty)
+        #expect(try CLI.run([]).status == 2)
+    }
 }
