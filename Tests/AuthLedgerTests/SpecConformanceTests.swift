@@ -89,4 +89,30 @@ import Testing
         #expect(try al("export").stdout.isEmpty)
         #expect(try CLI.run([]).status == 2)
     }
+
+    // SPEC 1.2: an export edited before re-import (a line dropped, a value changed) is
+    // refused with `chain_mismatch` at that line, whatever rule the edit also breaks.
+    @Test func anEditedExportIsAChainMismatch() throws {
+        #expect(try al("import", Support.fixture("scenarios/01-first-device-email-link.jsonl").path).status == 0)
+        let lines = try al("export").stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 10)
+        func importFresh(_ ls: [String]) throws -> CLIRun {
+            let other = Support.tempDir("authledger-spec") + "/copy"
+            return try CLI.run(["import", "-", "--store", other], stdin: ls.joined(separator: "\n") + "\n")
+        }
+        // Unedited: the same head
+        let same = try importFresh(lines)
+        #expect(same.status == 0)
+        #expect(same.stdout.contains(lines[9].split(separator: "\"hash\":\"").last!.prefix(64)))
+        // Line 5 (the laptop's registration) dropped: line 5 now claims seq 6
+        let dropped = try importFresh(Array(lines[0..<4] + lines[5...]))
+        #expect(dropped.status == 1)
+        #expect(dropped.stderr.hasPrefix("error: chain_mismatch: - line 5: "), "\(dropped.stderr)")
+        // A name changed to one the rules refuse: still chain_mismatch, at that line
+        let edited = lines.enumerated().map { i, l in i == 2 ? l.replacingOccurrences(of: "Work Laptop", with: "WL") : l }
+        #expect(edited != lines)
+        let r = try importFresh(edited)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("error: chain_mismatch: - line 3: "), "\(r.stderr)")
+    }
 }
