@@ -115,4 +115,12 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderr.hasPrefix("error: chain_mismatch: - line 3: "), "\(r.stderr)")
     }
+
+    // SPEC 1.1: a UTF-8 byte order mark before the first line is not part of the JSON.
+    @Test func aByteOrderMarkIsSkipped() throws {
+        let event = #"{"type":"device.registered","user":"alice","at":"2026-03-01T09:00:00Z","data":{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile","binding":"permanent","via":"initial"}}"#
+        let r = try al("import", "-", stdin: "\u{FEFF}" + event + "\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("appended 1 events"))
+    }
 }
