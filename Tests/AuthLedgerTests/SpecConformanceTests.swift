@@ -123,4 +123,70 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("appended 1 events"))
     }
+
+    static let registered = #"{"type":"device.registered","user":"alice","at":"2026-03-01T09:00:00Z","data":{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile","binding":"permanent","via":"initial"}}"#
+
+    // SPEC 1.1: what `import` refuses as `invalid_event`, naming the line, with nothing appended.
+    @Test(arguments: [
+        "not json",
+        #"["device.accessed"]"#,
+        #"{"type":"device.unknown","user":"alice","at":"2026-03-01T10:00:00Z","data":{}}"#,
+        #"{"user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"alice","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z"}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00+0100","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":1772359200,"data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone","extra":1}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"extra":1}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":7}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":""}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"id":"not-a-uuid"}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"meta":{"actor":"root"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"meta":{"actor":"device:"}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"meta":{"ip":1}}"#,
+        #"{"type":"device.accessed","user":"$alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"device.accessed","user":"","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"}}"#,
+        #"{"type":"policy.set","user":"alice","at":"2026-03-01T10:00:00Z","data":{"coolingSeconds":60}}"#,
+        #"{"type":"policy.set","at":"2026-03-01T10:00:00Z","data":{"coolingSeconds":"60"}}"#,
+        #"{"type":"policy.set","at":"2026-03-01T10:00:00Z","data":{"coolingSeconds":60,"unknownSetting":1}}"#,
+        #"{"type":"device.registered","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"ipad","name":"Alice iPad","kind":"tv","binding":"permanent","via":"admin"}}"#,
+        #"{"type":"device.registered","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"ipad","name":"Alice iPad","kind":"tablet","binding":"permanent","via":"admin","grantId":"g1"}}"#,
+        #"{"type":"device.registered","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"ipad","name":"Alice iPad","kind":"tablet","binding":"permanent","via":"otp"}}"#,
+        #"{"type":"challenge.issued","user":"alice","at":"2026-03-01T10:00:00Z","data":{"challengeId":"c1","action":"Login","requestingDeviceId":"ipad","expiresAt":"2026-03-01T10:01:00Z"}}"#,
+        #"{"type":"challenge.issued","user":"alice","at":"2026-03-01T10:00:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"ipad","expiresAt":"2026-03-01T10:01:00Z","context":{"ip":1}}}"#,
+        #"{"type":"device.accessed","user":"alice","at":"2026-03-01T10:00:00Z","data":{"deviceId":"iphone"},"seq":"2"}"#,
+    ])
+    func malformedLinesAreInvalidEventAtTheirLine(_ bad: String) throws {
+        let r = try al("import", "-", stdin: "# a comment\n" + Self.registered + "\n\n" + bad + "\n")
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("error: invalid_event: - line 4: "), "\(r.stderr)")
+        #expect(try al("export").stdout.isEmpty)
+    }
+
+    // SPEC 1.1/1.2: accepted forms and their normalisation.
+    @Test func zonesFractionsAndIdsAreNormalised() throws {
+        let text = [
+            "# times in any zone, ids in any case, CRLF line ends",
+            #"{"type":"device.registered","user":"alice","at":"2026-03-01T10:00:00.123456+01:00","data":{"deviceId":"iphone","name":"  Alice iPhone ","kind":"mobile","binding":"permanent","via":"initial"},"id":"0F8FAD5B-D9CB-469F-A165-70867728950E","meta":{"actor":"service:auth","requestId":"r-1"}}"#,
+            #"{"type":"policy.set","at":"2026-03-01t09:00:00z","data":{"coolingSeconds":60}}"#,
+            #"{"type":"challenge.issued","user":"alice","at":"2026-03-01T04:00:01-05:00","data":{"challengeId":"c1","action":"step_up2","requestingDeviceId":"web","expiresAt":"2026-03-01T09:01:01.9999Z"}}"#,
+        ].joined(separator: "\r\n")
+        let r = try al("import", "-", "--json", stdin: text)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.json?["appended"] == .int(3))
+        let events = try al("export").stdout.split(separator: "\n").map { try JSON.parse(String($0)) }
+        #expect(events.map { $0["at"] } == ["2026-03-01T09:00:00.123Z", "2026-03-01T09:00:00.000Z", "2026-03-01T09:00:01.000Z"].map(JSON.string))
+        #expect(events[0]["id"] == .string("0f8fad5b-d9cb-469f-a165-70867728950e"))
+        #expect(events[0]["data"]?["name"] == .string("  Alice iPhone "))  // recorded as given
+        #expect(events[1]["user"] == nil && events[1]["version"] == .int(1))
+        #expect(events[2]["data"]?["expiresAt"] == .string("2026-03-01T09:01:01.999Z"))
+        // The same id again with the same content (other member order in meta) is a skipped duplicate
+        let dup = #"{"type":"device.registered","user":"alice","at":"2026-03-01T09:00:00.123Z","data":{"deviceId":"iphone","name":"  Alice iPhone ","kind":"mobile","binding":"permanent","via":"initial"},"id":"0f8fad5b-d9cb-469f-a165-70867728950e","meta":{"requestId":"r-1","actor":"service:auth"}}"#
+        let skipped = try al("import", "-", "--json", stdin: dup)
+        #expect(skipped.json?["appended"] == .int(0) && skipped.json?["duplicates"] == .int(1))
+        let changed = try al("import", "-", stdin: dup.replacingOccurrences(of: "r-1", with: "r-2"))
+        #expect(changed.status == 1 && changed.stderr.hasPrefix("error: duplicate_event_id: - line 1: "))
+    }
 }
