@@ -189,4 +189,36 @@ import Testing
         let changed = try al("import", "-", stdin: dup.replacingOccurrences(of: "r-1", with: "r-2"))
         #expect(changed.status == 1 && changed.stderr.hasPrefix("error: duplicate_event_id: - line 1: "))
     }
+
+    // SPEC 1.1/1.2: the command side appends only events `import` accepts, so an export of
+    // any store re-imports with the same hashes. Free-text options with control characters
+    // (or an empty push token) were appended and made the export un-importable.
+    @Test func commandsAppendOnlyWhatImportAccepts() throws {
+        let now = "2026-06-01T09:00:00Z"
+        #expect(try al("register", "alice", "phone", "--name", "Alice Phone", "--push-token", "tok-1", now: now).status == 0)
+        let refused: [[String]] = [
+            ["register", "alice", "tablet", "--name", "Alice Tablet", "--via", "admin", "--platform", "i\nos"],
+            ["register", "alice", "tablet", "--name", "Alice Tablet", "--via", "admin", "--app-id", "a\tb"],
+            ["register", "alice", "tablet", "--name", "Alice Tablet", "--via", "admin", "--push-token", ""],
+            ["request-verification", "alice", "laptop", "--platform", "mac\u{7}"],
+            ["revoke", "alice", "phone", "--reason", "lost\u{1b}"],
+            ["revoke-all", "alice", "--reason", "a\nb"],
+            ["issue-challenge", "alice", "--device", "web", "--context", "ip=1\n2"],
+            ["update-push-token", "alice", "phone", ""],
+        ]
+        for args in refused {
+            let r = try CLI.run(args + ["--store", store, "--now", now])
+            #expect(r.status == 1, "\(args)")
+            #expect(r.stderr.hasPrefix("error: invalid_event: "), "\(args): \(r.stderr)")
+        }
+        #expect(try al("export").stdout.split(separator: "\n").count == 1)
+        // What the commands did append re-imports into a fresh store with the same head
+        #expect(try al("issue-challenge", "alice", "--device", "web", "--context", "ip=203.0.113.7", "--context", "app=portal", now: now).status == 0)
+        #expect(try al("revoke-all", "alice", "--reason", "lost phone", "--actor", "admin:support", now: now).status == 0)
+        let export = try al("export").stdout
+        let other = Support.tempDir("authledger-spec") + "/copy"
+        let imported = try CLI.run(["import", "-", "--json", "--store", other], stdin: export)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try CLI.run(["export", "--store", other]).stdout == export)
+    }
 }
