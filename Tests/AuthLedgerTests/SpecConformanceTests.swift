@@ -245,4 +245,13 @@ import Testing
         }
         #expect(try al("verify").status == 0)
     }
+
+    // README quick start: `demo` loads the recorded scenarios (not their .expect.jsonl answers).
+    @Test func theDemoLoadsTheScenarios() throws {
+        let r = try al("demo")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("05-otp-reregistration.jsonl: appended "))
+        #expect(!r.stdout.contains("expect"))
+        #expect(try al("verify").status == 0)
+    }
 }
