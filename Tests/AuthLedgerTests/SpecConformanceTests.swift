@@ -254,4 +254,31 @@ import Testing
         #expect(!r.stdout.contains("expect"))
         #expect(try al("verify").status == 0)
     }
+
+    // SPEC 1.1: a user key is 1–128 characters. 128 four-byte characters (512 UTF-8 bytes)
+    // overflowed LMDB's 511-byte key limit in the stream index: storage_error on append.
+    @Test func theLongestUserKeysAreStored() throws {
+        let longest = String(repeating: "\u{1F600}", count: 128), almost = String(repeating: "\u{1F600}", count: 127) + "a"
+        for (user, device) in [(longest, "phone"), (almost, "phone")] {
+            let r = try al("register", user, device, "--name", "Phone one", now: "2026-06-01T09:00:00Z")
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        #expect(try al("issue-challenge", longest, "--device", "tablet", now: "2026-06-01T09:00:01Z").status == 0)
+        for user in [longest, almost] {
+            let devices = try al("devices", user, "--json", now: "2026-06-01T09:00:02Z").json
+            #expect(devices?["devices"]?.arrayValue?.count == 1)
+        }
+        #expect(try al("pending", longest, "--json", now: "2026-06-01T09:00:02Z").json?.arrayValue?.count == 1)
+        #expect(try al("pending", almost, "--json", now: "2026-06-01T09:00:02Z").json?.arrayValue?.count == 0)
+        #expect(try al("history", longest, "--json", now: "2026-06-01T09:00:02Z").json?.arrayValue?.count == 2)
+        #expect(try al("verify").status == 0)
+        #expect(try al("replay").status == 0)
+        // The sweeper finds the user behind a long key
+        let swept = try al("expire-challenges", now: "2026-06-01T10:00:00Z")
+        #expect(swept.stdout.contains("challenge.expired"))
+        let last = try JSON.parse(String(try al("export").stdout.split(separator: "\n").last!))
+        #expect(last["user"] == .string(longest))
+        #expect(try al("verify").status == 0)
+        #expect(try al("export", "--user", longest).stdout.split(separator: "\n").count == 3)
+    }
 }
