@@ -281,4 +281,21 @@ import Testing
         #expect(try al("verify").status == 0)
         #expect(try al("export", "--user", longest).stdout.split(separator: "\n").count == 3)
     }
+
+    // SPEC 4: global options before the subcommand's name, and `$AUTHLEDGER_STORE` as the default store.
+    @Test func globalOptionsAndTheStoreFromTheEnvironment() throws {
+        let put = try CLI.run(["--store", store, "--now", "2026-06-01T09:00:00Z", "--json", "register", "alice", "phone", "--name", "Alice Phone"])
+        #expect(put.status == 0, "\(put.stderr)")
+        #expect(put.json?["events"]?.arrayValue?.first?["seq"] == .int(1))
+        let before = try CLI.run(["--store", store, "--json", "devices", "alice", "--as-of", "2026-06-01T09:00:00Z"]).json
+        let after = try CLI.run(["devices", "alice", "--json", "--store", store, "--as-of", "2026-06-01T09:00:00Z"]).json
+        let equals = try CLI.run(["--store=\(store)", "--now=2026-06-01T09:00:00Z", "--json", "devices", "alice"]).json
+        #expect(before != nil && before == after && after == equals)
+        let fromEnv = try CLI.exec(Support.binary, ["devices", "alice", "--json", "--now", "2026-06-01T09:00:00Z"], env: ["AUTHLEDGER_STORE": store])
+        #expect(fromEnv.json == before)
+        // --store wins over the environment
+        let other = Support.tempDir("authledger-spec") + "/other"
+        let explicit = try CLI.exec(Support.binary, ["devices", "alice", "--json", "--store", other, "--now", "2026-06-01T09:00:00Z"], env: ["AUTHLEDGER_STORE": store])
+        #expect(explicit.json?["devices"] == .array([]))
+    }
 }
