@@ -222,30 +222,6 @@ import Testing
         #expect(try CLI.run(["export", "--store", other]).stdout == export)
     }
 
-    // SPEC 1.1: the stream key is the `user` string as given. "jos\u{E9}" and "jose\u{301}"
-    // are equal Swift strings (canonical equivalence) but two streams in the log; keyed
-    // by String, import merged them (device_exists), and verify called a valid log tampered.
-    @Test func usersThatDifferOnlyInUnicodeNormalisationAreTwoStreams() throws {
-        func reg(_ user: String, _ at: String) -> String {
-            #"{"type":"device.registered","user":"\#(user)","at":"2026-03-01T\#(at)Z","data":{"deviceId":"p","name":"Phone one","kind":"mobile","binding":"permanent","via":"initial"}}"#
-        }
-        let nfc = "jos\u{E9}", nfd = "jose\u{301}"
-        #expect(Array(nfc.utf8) != Array(nfd.utf8))
-        // One import holding both streams
-        let both = try al("import", "-", stdin: reg(nfc, "09:00:00") + "\n" + reg(nfd, "09:01:00") + "\n")
-        #expect(both.status == 0, "\(both.stderr)")
-        let verify = try al("verify")
-        #expect(verify.status == 0, "\(verify.stderr)")
-        #expect(try al("replay").status == 0)
-        for user in [nfc, nfd] {
-            let devices = try al("devices", user, "--json", now: "2026-03-01T10:00:00Z").json
-            #expect(devices?["devices"]?.arrayValue?.count == 1, "\(user)")
-            let history = try al("history", user, "--json", now: "2026-03-01T10:00:00Z").json
-            #expect(history?.arrayValue?.map { $0["version"] } == [.int(1)], "\(user)")
-        }
-        #expect(try al("verify").status == 0)
-    }
-
     // README quick start: `demo` loads the recorded scenarios (not their .expect.jsonl answers).
     @Test func theDemoLoadsTheScenarios() throws {
         let r = try al("demo")

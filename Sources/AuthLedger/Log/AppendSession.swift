@@ -1,12 +1,3 @@
-/// A stream key compared byte for byte, as LMDB compares it. Swift's `String` equality
-/// is canonical equivalence ("jos\u{E9}" == "jose\u{301}"), but those are two streams in
-/// the log: dictionaries keyed by `String` merged them, so a valid log failed `verify`
-/// and `replay`, and an import holding both was refused.
-struct StreamKey: Hashable {
-    let bytes: [UInt8]
-    init(_ s: String) { bytes = Array(s.utf8) }
-}
-
 /// The result of one append request.
 public struct AppendOutcome: Sendable {
     /// The events this request appended, in order.
@@ -36,13 +27,12 @@ public struct AppendRequest: Sendable {
 final class AppendSession {
     let w: any StorageWriter
     private(set) var head: Head
-    // Keyed byte for byte, as LMDB keys the streams (see `StreamKey`).
-    private var users: [StreamKey: UserState] = [:]
-    private var dirtyUsers: Set<StreamKey> = []
+    private var users: [String: UserState] = [:]
+    private var dirtyUsers: Set<String> = []
     private var system: SystemState?
     private var systemDirty = false
     // Undo log of the current request: the cached value before its first change.
-    private var undoUsers: [StreamKey: UserState?] = [:]
+    private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
 
@@ -52,11 +42,11 @@ final class AppendSession {
     }
 
     func userState(_ user: String) throws -> UserState {
-        if let s = users[StreamKey(user)] { return s }
+        if let s = users[user] { return s }
         let s = try w.projectionState(user).map { bytes in
             try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
         } ?? UserState(user: user)
-        users[StreamKey(user)] = s
+        users[user] = s
         return s
     }
 
@@ -68,10 +58,9 @@ final class AppendSession {
     }
 
     private func setUser(_ s: UserState) {
-        let key = StreamKey(s.user)
-        if inRequest && undoUsers[key] == nil { undoUsers[key] = .some(users[key]) }
-        users[key] = s
-        dirtyUsers.insert(key)
+        if inRequest && undoUsers[s.user] == nil { undoUsers[s.user] = .some(users[s.user]) }
+        users[s.user] = s
+        dirtyUsers.insert(s.user)
     }
 
     private func setSystem(_ s: SystemState) {
@@ -81,7 +70,7 @@ final class AppendSession {
     }
 
     private var savedHead = Head.empty
-    private var savedDirty: (Set<StreamKey>, Bool) = ([], false)
+    private var savedDirty: (Set<String>, Bool) = ([], false)
 
     /// Marks the start of a request whose cached changes may have to be undone.
     func beginRequest() throws {
@@ -196,10 +185,7 @@ final class AppendSession {
 
     /// Writes maintained projections, head and checkpoint (same transaction as the events).
     func finish() throws {
-        for key in dirtyUsers {
-            let s = users[key]!
-            try w.putProjectionState(s.user, StateCodec.encode(s))
-        }
+        for user in dirtyUsers { try w.putProjectionState(user, StateCodec.encode(users[user]!)) }
         if systemDirty, let s = system { try w.putProjectionState(systemStream, StateCodec.encode(s)) }
         try w.setHead(head)
         try w.setCheckpoint(head.seq)

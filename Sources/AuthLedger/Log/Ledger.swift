@@ -194,7 +194,7 @@ public final class Ledger: @unchecked Sendable {
         try storage.read { r in
             var prev = Hash32.zero
             var expected: UInt64 = 1
-            var versions: [StreamKey: UInt64] = [:]
+            var versions: [String: UInt64] = [:]
             try r.scan(from: 0) { seq, bytes in
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
@@ -204,9 +204,9 @@ public final class Ledger: @unchecked Sendable {
                 let hash = RecordedEvent.computeHash(rec.event, seq: seq, version: rec.version, prev: prev)
                 guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
                 let stream = rec.event.stream
-                let v = versions[StreamKey(stream), default: 0] + 1
+                let v = versions[stream, default: 0] + 1
                 guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }
-                versions[StreamKey(stream)] = v
+                versions[stream] = v
                 guard try r.seq(forId: rec.id) == seq else { throw LedgerError(.tampered, "id index does not point at this event", seq: seq) }
                 guard try r.seq(stream: stream, version: v) == seq else { throw LedgerError(.tampered, "stream index does not point at this event", seq: seq) }
                 prev = hash
@@ -233,14 +233,14 @@ public final class Ledger: @unchecked Sendable {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
-            var users: [StreamKey: UserState] = [:]
+            var users: [String: UserState] = [:]
             var system = SystemState()
             var n: UInt64 = 0
             try w.scan(from: 1) { seq, bytes in
                 let rec = try EventCodec.decode(bytes, seq: seq)
                 let e = rec.event
                 if let user = e.user {
-                    try users[StreamKey(user), default: UserState(user: user)].evolve(e, policy: system.policy)
+                    try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 } else {
                     try system.evolve(e)
                 }
@@ -248,7 +248,7 @@ public final class Ledger: @unchecked Sendable {
                 if n % 65_536 == 0 { progress?(n, head.seq) }
                 return true
             }
-            for s in users.values { try w.putProjectionState(s.user, StateCodec.encode(s)) }
+            for (user, s) in users { try w.putProjectionState(user, StateCodec.encode(s)) }
             if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
             try w.setCheckpoint(head.seq)
             progress?(n, head.seq)
