@@ -204,6 +204,8 @@ struct SetPolicy: ParsableCommand {
                                         ("grantTtlSeconds", grantTtlSeconds), ("maxDevices", maxDevices)]
         for (k, v) in ints { if let v { members.append((k, .int(v))) } }
         if let protectCurrentDevice { members.append(("protectCurrentDevice", .bool(protectCurrentDevice))) }
+        // Nothing to set is a usage error (exit 2), like a missing argument.
+        guard !members.isEmpty else { throw ValidationError("name at least one setting, e.g. --cooling-seconds N") }
         let data = try EventDecoder.decodeData(.object(members), type: .policySet)
         try CommandRunner(global: global, actor: actor).run(.setPolicy(data))
     }

@@ -15,7 +15,7 @@ struct Demo: ParsableCommand {
         guard let dir = fixtures ?? Demo.locateScenarios() else {
             throw LedgerError(.invalidEvent, "cannot find Fixtures/scenarios; pass --fixtures DIR")
         }
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".expect.jsonl") }.sorted()
         let ledger = try global.openLedger()
         var users: [String] = []
         for name in files {

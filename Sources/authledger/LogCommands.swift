@@ -50,6 +50,8 @@ struct Export: ParsableCommand {
     @Option(help: "Start at this seq (inclusive).") var from: UInt64 = 1
 
     func run() throws {
+        // A user key (SPEC 1.1), or the policy stream `$system` for auditors.
+        if let user, user != systemStream { try EventDecoder.checkUser(user) }
         let ledger = try global.openLedger()
         var buffer = Data()
         try ledger.forEachEvent(from: from, user: user) { e in

@@ -44,6 +44,11 @@ func runAsync(_ command: inout any AsyncParsableCommand) async throws {
 }
 
 let arguments = normalisedArguments(Array(CommandLine.arguments.dropFirst()))
+// No subcommand at all is a usage error (exit 2), with the help on stderr.
+if arguments.isEmpty {
+    Output.error(AuthLedgerCLI.helpMessage())
+    exit(2)
+}
 do {
     var command = try AuthLedgerCLI.parseAsRoot(arguments)
     if var asyncCommand = command as? AsyncParsableCommand {

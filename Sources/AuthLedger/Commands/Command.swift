@@ -186,9 +186,22 @@ extension Ledger {
         for e in decision.events { _ = try EventDecoder.decodeData(e.data.json, type: e.type) }
         var checked = Set<String>()
         for e in decision.events {
+            try Ledger.checkAsFixture(e)
             if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
         }
         return decision.result
+    }
+
+    /// The command side appends only events that `import` would accept (SPEC 1.1, 1.3):
+    /// every field of a decided event passes the fixture decoder, so an export of any
+    /// store re-imports (no control characters in `platform`, `appId`, `reason`,
+    /// `context`; no empty `pushToken`; …).
+    static func checkAsFixture(_ e: Event) throws(LedgerError) {
+        var m: [(String, JSON)] = [("type", .string(e.type.name))]
+        if let u = e.user { m.append(("user", .string(u))) }
+        m += [("at", .string(e.at.formatted)), ("data", e.data.json)]
+        if let meta = e.meta { m.append(("meta", meta.json)) }
+        _ = try EventDecoder.decode(.object(m), allowRecorded: false)
     }
 
     /// Static checks of a command's arguments (same rules as the fixture decoder).

@@ -38,7 +38,9 @@ public enum EventDecoder {
     public static func decodeLines(_ bytes: [UInt8], file: String? = nil) throws(LedgerError) -> [(input: EventInput, line: Int)] {
         var out: [(input: EventInput, line: Int)] = []
         var lineNo = 0
-        for raw in bytes.split(separator: 10, omittingEmptySubsequences: false) {
+        // A UTF-8 byte order mark (as some editors write) is not part of the first line.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
+        for raw in text.split(separator: 10, omittingEmptySubsequences: false) {
             lineNo += 1
             var line = raw
             if line.last == 13 { line = line.dropLast() }

@@ -144,6 +144,14 @@ final class AppendSession {
         if event.id == nil { event.id = .random() }
         let stream = event.stream
         let seq = head.seq + 1
+        // Recorded-form claims are checked before the rules: an edited export (a line
+        // changed, dropped or moved) is `chain_mismatch` (SPEC 1.2), not whichever rule
+        // the edit happens to break next.
+        let claims = input.claims
+        if !claims.isEmpty {
+            let current = event.user == nil ? try systemState().version : try userState(stream).version
+            try checkClaims(claims, event, seq: seq, version: current + 1)
+        }
         let version: UInt64
         if event.user == nil {
             var s = try systemState()
@@ -162,16 +170,21 @@ final class AppendSession {
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
-        let claims = input.claims
-        if let c = claims.seq, c != seq { throw LedgerError(.chainMismatch, "seq \(c) where the ledger assigns \(seq)", field: "seq", seq: seq) }
-        if let c = claims.version, c != version { throw LedgerError(.chainMismatch, "version \(c) where the ledger assigns \(version)", field: "version", seq: seq) }
-        if let c = claims.prev, c != head.hash { throw LedgerError(.chainMismatch, "prev does not match the head hash", field: "prev", seq: seq) }
         let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
-        if let c = claims.hash, c != hash { throw LedgerError(.chainMismatch, "hash does not match the computed hash", field: "hash", seq: seq) }
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
         head = Head(seq: seq, hash: hash)
         return recorded
+    }
+
+    /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.
+    private func checkClaims(_ claims: RecordedClaims, _ event: Event, seq: UInt64, version: UInt64) throws {
+        if let c = claims.seq, c != seq { throw LedgerError(.chainMismatch, "seq \(c) where the ledger assigns \(seq)", field: "seq", seq: seq) }
+        if let c = claims.version, c != version { throw LedgerError(.chainMismatch, "version \(c) where the ledger assigns \(version)", field: "version", seq: seq) }
+        if let c = claims.prev, c != head.hash { throw LedgerError(.chainMismatch, "prev does not match the head hash", field: "prev", seq: seq) }
+        if let c = claims.hash, c != RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash) {
+            throw LedgerError(.chainMismatch, "hash does not match the computed hash", field: "hash", seq: seq)
+        }
     }
 
     private func checkExpected(_ stream: String, _ current: UInt64, _ expected: [String: UInt64], _ checked: inout Set<String>) throws {

@@ -1,4 +1,5 @@
 import CLMDB
+import Crypto
 import Foundation
 import LMDB
 
@@ -52,7 +53,34 @@ final class LMDBAccess: StorageWriter {
     }
 
     static func streamKey(_ stream: String, _ version: UInt64) -> [UInt8] {
-        Array(stream.utf8) + [0] + version.bigEndianBytes
+        storedKey(stream) + [0] + version.bigEndianBytes
+    }
+
+    /// The key bytes of a stream in `streams` and `states`. LMDB keys are at most 511
+    /// bytes, but a user key may be 128 characters (up to 512 UTF-8 bytes) and the
+    /// streams index appends 9 bytes: a key longer than 502 bytes is stored as its first
+    /// 400 bytes ‖ 0x01 ‖ SHA-256 of the whole key (0x01 never occurs in a user key, so
+    /// the two forms cannot meet). Shorter keys are stored as they are, as before.
+    static func storedKey(_ stream: String) -> [UInt8] {
+        let b = Array(stream.utf8)
+        if b.count <= 502 { return b }
+        return Array(b.prefix(400)) + [1] + Array(SHA256.hash(data: b))
+    }
+
+    /// The stream key of a `states` key: itself, or for a digested key the `user` of the
+    /// stream's first event.
+    func streamName(ofStoredKey k: UnsafeRawBufferPointer) throws -> String {
+        guard k.contains(1) else { return String(decoding: k, as: UTF8.self) }
+        let first = Array(k) + [0] + UInt64(1).bigEndianBytes
+        guard let seq = try first.withUnsafeBytes({ try txn.get(s.streams, $0).map { $0.loadBigEndianUInt64() } }) else {
+            throw LedgerError(.tampered, "a projection state has no stream")
+        }
+        return try withEventBytes(seq) { b in
+            guard let b, let user = try EventCodec.decode(b, seq: seq).event.user else {
+                throw LedgerError(.tampered, "stream index points at a missing event", seq: seq)
+            }
+            return user
+        }
     }
 
     func head() throws -> Head {
@@ -82,7 +110,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws {
-        let prefix = Array(stream.utf8) + [0]
+        let prefix = LMDBAccess.storedKey(stream) + [0]
         let c = try txn.cursor(s.streams)
         var entry = try c.seek(prefix)
         while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
@@ -95,13 +123,13 @@ final class LMDBAccess: StorageWriter {
         try LMDBAccess.streamKey(stream, version).withUnsafeBytes { k in try txn.get(s.streams, k).map { $0.loadBigEndianUInt64() } }
     }
 
-    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.states, Array(key.utf8)) }
+    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.states, LMDBAccess.storedKey(key)) }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.states)
         var entry = try c.first()
         while let (k, v) = entry {
-            if try !body(String(decoding: k, as: UTF8.self), v) { return }
+            if try !body(try streamName(ofStoredKey: k), v) { return }
             entry = try c.next()
         }
     }
@@ -144,7 +172,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.states, Array(key.utf8), bytes)
+        try txn.put(s.states, LMDBAccess.storedKey(key), bytes)
     }
 
     func clearProjectionStates() throws { try txn.clear(s.states) }

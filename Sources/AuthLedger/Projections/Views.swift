@@ -34,22 +34,28 @@ public enum Views {
                 ("statusCode", .int(active ? 146 : 100))]
     }
 
+    /// A device as SPEC 3 lists it: exactly these members, plus `requestedAt` for a device
+    /// that was never registered (pending, or revoked while pending), whose `registeredAt`,
+    /// `lastAccessAt`, `binding` and `via` are null.
     public static func device(_ d: DeviceRecord, current: String?) -> JSON {
-        .object([
+        let registered = d.status != .pending && d.registeredAt != nil
+        var m: [(String, JSON)] = [
             ("deviceId", .string(d.deviceId)),
             ("name", d.name.map { .string(EventDecoder.trimName($0)) } ?? .null),
             ("kind", str(d.kind)),
             ("platform", str(d.platform)),
-            ("binding", d.status == .pending ? .null : str(d.binding)),
+            ("binding", registered ? str(d.binding) : .null),
             ("status", .string(d.status.name)),
-            ("via", d.status == .pending ? .null : str(d.via)),
-            ("requestedAt", time(d.requestedAt)),
-            ("registeredAt", d.status == .pending ? .null : time(d.registeredAt)),
-            ("lastAccessAt", d.status == .pending ? .null : time(d.lastAccessAt)),
-            ("revokedAt", time(d.revokedAt)),
+            ("via", registered ? str(d.via) : .null),
+        ]
+        if !registered { m.append(("requestedAt", time(d.requestedAt))) }
+        m += [
+            ("registeredAt", registered ? time(d.registeredAt) : .null),
+            ("lastAccessAt", registered ? time(d.lastAccessAt) : .null),
             ("pushEnrolled", .bool(d.pushToken != nil && d.status == .active)),
             ("current", .bool(current != nil && d.deviceId == current)),
-        ])
+        ]
+        return .object(m)
     }
 
     public static func listedDevices(_ s: UserState, includeRevoked: Bool) -> [DeviceRecord] {
@@ -68,9 +74,9 @@ public enum Views {
         ])
     }
 
+    /// `{"user","active","until","statusCode"}` (SPEC 3), nothing more.
     public static func coolingAnswer(_ s: UserState, position: UInt64, options o: QueryOptions) -> JSON {
-        .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf)
-                + [("position", .int(Int64(position))), ("asOf", .string(o.asOf.formatted))])
+        .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf))
     }
 
     public static func pendingChallenges(_ s: UserState, asOf: Timestamp) -> [ChallengeRecord] {
@@ -100,35 +106,34 @@ public enum Views {
         case .approved: "approved"
         case .denied, .expired: "not_approved"
         }
+        // SPEC 3: `{"challengeId","status","outcome"}`; the requester's view has `status` only.
         var m: [(String, JSON)] = [("challengeId", .string(c.challengeId)), ("status", .string(status))]
-        if !o.asRequester {
-            m.append(("outcome", .string(outcome.name)))
-            m += [("action", .string(c.action)), ("requestingDeviceId", .string(c.requestingDeviceId)),
-                  ("issuedAt", .string(c.issuedAt.formatted)), ("expiresAt", .string(c.expiresAt.formatted)),
-                  ("approverDeviceId", str(outcome == .expired ? nil : c.approverDeviceId)),
-                  ("resolvedAt", time(outcome == .expired && c.resolution == .pending ? c.expiresAt : c.resolvedAt))]
-        }
+        if !o.asRequester { m.append(("outcome", .string(outcome.name))) }
         return .object(m)
     }
 }
 
 extension Ledger {
     public func devices(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.devices(s, position: pos, options: o)
     }
 
     public func cooling(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.coolingAnswer(s, position: pos, options: o)
     }
 
     public func pending(_ user: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.pending(s, options: o)
     }
 
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
+        try EventDecoder.checkUser(user)
         let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         guard let c = s.challenges[id] else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
         return Views.challenge(c, options: o)
@@ -136,6 +141,7 @@ extension Ledger {
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
+        try EventDecoder.checkUser(user)
         let through = o.position ?? .max
         var out: [RecordedEvent] = []
         try forEachEvent(user: user, through: through) { e in
