@@ -300,3 +300,30 @@ import Testing
         #expect(history.count == 3)
     }
 }
+
+/// User keys are stream keys in LMDB (bytes) and dictionary keys in memory (Swift's
+/// canonical equivalence): only normal form C is accepted, so the two always agree.
+@Suite struct UserKeyNormalisationTests {
+    let registered = #"{"deviceId":"phone","name":"José's phone","kind":"mobile","binding":"permanent","via":"initial"}"#
+
+    @Test func aDecomposedUserKeyIsRefusedAndNothingIsAppended() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(line("device.registered", user: "jos\u{e9}", at: "2026-03-01T09:00:00Z", data: registered))
+        let before = try ledger.exportText()
+        let decomposed = line("device.registered", user: "jose\u{301}", at: "2026-03-01T09:01:00Z", data: registered)
+        #expect(throws: LedgerError.self) { try ledger.importText(decomposed) }
+        do { try ledger.importText(decomposed) } catch let e as LedgerError {
+            #expect(e.code == .invalidEvent && e.field == "user")
+        }
+        #expect(try ledger.exportText() == before)
+        #expect(try ledger.verify().seq == 1)
+    }
+
+    @Test func commandsRefuseADecomposedUserKey() throws {
+        let ledger = try Support.freshLedger()
+        #expect(throws: LedgerError.self) {
+            try ledger.execute(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
+        }
+        #expect(try ledger.head().seq == 0)
+    }
+}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a recorded-form input line claims about its position and chain.
 public struct RecordedClaims: Sendable, Equatable {
     public var seq: UInt64?
@@ -248,6 +250,12 @@ public enum EventDecoder {
     public static func checkUser(_ user: String) throws(LedgerError) {
         try checkId(user, "user")
         guard !user.hasPrefix("$") else { throw .invalid("user keys starting with $ are reserved", field: "user") }
+        // Swift compares strings by canonical equivalence, LMDB keys by bytes: two spellings
+        // of one name ("é" and "e\u{301}") would be one user in memory and two streams on
+        // disk. User keys are therefore accepted only in Unicode normal form C.
+        guard Array(user.utf8) == Array(user.precomposedStringWithCanonicalMapping.utf8) else {
+            throw .invalid("user keys must be in Unicode normal form C", field: "user")
+        }
     }
 
     static func isLowerWord(_ s: String) -> Bool {

@@ -152,6 +152,11 @@ final class LMDBAccess: StorageWriter {
         try withUnsafeBytes(of: &seqKey) { k in
             try bytes.withUnsafeBytes { v in try txn.put(s.events, k, v, flags: UInt32(MDB_APPEND)) }
             try withUnsafeBytes(of: &idKey) { i in try txn.put(s.ids, i, k) }
+            if stream.utf8.count > 502 {
+                // Rare: a key too long for LMDB is stored in its digested form.
+                try LMDBAccess.streamKey(stream, version).withUnsafeBytes { key in try txn.put(s.streams, key, k) }
+                return
+            }
             var name = stream
             try name.withUTF8 { u in
                 try withUnsafeTemporaryAllocation(byteCount: u.count + 9, alignment: 1) { key in
