@@ -137,26 +137,28 @@ final class AppendSession {
         if event.id == nil { event.id = .random() }
         let stream = event.stream
         let seq = head.seq + 1
-        let version: UInt64
-        if event.user == nil {
-            var s = try systemState()
-            try checkExpected(stream, s.version, expectedVersions, &checked)
-            try s.evolve(event)
-            version = s.version
-            setSystem(s)
-        } else {
-            var s = try userState(stream)
-            try checkExpected(stream, s.version, expectedVersions, &checked)
-            try s.evolve(event, policy: try systemState().policy)
-            version = s.version
-            setUser(s)
-        }
+        // Recorded-form claims are checked before the rules: an edited export is a broken
+        // chain (`chain_mismatch`) even when the edit also breaks a rule.
+        let version = (event.user == nil ? try systemState().version : try userState(stream).version) + 1
         let claims = input.claims
         if let c = claims.seq, c != seq { throw LedgerError(.chainMismatch, "seq \(c) where the ledger assigns \(seq)", field: "seq", seq: seq) }
         if let c = claims.version, c != version { throw LedgerError(.chainMismatch, "version \(c) where the ledger assigns \(version)", field: "version", seq: seq) }
         if let c = claims.prev, c != head.hash { throw LedgerError(.chainMismatch, "prev does not match the head hash", field: "prev", seq: seq) }
         let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
         if let c = claims.hash, c != hash { throw LedgerError(.chainMismatch, "hash does not match the computed hash", field: "hash", seq: seq) }
+        if event.user == nil {
+            var s = try systemState()
+            try checkExpected(stream, s.version, expectedVersions, &checked)
+            try s.evolve(event)
+            precondition(s.version == version)
+            setSystem(s)
+        } else {
+            var s = try userState(stream)
+            try checkExpected(stream, s.version, expectedVersions, &checked)
+            try s.evolve(event, policy: try systemState().policy)
+            precondition(s.version == version)
+            setUser(s)
+        }
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
         head = Head(seq: seq, hash: hash)
