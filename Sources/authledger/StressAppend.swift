@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Users are `PREFIX` + `u0…u(N-1)`; every task picks users at random, so tasks and
 /// processes sharing a prefix race on the same streams.
-struct StressAppend: AsyncParsableCommand {
+struct StressAppend: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stress-append", abstract: "Internal: append in a loop, reporting acknowledged events.",
         shouldDisplay: false)
@@ -37,8 +37,26 @@ struct StressAppend: AsyncParsableCommand {
     @Option(help: "commands, batches, mixed or expect.") var mode: Mode = .mixed
     @Option(help: "Events per batch.") var batch = 20
 
-    func run() async throws {
+    func run() throws {
+        // A synchronous entry (the CLI's root dispatch runs subcommands' sync `run`),
+        // bridged to the async body on the cooperative pool.
         let ledger = try global.openLedger()
+        let args = (prefix, users, count, tasks, mode, batch)
+        let done = DispatchSemaphore(value: 0)
+        let failure = LockedError()
+        Task {
+            do {
+                try await StressAppend.body(ledger, prefix: args.0, users: args.1, count: args.2, tasks: args.3, mode: args.4, batch: args.5)
+            } catch {
+                failure.set(error)
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.get() { throw error }
+    }
+
+    static func body(_ ledger: Ledger, prefix: String, users: Int, count: Int, tasks: Int, mode: Mode, batch: Int) async throws {
         let out = Reporter()
         // Cooling off and generous limits, so that every kind of operation keeps being accepted.
         var policy = EventData()
@@ -55,7 +73,6 @@ struct StressAppend: AsyncParsableCommand {
                 // Another process of the same run registered it first.
             }
         }
-        let mode = self.mode, count = self.count, batch = self.batch
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<max(1, tasks) {
                 group.addTask {
@@ -65,7 +82,7 @@ struct StressAppend: AsyncParsableCommand {
                         let user = names.randomElement()!
                         let op: Mode = mode == .mixed ? (Bool.random() ? .commands : .batches) : mode
                         switch op {
-                        case .commands: try await StressAppend.command(ledger, user: user, tag: "t\(task)n\(i)", out: out)
+                        case .commands: try await StressAppend.command(ledger, user: user, tag: "p\(getpid())t\(task)n\(i)", out: out)
                         case .batches: try await StressAppend.batch(ledger, user: user, size: batch, out: out)
                         case .expect: try await StressAppend.expect(ledger, user: user, out: out)
                         case .mixed: break
@@ -126,6 +143,13 @@ struct StressAppend: AsyncParsableCommand {
             out.line("refused \(e.code.rawValue) \(event.id!)")
         }
     }
+}
+
+final class LockedError: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: Error?
+    func set(_ e: Error) { lock.lock(); error = e; lock.unlock() }
+    func get() -> Error? { lock.lock(); defer { lock.unlock() }; return error }
 }
 
 /// Writes whole lines to stdout with one `write(2)` each, so lines from several tasks never interleave.

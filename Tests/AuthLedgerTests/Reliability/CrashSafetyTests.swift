@@ -29,7 +29,7 @@ import Testing
 
     @Test func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites() throws {
         // Given one store that every round reopens after the previous kill
-        let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 4)
+        let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 6)
         let dir = try Rig.tempDir("crash")
         let store = dir + "/store"
         var totalAcks = 0, totalLost = 0, importsKilled = 0, importsCompleted = 0
