@@ -12,7 +12,7 @@ import Testing
     static func populated() throws -> String {
         let store = try Rig.tempDir("tamper") + "/store"
         let ledger = try Ledger(path: store)
-        try ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
+        _ = try ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
         return store
     }
 
@@ -174,7 +174,7 @@ import Testing
         do {
             let decoded = try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8))
             do {
-                try Ledger(path: fresh).append(decoded.map(\.input))
+                _ = try Ledger(path: fresh).append(decoded.map(\.input))
             } catch var e as LedgerError {
                 if let i = e.index { e = e.at(file: nil, line: decoded[i].line) }
                 throw e
