@@ -163,6 +163,40 @@ import Testing
         #expect(try Self.verifyNames(store) == 2)
     }
 
+    // MARK: Maintained projections
+
+    /// Rewrites one maintained projection state (what queries at the head answer from).
+    static func tamperState(_ store: String, _ key: String, _ edit: (inout UserState) -> Void) throws {
+        let env = try Environment(path: store)
+        let states = try env.database("states")
+        try env.write { txn in
+            let bytes = try #require(try txn.get(states, Array(key.utf8)))
+            var s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: key) }
+            edit(&s)
+            try txn.put(states, Array(key.utf8), StateCodec.encode(s))
+        }
+    }
+
+    @Test func aRevokedDeviceReactivatedInTheProjectionIsNamed() throws {
+        // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
+        let store = try Self.populated()
+        try Self.tamperState(store, "bob") { $0.devices["pixel"]?.status = .active }
+        let before = try Ledger(path: store).devices("bob", QueryOptions(asOf: .max))
+        #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
+        // Then verify names bob's last event, seq 10
+        #expect(try Self.verifyNames(store) == 10)
+    }
+
+    @Test func aProjectionForAUserWithoutEventsIsNamed() throws {
+        let store = try Self.populated()
+        let env = try Environment(path: store)
+        let states = try env.database("states")
+        var ghost = UserState(user: "mallory")
+        ghost.devices["evil"] = DeviceRecord(deviceId: "evil", status: .active)
+        try env.write { txn in try txn.put(states, Array("mallory".utf8), StateCodec.encode(ghost)) }
+        #expect(try Self.verifyNames(store) == 11)
+    }
+
     // MARK: Exports
 
     static func exportLines(_ store: String) throws -> [String] {
