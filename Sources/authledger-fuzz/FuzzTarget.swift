@@ -32,6 +32,20 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     selectedTarget.run(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(_ argc: UnsafeMutablePointer<CInt>,
+                         _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+/// SwiftPM's debug builds link an executable's entry point under this name (so tests can
+/// link the module); hand over to libFuzzer's driver from there.
+@_cdecl("authledger_fuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var vector = argv
+    return LLVMFuzzerRunDriver(&count, &vector) { data, size in fuzzOneInput(data, size) }
+}
 #else
 @main
 enum FuzzReplay {
