@@ -74,26 +74,38 @@ struct ByteReader {
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
+    /// A length or count that fits in what is left of the input (a corrupt varint may hold any
+    /// 64-bit value: converting it to `Int` unchecked, or adding it to the offset, would trap).
+    @inline(__always) mutating func length() throws -> Int {
+        let v = try varint()
+        guard v <= UInt64(base.count - i) else { throw Corrupt() }
+        return Int(v)
+    }
+
     mutating func string() throws -> String {
-        let n = Int(try varint())
-        guard n >= 0, i + n <= base.count else { throw Corrupt() }
+        let n = try length()
         defer { i += n }
         guard let s = String(validating: UnsafeRawBufferPointer(rebasing: base[i..<(i + n)]), as: UTF8.self) else { throw Corrupt() }
         return s
     }
 
     mutating func optString() throws -> String? { try u8() == 0 ? nil : try string() }
-    mutating func time() throws -> Timestamp { Timestamp(milliseconds: try signed()) }
+    /// A time in the range RFC 3339 can write (formatting one outside it would trap).
+    mutating func time() throws -> Timestamp {
+        let ms = try signed()
+        guard ms >= Timestamp.min.milliseconds, ms <= Timestamp.max.milliseconds else { throw Corrupt() }
+        return Timestamp(milliseconds: ms)
+    }
     mutating func optTime() throws -> Timestamp? { try u8() == 0 ? nil : try time() }
 
     mutating func raw(_ n: Int) throws -> [UInt8] {
-        guard i + n <= base.count else { throw Corrupt() }
+        guard n <= base.count - i else { throw Corrupt() }
         defer { i += n }
         return Array(base[i..<(i + n)])
     }
 
     mutating func map() throws -> StringMap {
-        let n = Int(try varint())
+        let n = try length()
         guard n <= 1024 else { throw Corrupt() }
         var m = StringMap()
         m.pairs.reserveCapacity(n)
@@ -148,7 +160,7 @@ public enum EventCodec {
             let at = try r.time()
             let user = try r.string()
             let meta: StringMap? = try r.u8() == 0 ? nil : try r.map()
-            let n = Int(try r.varint())
+            let n = try r.length()
             guard n <= 64 else { throw ByteReader.Corrupt() }
             var data = EventData()
             for _ in 0..<n {

@@ -141,6 +141,30 @@ import Testing
         }
     }
 
+    @Test func storedBytesWithAHugeLengthAreNamedNotACrash() throws {
+        // Given event 2 replaced by the fuzzer's find: a map count beyond Int.max (it used to trap)
+        let store = try Self.populated()
+        let found = Array(try #require(FileManager.default.contents(
+            atPath: Rig.root.appendingPathComponent("Fuzz/corpus/stored-event/regression-map-count-overflow").path)))
+        try Self.tamper(store) { txn, db in try txn.put(db, UInt64(2).bigEndianBytes, found) }
+        // Then verify names seq 2, and reading the log refuses with tampered instead of stopping the process
+        #expect(try Self.verifyNames(store) == 2)
+        #expect(throws: LedgerError.self) { try Ledger(path: store).events() }
+    }
+
+    @Test(arguments: [Int64.min / 2, -62_167_219_200_001, 253_402_300_800_000, Int64.max])
+    func aStoredTimeOutsideRFC3339IsNamedNotACrash(milliseconds: Int64) throws {
+        // Given event 3 stored with a time no RFC 3339 text can write (formatting it used to trap)
+        let store = try Self.populated()
+        try Self.tamper(store) { txn, db in
+            var r = try Self.decoded(try Self.value(txn, db, 3), 3)
+            r.event.at = Timestamp(milliseconds: milliseconds)
+            try txn.put(db, UInt64(3).bigEndianBytes, EventCodec.encode(r))
+        }
+        #expect(try Self.verifyNames(store) == 3)
+        #expect(throws: LedgerError.self) { try Ledger(path: store).events() }
+    }
+
     @Test func editingDataMdbOnDiskIsNamed() throws {
         // Given a store whose event 2 carries a marker that only the event holds
         let store = try Self.populated()
