@@ -41,6 +41,9 @@ public enum CodecSelfCheck {
     /// Stored event bytes (`events` database): decoding never crashes; a decoded event re-encodes to bytes that decode the same.
     public static func storedEvent(_ bytes: [UInt8]) {
         guard let r = try? bytes.withUnsafeBytes({ try EventCodec.decode($0, seq: 1) }) else { return }
+        // What verify and export do with a stored event: hash it, write it as JSON.
+        _ = RecordedEvent.computeHash(r.event, seq: 1, version: r.version, prev: r.prev)
+        _ = r.json.serialized()
         let enc = EventCodec.encode(r)
         guard let again = try? enc.withUnsafeBytes({ try EventCodec.decode($0, seq: 1) }) else { preconditionFailure("re-encoded event does not decode") }
         precondition(again == r, "re-encoded event decodes to another event")
