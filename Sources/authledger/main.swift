@@ -36,11 +36,18 @@ func normalisedArguments(_ args: [String]) -> [String] {
     return [args[i]] + leading + Array(args[(i + 1)...])
 }
 
+/// Runs an async subcommand. Called from top-level code, `asyncCommand.run()` resolves
+/// to the synchronous `run()` (which only prints help); inside an async function the
+/// async overload wins.
+func runAsync(_ command: inout any AsyncParsableCommand) async throws {
+    try await command.run()
+}
+
 let arguments = normalisedArguments(Array(CommandLine.arguments.dropFirst()))
 do {
     var command = try AuthLedgerCLI.parseAsRoot(arguments)
     if var asyncCommand = command as? AsyncParsableCommand {
-        try await asyncCommand.run()
+        try await runAsync(&asyncCommand)
     } else {
         try command.run()
     }

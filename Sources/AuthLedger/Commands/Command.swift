@@ -182,6 +182,8 @@ extension Ledger {
         let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
         let policy = try session.systemState().policy
         var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
+        // The same field checks as import: a command must not append what import would refuse.
+        for e in decision.events { _ = try EventDecoder.decodeData(e.data.json, type: e.type) }
         var checked = Set<String>()
         for e in decision.events {
             if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }

@@ -1,0 +1,32 @@
+/// An unresolved challenge: what a sweeper needs to expire it on time.
+public struct UnresolvedChallenge: Sendable, Hashable {
+    public var user: String
+    public var challengeId: String
+    public var expiresAt: Timestamp
+
+    public init(user: String, challengeId: String, expiresAt: Timestamp) {
+        self.user = user
+        self.challengeId = challengeId
+        self.expiresAt = expiresAt
+    }
+}
+
+extension Ledger {
+    /// Every challenge with no recorded resolution (expired or not), and the position
+    /// the list reflects — read in one snapshot, so a follower of the feed from
+    /// `position + 1` misses nothing.
+    public func unresolvedChallenges() throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
+        try storage.read { r in
+            let head = try r.head().seq
+            var out: [UnresolvedChallenge] = []
+            try r.scanProjectionStates { key, bytes in
+                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
+                for c in s.challenges.values where c.resolution == .pending {
+                    out.append(UnresolvedChallenge(user: key, challengeId: c.challengeId, expiresAt: c.expiresAt))
+                }
+                return true
+            }
+            return (head, out)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+/// A named, durable subscription (the persistent subscriptions of event stores): a
+/// filter and a checkpoint — the last `seq` its consumer acknowledged — stored in the
+/// ledger's `meta` database, so it survives restarts. Its consumer reads the feed from
+/// `checkpoint + 1` and acknowledges what it has processed.
+public struct DurableSubscription: Sendable, Equatable {
+    public var name: String
+    public var filter: EventFilter
+    /// The last acknowledged `seq` (0: nothing yet).
+    public var checkpoint: UInt64
+
+    public init(name: String, filter: EventFilter, checkpoint: UInt64) {
+        self.name = name
+        self.filter = filter
+        self.checkpoint = checkpoint
+    }
+
+    /// `{"name", "user"?, "types"?, "checkpoint"}`.
+    public var json: JSON {
+        .object([("name", .string(name))] + (filter.json.objectValue ?? []) + [("checkpoint", .int(Int64(checkpoint)))])
+    }
+
+    static func key(_ name: String) -> String { "subscription/" + name }
+
+    /// Names: 1–64 characters of `A–Z a–z 0–9 . _ -`.
+    public static func checkName(_ name: String) throws(LedgerError) {
+        let ok = !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { c in
+            (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c == 46 || c == 95 || c == 45
+        }
+        guard ok else { throw LedgerError.invalid("a subscription name is 1–64 characters of A-Z a-z 0-9 . _ -", field: "name") }
+    }
+
+    func encoded() -> [UInt8] {
+        var m = filter.json.objectValue ?? []
+        m.append(("checkpoint", .int(Int64(checkpoint))))
+        return Array(JSON.object(m).serialized().utf8)
+    }
+
+    init(name: String, bytes: [UInt8]) throws(LedgerError) {
+        guard let j = try? JSON.parse(bytes) else {
+            throw LedgerError(.storageError, "subscription \(name) is stored in an unknown form")
+        }
+        var filter = EventFilter()
+        filter.user = j["user"]?.stringValue
+        if let types = j["types"]?.arrayValue {
+            filter.types = Set(types.compactMap { $0.stringValue.flatMap(EventType.init(name:)) })
+        }
+        guard let cp = j["checkpoint"]?.intValue, cp >= 0 else {
+            throw LedgerError(.storageError, "subscription \(name) is stored in an unknown form")
+        }
+        self.init(name: name, filter: filter, checkpoint: UInt64(cp))
+    }
+}
+
+extension Ledger {
+    /// The stored subscription, or nil.
+    public func subscription(named name: String) throws -> DurableSubscription? {
+        try DurableSubscription.checkName(name)
+        return try storage.read { r in try Ledger.loadSubscription(r, name) }
+    }
+
+    static func loadSubscription(_ r: any StorageReader, _ name: String) throws -> DurableSubscription? {
+        try r.metaValue(DurableSubscription.key(name)).map { try DurableSubscription(name: name, bytes: $0) }
+    }
+
+    /// Creates the subscription, or replaces the filter of an existing one (its
+    /// checkpoint is kept unless `from` is given). `from` is the first `seq` to deliver
+    /// (default 1: the whole log). Returns it and whether it was created.
+    public func putSubscription(name: String, filter: EventFilter, from: UInt64? = nil) async throws -> (subscription: DurableSubscription, created: Bool) {
+        try DurableSubscription.checkName(name)
+        if let user = filter.user { try EventDecoder.checkUser(user) }
+        return try await onWriter { session in
+            let existing = try Ledger.loadSubscription(session.w, name)
+            let checkpoint = from.map { Swift.max($0, 1) - 1 } ?? existing?.checkpoint ?? 0
+            let s = DurableSubscription(name: name, filter: filter, checkpoint: checkpoint)
+            if s != existing { try session.w.putMetaValue(DurableSubscription.key(name), s.encoded()) }
+            return (s, existing == nil)
+        }
+    }
+
+    /// Acknowledges everything up to `seq`: the checkpoint moves forward only, and not
+    /// beyond the head. Throws `not_found` for an unknown subscription.
+    public func acknowledge(subscription name: String, through seq: UInt64) async throws -> DurableSubscription {
+        try DurableSubscription.checkName(name)
+        return try await onWriter { session in
+            guard var s = try Ledger.loadSubscription(session.w, name) else {
+                throw LedgerError(.notFound, "no subscription \(name)", field: "name")
+            }
+            guard seq <= session.head.seq else {
+                throw LedgerError.invalid("seq \(seq) is beyond the head (\(session.head.seq))", field: "seq")
+            }
+            if seq > s.checkpoint {
+                s.checkpoint = seq
+                try session.w.putMetaValue(DurableSubscription.key(name), s.encoded())
+            }
+            return s
+        }
+    }
+
+    /// Deletes the subscription; false when there was none.
+    public func deleteSubscription(named name: String) async throws -> Bool {
+        try DurableSubscription.checkName(name)
+        return try await onWriter { session in
+            guard try session.w.metaValue(DurableSubscription.key(name)) != nil else { return false }
+            try session.w.putMetaValue(DurableSubscription.key(name), nil)
+            return true
+        }
+    }
+}

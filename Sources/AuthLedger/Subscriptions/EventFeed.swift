@@ -1,0 +1,210 @@
+import Foundation
+
+/// The live event feed: recorded events from a position on, catch-up then live.
+///
+/// The feed *pulls* from the log: each iterator reads pages of committed events in
+/// short read transactions and, once caught up, sleeps until a commit of this process
+/// wakes it (a commit observer) or its poll interval passes (commits of other
+/// processes on the same store). Nothing is pushed into a subscriber, so a slow
+/// subscriber holds at most one page and never delays writers or other subscribers;
+/// a subscriber that falls behind simply reads from the log where it stands.
+///
+/// ```swift
+/// for try await e in try ledger.events(from: 1, filter: EventFilter(user: "alice")) {
+///     print(e.seq, e.event.type.name)
+/// }
+/// ```
+public struct LedgerEventFeed: AsyncSequence, Sendable {
+    public typealias Element = RecordedEvent
+
+    let ledger: Ledger
+    /// The first `seq` the feed delivers (if it matches the filter).
+    public let start: UInt64
+    public let filter: EventFilter
+    /// How often a caught-up iterator re-reads the head without a wake-up.
+    public let pollInterval: Duration
+    /// Most events read per read transaction.
+    public let pageSize: Int
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(feed: self)
+    }
+
+    /// Reads pages of the log; `next()` waits (catch-up done) for new commits.
+    public struct Iterator: AsyncIteratorProtocol {
+        let feed: LedgerEventFeed
+        let waker: Waker
+        var buffer: [RecordedEvent] = []
+        var index = 0
+        /// The next `seq` to read from the log.
+        var position: UInt64
+
+        /// Events already read from the log: `next` returns them without waiting.
+        public var buffered: Int { buffer.count - index }
+
+        init(feed: LedgerEventFeed) {
+            self.feed = feed
+            self.position = feed.start
+            // Registered before the first read, so no commit can slip between a read and a wait.
+            self.waker = Waker(ledger: feed.ledger)
+        }
+
+        /// The next matching event; waits for one as long as it takes. Throws
+        /// `CancellationError` when the task is cancelled.
+        public mutating func next() async throws -> RecordedEvent? {
+            while true {
+                if let e = try await next(idle: .seconds(3600)) { return e }
+            }
+        }
+
+        /// The next matching event, or nil when none arrived within `idle` (to send a
+        /// heartbeat, say). Throws `CancellationError` when the task is cancelled.
+        public mutating func next(idle: Duration) async throws -> RecordedEvent? {
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: idle)
+            while true {
+                try Task.checkCancellation()
+                if index < buffer.count {
+                    defer { index += 1 }
+                    return buffer[index]
+                }
+                let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
+                position = page.next
+                buffer = page.events
+                index = 0
+                if !buffer.isEmpty { continue }
+                let now = clock.now
+                if now >= deadline { return nil }
+                await waker.doorbell.wait(timeout: Swift.min(feed.pollInterval, now.duration(to: deadline)))
+            }
+        }
+    }
+
+    /// A commit observer for one iterator, removed when the iterator goes away.
+    final class Waker: Sendable {
+        let ledger: Ledger
+        let doorbell = Doorbell()
+        let observer: Int
+
+        init(ledger: Ledger) {
+            self.ledger = ledger
+            let bell = doorbell
+            observer = ledger.addCommitObserver { _ in bell.ring() }
+        }
+
+        deinit { ledger.removeCommitObserver(observer) }
+    }
+}
+
+/// Wakes one waiting task: rung from any thread (a commit observer runs on the
+/// writer thread and must never block), or by a timeout, or by cancellation.
+final class Doorbell: @unchecked Sendable {
+    private let lock = NSLock()
+    private var rung = false
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    func ring() {
+        lock.lock()
+        if let w = waiter {
+            waiter = nil
+            lock.unlock()
+            w.resume()
+            return
+        }
+        rung = true
+        lock.unlock()
+    }
+
+    /// Returns when rung (now or since the last wait), after `timeout`, or on cancellation.
+    private func consumeRing() -> Bool {
+        lock.withLock {
+            defer { rung = false }
+            return rung
+        }
+    }
+
+    func wait(timeout: Duration) async {
+        if consumeRing() { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.ring()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if rung || Task.isCancelled {
+                    rung = false
+                    lock.unlock()
+                    c.resume()
+                    return
+                }
+                waiter = c
+                lock.unlock()
+            }
+        } onCancel: {
+            ring()
+        }
+    }
+}
+
+extension Ledger {
+    /// The event feed from `from` (inclusive) on: catch-up, then live. `from: nil`
+    /// means live from the head: the first event delivered is the first one committed
+    /// after this call. Iterating is cancellable (cancel the task).
+    public func events(from: UInt64?, filter: EventFilter, pollInterval: Duration = .milliseconds(250),
+                       pageSize: Int = 256) throws -> LedgerEventFeed {
+        let start = try from.map { Swift.max($0, 1) } ?? head().seq + 1
+        return LedgerEventFeed(ledger: self, start: start, filter: filter, pollInterval: pollInterval, pageSize: Swift.max(pageSize, 1))
+    }
+
+    /// One page of the feed: matching events with `seq >= from` (at most `limit`, and
+    /// at most a few thousand scanned), and the position to continue from.
+    func feedPage(from: UInt64, filter: EventFilter, limit: Int) throws -> (events: [RecordedEvent], next: UInt64) {
+        try storage.read { r in
+            let head = try r.head().seq
+            guard from <= head else { return ([], from) }
+            var out: [RecordedEvent] = []
+            if let user = filter.user {
+                // Stream versions grow with seq: search the first version at or after `from`.
+                func reached(_ v: UInt64) throws -> Bool {
+                    guard let s = try r.seq(stream: user, version: v) else { return true }
+                    return s >= from
+                }
+                var version: UInt64 = 1
+                if try !reached(1) {
+                    var lo: UInt64 = 1, hi: UInt64 = 2
+                    while try !reached(hi) { lo = hi; hi *= 2 }
+                    while hi - lo > 1 {
+                        let mid = lo + (hi - lo) / 2
+                        if try reached(mid) { hi = mid } else { lo = mid }
+                    }
+                    version = hi
+                }
+                var scanned = 0
+                while let seq = try r.seq(stream: user, version: version), seq <= head {
+                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
+                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
+                        return try EventCodec.decode(b, seq: seq)
+                    }
+                    if filter.matches(e) { out.append(e) }
+                    version += 1
+                    scanned += 1
+                    if out.count == limit || scanned == 4096 { return (out, seq + 1) }
+                }
+                return (out, head + 1)
+            }
+            var next = from
+            var scanned = 0
+            try r.scan(from: from) { seq, bytes in
+                guard seq <= head else { return false }
+                let e = try EventCodec.decode(bytes, seq: seq)
+                if filter.matches(e) { out.append(e) }
+                next = seq + 1
+                scanned += 1
+                return out.count < limit && scanned < 4096
+            }
+            return (out, next)
+        }
+    }
+}

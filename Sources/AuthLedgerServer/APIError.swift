@@ -1,0 +1,51 @@
+import AuthLedger
+import Hummingbird
+
+/// How a refusal is answered over HTTP: the status for its code, and a body of
+/// `{"error", "message"}` plus what a caller needs (`until`, `remainingAttempts`, `field`, …).
+enum APIError {
+    static func status(for code: ErrorCode) -> HTTPResponse.Status {
+        switch code {
+        case .invalidEvent, .invalidName, .payloadTooLarge: .badRequest
+        case .deviceNotFound, .challengeNotFound, .otpNotFound, .notFound: .notFound
+        case .coolingPeriodActive: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
+        case .otpRateLimited, .rateLimited: .tooManyRequests
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .storageError: .internalServerError
+        case .duplicateEventId, .chainMismatch, .versionConflict, .timeRegression, .deviceExists, .deviceRevoked,
+             .nameUnchanged, .verificationRequired, .grantInvalid, .deviceLimitReached, .currentDeviceProtected,
+             .challengeExists, .challengeResolved, .challengeExpired, .challengeNotExpired, .approverNotTrusted,
+             .otpExists, .otpExpired, .otpLocked, .otpInvalid, .tampered:
+            .conflict
+        }
+    }
+
+    static func body(_ e: LedgerError) -> JSON {
+        var m: [(String, JSON)] = [("error", .string(e.code.rawValue)), ("message", .string(e.message))]
+        if let until = e.until { m.append(("until", .string(until.formatted))) }
+        if let n = e.remainingAttempts { m.append(("remainingAttempts", .int(Int64(n)))) }
+        if let field = e.field { m.append(("field", .string(field))) }
+        if let seq = e.seq { m.append(("seq", .int(Int64(seq)))) }
+        if let index = e.index { m.append(("index", .int(Int64(index)))) }
+        return .object(m)
+    }
+
+    static func response(_ e: LedgerError) -> Response {
+        var r = JSONResponse.make(body(e), status: status(for: e.code))
+        switch e.code {
+        case .unauthorized: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\""
+        case .forbidden: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\", error=\"insufficient_scope\""
+        default: break
+        }
+        return r
+    }
+}
+
+enum JSONResponse {
+    static func make(_ json: JSON, status: HTTPResponse.Status = .ok) -> Response {
+        var buffer = ByteBuffer(string: json.serialized())
+        buffer.writeString("\n")
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: buffer))
+    }
+}

@@ -1,0 +1,32 @@
+import AuthLedger
+
+/// How `authledger serve` runs: where it listens, who may call it, and its limits.
+public struct ServerConfiguration: Sendable {
+    /// Interface to bind (loopback by default: expose it deliberately).
+    public var host = "127.0.0.1"
+    /// TCP port; 0 picks a free one (see `AuthLedgerServer.onListening`).
+    public var port = 8080
+    /// The bearer tokens; empty only with `insecureDev`.
+    public var tokens = TokenStore()
+    /// Serve without tokens: every caller is admin. For local experiments only.
+    public var insecureDev = false
+    /// Largest request body of a command.
+    public var maxBodyBytes = 64 * 1024
+    /// Largest body of `POST /v1/events`.
+    public var maxAppendBytes = 4 * 1024 * 1024
+    /// Most events in one `POST /v1/events`.
+    public var maxAppendEvents = 10_000
+    /// A comment line is sent on an idle event stream this often.
+    public var heartbeatInterval: Duration = .seconds(15)
+    /// How often a caught-up subscriber re-reads the head (appends of other processes).
+    public var pollInterval: Duration = .milliseconds(250)
+    /// A subscriber whose connection accepts nothing for this long is cut off (it
+    /// resumes with `Last-Event-ID`).
+    public var stallTimeout: Duration = .seconds(30)
+    /// How often the sweeper looks for challenges past `expiresAt`; nil disables it.
+    public var sweepInterval: Duration? = .seconds(1)
+    /// The clock commands run at and queries default to. Tests move it.
+    public var clock: @Sendable () -> Timestamp = Timestamp.now
+
+    public init() {}
+}

@@ -1,0 +1,93 @@
+import AuthLedger
+import Crypto
+
+/// What a bearer token may do. `admin` implies every other scope.
+public enum Scope: String, Sendable, CaseIterable, Comparable {
+    case read, write, audit, admin
+
+    public static func < (a: Scope, b: Scope) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// The configured bearer tokens and their scopes.
+///
+/// Tokens are kept only as SHA-256 digests and compared in constant time: every
+/// configured digest is compared in full on every request, so neither the position
+/// nor the length of a match leaks through timing.
+public struct TokenStore: Sendable {
+    struct Entry: Sendable {
+        var digest: [UInt8]
+        var scopes: Set<Scope>
+    }
+
+    private var entries: [Entry] = []
+
+    public init() {}
+
+    /// Parses `token:scope+scope` entries separated by commas or new lines
+    /// (`AUTHLEDGER_TOKENS="tokenA:read+audit,tokenB:write"`, or a `--tokens` file).
+    /// Blank lines and lines starting with `#` are skipped.
+    public init(parsing text: String) throws(TokenConfigurationError) {
+        var lineNo = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNo += 1
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            for item in trimmed.split(separator: ",") {
+                let entry = item.trimmingWhitespace()
+                if entry.isEmpty { continue }
+                guard let colon = entry.lastIndex(of: ":") else {
+                    throw TokenConfigurationError("entry on line \(lineNo) is not token:scopes")
+                }
+                let token = String(entry[..<colon])
+                guard !token.isEmpty, !token.contains(where: { $0.isWhitespace }) else {
+                    throw TokenConfigurationError("empty token or white space in a token on line \(lineNo)")
+                }
+                var scopes = Set<Scope>()
+                for name in entry[entry.index(after: colon)...].split(separator: "+") {
+                    guard let s = Scope(rawValue: String(name)) else {
+                        throw TokenConfigurationError("unknown scope \"\(name)\" on line \(lineNo) (read, write, audit, admin)")
+                    }
+                    scopes.insert(s)
+                }
+                guard !scopes.isEmpty else { throw TokenConfigurationError("a token without scopes on line \(lineNo)") }
+                add(token: token, scopes: scopes)
+            }
+        }
+    }
+
+    public mutating func add(token: String, scopes: Set<Scope>) {
+        entries.append(Entry(digest: Self.digest(token), scopes: scopes))
+    }
+
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+
+    /// The scopes of `token` (admin expanded to every scope), or nil for an unknown token.
+    public func scopes(of token: String) -> Set<Scope>? {
+        let d = Self.digest(token)
+        var found: Set<Scope>?
+        for e in entries {
+            var diff: UInt8 = 0
+            for k in 0..<32 { diff |= e.digest[k] ^ d[k] }
+            if diff == 0 { found = (found ?? []).union(e.scopes) }
+        }
+        guard let found else { return nil }
+        return found.contains(.admin) ? Set(Scope.allCases) : found
+    }
+
+    static func digest(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+}
+
+/// A `--tokens` file or `AUTHLEDGER_TOKENS` that cannot be used.
+public struct TokenConfigurationError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ d: String) { description = d }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

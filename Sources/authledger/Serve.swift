@@ -1,0 +1,108 @@
+import ArgumentParser
+import AuthLedger
+import AuthLedgerServer
+import Foundation
+import Logging
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP service (SPEC section 5).",
+        discussion: """
+        Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
+        (the same entries, one per line; # comments). Scopes: read, write, audit, admin (admin implies all).
+        --dev starts a loopback server with a fresh random admin token and prints it with curl examples.
+        SIGTERM or SIGINT shut down gracefully: in-flight appends finish, event streams end.
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Interface to listen on.") var host = "127.0.0.1"
+    @Option(help: "TCP port (0: any free port).") var port = 8080
+    @Option(name: .customLong("tokens"), help: "A file of token:scope+scope entries.") var tokensFile: String?
+    @Flag(name: .customLong("insecure-dev"), help: "Allow starting with no tokens: every caller is admin. Never in production.")
+    var insecureDev = false
+    @Flag(name: .customLong("dev"), help: "Development: loopback only, a random admin token printed with curl examples.")
+    var dev = false
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let logger = Logger(label: "authledger.server")
+
+        var config = ServerConfiguration()
+        config.host = host
+        config.port = port
+        config.insecureDev = insecureDev
+        var tokenText = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
+        if let tokensFile {
+            guard let data = FileManager.default.contents(atPath: tokensFile) else {
+                throw ValidationError("cannot read --tokens \(tokensFile)")
+            }
+            tokenText += "\n" + String(decoding: data, as: UTF8.self)
+        }
+        do {
+            config.tokens = try TokenStore(parsing: tokenText)
+        } catch {
+            throw ValidationError("tokens: \(error.description)")
+        }
+        var devToken: String?
+        if dev {
+            guard ["127.0.0.1", "localhost", "::1"].contains(host) else {
+                throw ValidationError("--dev listens on loopback only (127.0.0.1, ::1 or localhost)")
+            }
+            let token = "dev-" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            config.tokens.add(token: token, scopes: [.admin])
+            devToken = token
+        }
+        if config.tokens.isEmpty {
+            guard insecureDev else {
+                throw ValidationError("""
+                no tokens: set AUTHLEDGER_TOKENS="token:read+write,…" or --tokens FILE \
+                (or --dev for a local server with a printed token, or --insecure-dev to serve without any)
+                """)
+            }
+            Output.error("""
+            ************************************************************************
+            WARNING: --insecure-dev with no tokens: EVERY CALLER IS ADMIN.
+            Anyone who can reach \(host):\(port) can read, append and rewrite policy.
+            Use this for local experiments only.
+            ************************************************************************
+            """)
+        }
+        if let now = try global.fixedNow() { config.clock = { now } }
+
+        let ledger = try global.openLedger()
+        let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
+        server.bootstrapMetricsSystem()
+        let store = global.storePath
+        let host = self.host
+        let banner = devToken
+        try await server.run(onListening: { port in
+            guard let banner else { return }
+            Serve.printDevBanner(host: host, port: port, token: banner, store: store)
+        })
+        logger.info("stopped")
+    }
+
+    static func printDevBanner(host: String, port: Int, token: String, store: String) {
+        let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        Output.line("""
+        AuthLedger dev server on \(base) (store \(store)); Ctrl-C stops it.
+        Admin token for this run (paste into your shell):
+
+          export AUTHLEDGER_URL=\(base) TOKEN=\(token)
+
+        Try:
+          curl -s -X POST $AUTHLEDGER_URL/v1/users/alice/devices -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+               -d '{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile"}'
+          curl -s $AUTHLEDGER_URL/v1/users/alice/devices -H "Authorization: Bearer $TOKEN"
+          curl -N $AUTHLEDGER_URL/v1/events?from=1 -H "Authorization: Bearer $TOKEN"
+        """)
+    }
+}
