@@ -69,7 +69,13 @@ import Testing
         for input in inputs { check(input) }
         var rng = SplitMix(state: 0xA11CE + UInt64(target.utf8.count))
         let rounds = Rig.knob("AUTHLEDGER_FUZZ_MUTATIONS", 3000)
-        for k in 0..<rounds { check(Self.mutate(inputs[k % inputs.count], &rng)) }
+        // AUTHLEDGER_FUZZ_DUMP=DIR keeps the input under test in DIR/TARGET, so a crash leaves its input behind.
+        let dump = ProcessInfo.processInfo.environment["AUTHLEDGER_FUZZ_DUMP"].map { "\($0)/\(target)" }
+        for k in 0..<rounds {
+            let input = Self.mutate(inputs[k % inputs.count], &rng)
+            if let dump { try Data(input).write(to: URL(fileURLWithPath: dump)) }
+            check(input)
+        }
     }
 
     @Test func theStorageSeedsAreDecodableSoMutationsStartFromValidBytes() throws {
