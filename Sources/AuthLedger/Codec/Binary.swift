@@ -156,7 +156,9 @@ public enum EventCodec {
             let hash = Hash32(bytes: try r.raw(32))
             let idBytes = try r.raw(16)
             let id = EventID(high: idBytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }, low: idBytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
+            // Positions are written as JSON integers (Int64) when hashed and exported.
             let version = try r.varint()
+            guard version >= 1, version <= UInt64(Int64.max), seq <= UInt64(Int64.max) else { throw ByteReader.Corrupt() }
             let at = try r.time()
             let user = try r.string()
             let meta: StringMap? = try r.u8() == 0 ? nil : try r.map()
