@@ -66,6 +66,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
+        .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger"]),
         .testTarget(

@@ -45,13 +45,6 @@ enum CLI {
     }
 }
 
-final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    func set(_ d: Data) { lock.lock(); data = d; lock.unlock() }
-    func get() -> Data { lock.lock(); defer { lock.unlock() }; return data }
-}
-
 @Suite(.serialized) struct CLITests {
     let store = Support.tempDir("authledger-cli") + "/store"
 

@@ -91,3 +91,17 @@ func mismatch(_ expected: JSON, _ actual: JSON, path: String = "$") -> String? {
         return expected == actual ? nil : "\(path): expected \(expected.serialized()), found \(actual.serialized())"
     }
 }
+
+/// Bytes collected from a child process's pipe by another thread.
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var finished = false
+    var data: Data { lock.lock(); defer { lock.unlock() }; return buffer }
+    var done: Bool { lock.lock(); defer { lock.unlock() }; return finished }
+    func append(_ d: Data) { lock.lock(); buffer.append(d); lock.unlock() }
+    func set(_ d: Data) { lock.lock(); buffer = d; finished = true; lock.unlock() }
+    func finish() { lock.lock(); finished = true; lock.unlock() }
+    func get() -> Data { data }
+}
+

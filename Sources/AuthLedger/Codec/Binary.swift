@@ -74,9 +74,16 @@ struct ByteReader {
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
+    /// A length or count that fits in what is left of the input (a corrupt varint may hold any
+    /// 64-bit value: converting it to `Int` unchecked, or adding it to the offset, would trap).
+    @inline(__always) mutating func length() throws -> Int {
+        let v = try varint()
+        guard v <= UInt64(base.count - i) else { throw Corrupt() }
+        return Int(v)
+    }
+
     mutating func string() throws -> String {
-        let n = Int(try varint())
-        guard n >= 0, i + n <= base.count else { throw Corrupt() }
+        let n = try length()
         defer { i += n }
         let bytes = UnsafeRawBufferPointer(rebasing: base[i..<(i + n)])
         // ASCII (ids, names, times: nearly everything) needs no validation beyond the
@@ -89,11 +96,7 @@ struct ByteReader {
     }
 
     /// A count of following items, each at least one byte long.
-    mutating func count() throws -> Int {
-        let n = try varint()
-        guard n <= UInt64(base.count - i) else { throw Corrupt() }
-        return Int(n)
-    }
+    mutating func count() throws -> Int { try length() }
 
     mutating func skip(_ n: Int) throws {
         guard i + n <= base.count else { throw Corrupt() }
@@ -107,17 +110,22 @@ struct ByteReader {
     }
 
     mutating func optString() throws -> String? { try u8() == 0 ? nil : try string() }
-    mutating func time() throws -> Timestamp { Timestamp(milliseconds: try signed()) }
+    /// A time in the range RFC 3339 can write (formatting one outside it would trap).
+    mutating func time() throws -> Timestamp {
+        let ms = try signed()
+        guard ms >= Timestamp.min.milliseconds, ms <= Timestamp.max.milliseconds else { throw Corrupt() }
+        return Timestamp(milliseconds: ms)
+    }
     mutating func optTime() throws -> Timestamp? { try u8() == 0 ? nil : try time() }
 
     mutating func raw(_ n: Int) throws -> [UInt8] {
-        guard i + n <= base.count else { throw Corrupt() }
+        guard n <= base.count - i else { throw Corrupt() }
         defer { i += n }
         return Array(base[i..<(i + n)])
     }
 
     mutating func map() throws -> StringMap {
-        let n = Int(try varint())
+        let n = try length()
         guard n <= 1024 else { throw Corrupt() }
         var m = StringMap()
         m.pairs.reserveCapacity(n)
@@ -163,7 +171,7 @@ public enum EventCodec {
     public static func decode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> RecordedEvent {
         do {
             var r = ByteReader(bytes)
-            guard try r.u8() == format, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            guard seq <= UInt64(Int64.max), try r.u8() == format, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
             let prev = Hash32(bytes: try r.raw(32))
             let hash = Hash32(bytes: try r.raw(32))
             let (event, version) = try body(&r, type: type)
@@ -201,11 +209,13 @@ public enum EventCodec {
 
     private static func body(_ r: inout ByteReader, type: EventType) throws -> (Event, UInt64) {
         let id = EventID(high: try r.bigEndianUInt64(), low: try r.bigEndianUInt64())
+        // Positions are written as JSON integers (Int64) when hashed and exported.
         let version = try r.varint()
+        guard version >= 1, version <= UInt64(Int64.max) else { throw ByteReader.Corrupt() }
         let at = try r.time()
         let user = try r.string()
         let meta: StringMap? = try r.u8() == 0 ? nil : try r.map()
-        let n = Int(try r.varint())
+        let n = try r.length()
         guard n <= 64 else { throw ByteReader.Corrupt() }
         var data = EventData()
         data.reserve(n)

@@ -188,13 +188,19 @@ public final class Ledger: @unchecked Sendable {
 
     // MARK: Verify and replay
 
-    /// Re-computes every hash and index. Throws `tampered` naming the first bad seq.
+    /// Re-computes every hash and index, and checks that the maintained projections equal
+    /// a replay of the log. Throws `tampered` naming the first bad seq (for a projection,
+    /// the last seq of its stream).
     @discardableResult
     public func verify() throws -> Head {
         try storage.read { r in
             var prev = Hash32.zero
             var expected: UInt64 = 1
             var versions: [String: UInt64] = [:]
+            // Replayed alongside: the maintained projections must equal it (queries at the head answer from them).
+            var users: [String: UserState] = [:]
+            var system = SystemState()
+            var lastSeq: [String: UInt64] = [:]
             try r.scan(from: 0) { seq, bytes in
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
@@ -209,6 +215,16 @@ public final class Ledger: @unchecked Sendable {
                 versions[stream] = v
                 guard try r.seq(forId: rec.id) == seq else { throw LedgerError(.tampered, "id index does not point at this event", seq: seq) }
                 guard try r.seq(stream: stream, version: v) == seq else { throw LedgerError(.tampered, "stream index does not point at this event", seq: seq) }
+                do {
+                    if let user = rec.event.user {
+                        try users[user, default: UserState(user: user)].evolve(rec.event, policy: system.policy)
+                    } else {
+                        try system.evolve(rec.event)
+                    }
+                } catch {
+                    throw LedgerError(.tampered, "event breaks the rules (\((error as? LedgerError)?.code.rawValue ?? "\(error)"))", seq: seq)
+                }
+                lastSeq[stream] = seq
                 prev = hash
                 expected += 1
                 return true
@@ -221,6 +237,22 @@ public final class Ledger: @unchecked Sendable {
             let counts = try r.indexCounts()
             guard counts.events == Int(last), counts.ids == Int(last), counts.streams == Int(last) else {
                 throw LedgerError(.tampered, "an index holds entries for events not in the log", seq: last + 1)
+            }
+            if try r.checkpoint() == head.seq {
+                var stored = 0
+                try r.scanProjectionStates { key, bytes in
+                    stored += 1
+                    let same = key == systemStream
+                        ? (try? StateCodec.decodeSystem(bytes)) == system
+                        : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]
+                    guard same else {
+                        throw LedgerError(.tampered, "a maintained projection differs from a replay of its stream", seq: lastSeq[key] ?? last + 1)
+                    }
+                    return true
+                }
+                guard stored == users.count + (system.version > 0 ? 1 : 0) else {
+                    throw LedgerError(.tampered, "a stream has no maintained projection", seq: last + 1)
+                }
             }
             return head
         }

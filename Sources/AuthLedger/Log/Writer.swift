@@ -16,7 +16,6 @@ final class Writer: @unchecked Sendable {
     private let lock = NSCondition()
     private var queue: [Pending] = []
     private var stopped = false
-    private var thread: Thread?
     // Projection states as of `cachedHead`, kept between transactions (writer thread only).
     private var cachedUsers: [String: UserState] = [:]
     private var cachedSystem: SystemState?
@@ -32,10 +31,13 @@ final class Writer: @unchecked Sendable {
     init(storage: any StorageBackend, maxBatch: Int = 1024) {
         self.storage = storage
         self.maxBatch = maxBatch
+        // The thread is not stored: it keeps itself (and this writer) alive while it runs,
+        // and releases both when `stop()` ends the loop. Storing it made a cycle
+        // (writer → thread → closure → writer) that kept every closed ledger's LMDB
+        // environment — file descriptors and memory map — open for the process' lifetime.
         let t = Thread { self.loop() }
         t.name = "authledger-writer"
         t.qualityOfService = .userInitiated
-        thread = t
         t.start()
     }
 
