@@ -31,24 +31,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { formatted }
 
-    /// `YYYY-MM-DDTHH:MM:SS.sssZ`.
+    /// `YYYY-MM-DDTHH:MM:SS.sssZ` (written by `writeFormatted`, the one formatter).
     public var formatted: String {
-        let ms = milliseconds
-        var days = ms / 86_400_000
-        var rem = ms % 86_400_000
-        if rem < 0 { rem += 86_400_000; days -= 1 }
-        let (y, m, d) = Timestamp.civil(fromDays: days)
-        let h = rem / 3_600_000, mi = (rem / 60_000) % 60, s = (rem / 1000) % 60, f = rem % 1000
         var out = [UInt8]()
         out.reserveCapacity(24)
-        func put(_ v: Int64, _ width: Int) {
-            var digits = [UInt8](repeating: 48, count: width)
-            var x = v
-            for i in stride(from: width - 1, through: 0, by: -1) { digits[i] = 48 + UInt8(x % 10); x /= 10 }
-            out.append(contentsOf: digits)
-        }
-        put(y, 4); out.append(45); put(m, 2); out.append(45); put(d, 2); out.append(84)
-        put(h, 2); out.append(58); put(mi, 2); out.append(58); put(s, 2); out.append(46); put(f, 3); out.append(90)
+        writeFormatted(into: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
