@@ -11,6 +11,8 @@ struct Serve: AsyncParsableCommand {
         Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
         (the same entries, one per line; # comments). Scopes: read, write, audit, admin (admin implies all).
         --dev starts a loopback server with a fresh random admin token and prints it with curl examples.
+        Each token may make --rate-limit requests/s with bursts of --rate-burst (default 50/s, 100) and hold \
+        --max-subscribers-per-token event streams open (default 16); beyond either: 429 rate_limited. /health is exempt.
         SIGTERM or SIGINT shut down gracefully: in-flight appends finish, event streams end.
         """
     )
@@ -23,6 +25,12 @@ struct Serve: AsyncParsableCommand {
     var insecureDev = false
     @Flag(name: .customLong("dev"), help: "Development: loopback only, a random admin token printed with curl examples.")
     var dev = false
+    @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make on average (0: no limit); over it 429 rate_limited.")
+    var rateLimit: Double = 50
+    @Option(name: .customLong("rate-burst"), help: "Requests a token may make at once before --rate-limit applies.")
+    var rateBurst = 100
+    @Option(name: .customLong("max-subscribers-per-token"), help: "Event streams one token may hold open at once (0: no limit); over it 429 rate_limited.")
+    var maxSubscribersPerToken = 16
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -39,6 +47,11 @@ struct Serve: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.insecureDev = insecureDev
+        guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
+        guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }
+        guard maxSubscribersPerToken >= 0 else { throw ValidationError("--max-subscribers-per-token must be 0 (no limit) or more") }
+        config.rateLimit = rateLimit > 0 ? RateLimit(perSecond: rateLimit, burst: rateBurst) : nil
+        config.maxSubscribersPerToken = maxSubscribersPerToken > 0 ? maxSubscribersPerToken : nil
         var tokenText = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
         if let tokensFile {
             guard let data = FileManager.default.contents(atPath: tokensFile) else {
