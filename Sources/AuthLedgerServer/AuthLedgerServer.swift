@@ -12,6 +12,8 @@ import UnixSignals
 public struct ServerRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let channel: any Channel
+    /// Who the request comes from, once authorized (nil on open routes).
+    var caller: Caller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -46,15 +48,29 @@ public final class AuthLedgerServer: Sendable {
     public let configuration: ServerConfiguration
     let metrics: ServerMetrics
     let logger: Logger
+    /// Per-token request rate (nil: unlimited).
+    let buckets: TokenBuckets?
+    /// Per-token open event streams (nil: unlimited).
+    let subscriberSlots: SubscriberSlots?
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
             throw TokenConfigurationError("no tokens configured (AUTHLEDGER_TOKENS or --tokens FILE); refusing to start without --insecure-dev")
         }
+        if let r = configuration.rateLimit {
+            guard r.perSecond > 0, r.perSecond.isFinite, r.burst >= 1 else {
+                throw ServerConfigurationError("the rate limit needs a rate above 0 and a burst of at least 1")
+            }
+        }
+        if let n = configuration.maxSubscribersPerToken, n < 1 {
+            throw ServerConfigurationError("the limit of event streams per token must be at least 1")
+        }
         self.ledger = ledger
         self.configuration = configuration
         self.metrics = ServerMetrics()
         self.logger = logger
+        self.buckets = configuration.rateLimit.map(TokenBuckets.init)
+        self.subscriberSlots = configuration.maxSubscribersPerToken.map { SubscriberSlots(limit: $0) }
     }
 
     /// Bootstraps the process-wide `MetricsSystem` with this server's Prometheus
@@ -124,7 +140,16 @@ public final class AuthLedgerServer: Sendable {
         }.joined(separator: "/")
         table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
             do {
-                try authorize(request, access)
+                var context = context
+                context.caller = try authorize(request, access)
+                if let caller = context.caller, let buckets, let wait = buckets.take(caller) {
+                    metrics.refused(.rateLimited)
+                    context.logger.debug("refused", metadata: ["code": "\(ErrorCode.rateLimited.rawValue)"])
+                    var response = APIError.response(LedgerError(.rateLimited,
+                        "too many requests for this token (\(buckets.limit.perSecond.formattedRate)/s, bursts of \(buckets.limit.burst)); retry after \(wait) s"))
+                    response.headers[.retryAfter] = "\(wait)"
+                    return response
+                }
                 return try await handler(request, context)
             } catch let e as LedgerError {
                 metrics.refused(e.code)
@@ -149,9 +174,12 @@ public final class AuthLedgerServer: Sendable {
         }
     }
 
-    func authorize(_ request: Request, _ access: Access) throws(LedgerError) {
-        if access == .open { return }
-        if configuration.tokens.isEmpty && configuration.insecureDev { return }
+    /// Checks the bearer token against the route's access; returns who the caller is
+    /// (nil on open routes, which no per-token limit applies to).
+    @discardableResult
+    func authorize(_ request: Request, _ access: Access) throws(LedgerError) -> Caller? {
+        if access == .open { return nil }
+        if configuration.tokens.isEmpty && configuration.insecureDev { return .anonymous }
         guard let header = request.headers[.authorization] else {
             throw LedgerError(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
@@ -159,12 +187,23 @@ public final class AuthLedgerServer: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw LedgerError(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
-        guard let scopes = configuration.tokens.scopes(of: parts[1].trimmingWhitespace()) else {
+        guard let (caller, scopes) = configuration.tokens.identify(parts[1].trimmingWhitespace()) else {
             throw LedgerError(.unauthorized, "unknown token")
         }
         if case let .scope(s) = access, !scopes.contains(s) {
             throw LedgerError(.forbidden, "this token lacks the \(s.rawValue) scope")
         }
+        return caller
+    }
+
+    /// A place for one more event stream of the request's caller; 429 `rate_limited`
+    /// when it already holds `maxSubscribersPerToken` open.
+    func subscriberSlot(_ context: ServerRequestContext) throws(LedgerError) -> SubscriberSlot? {
+        guard let slots = subscriberSlots, let caller = context.caller else { return nil }
+        guard let slot = slots.acquire(caller) else {
+            throw LedgerError(.rateLimited, "this token already holds \(slots.limit) event streams open (the limit); close one first")
+        }
+        return slot
     }
 }
 
@@ -194,5 +233,12 @@ struct JSONNotFoundMiddleware: RouterMiddleware {
     static func matches(_ template: String, _ path: String) -> Bool {
         let t = template.split(separator: "/"), p = path.split(separator: "/")
         return t.count == p.count && zip(t, p).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
+    }
+}
+
+extension Double {
+    /// `50`, `0.5`: a rate as a person writes it.
+    var formattedRate: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
     }
 }

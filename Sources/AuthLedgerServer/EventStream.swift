@@ -14,7 +14,10 @@ extension AuthLedgerServer {
     /// and NIO's bounded outbound buffer, and never delays writers or other
     /// subscribers. One whose connection accepts nothing for `stallTimeout` is cut off
     /// (the connection closed); it resumes with `Last-Event-ID`.
-    func eventStream(_ feed: LedgerEventFeed, context: ServerRequestContext) -> Response {
+    ///
+    /// `slot` (the caller's place under `maxSubscribersPerToken`) is held until the
+    /// stream ends.
+    func eventStream(_ feed: LedgerEventFeed, context: ServerRequestContext, slot: SubscriberSlot?) -> Response {
         let headers: HTTPFields = [
             .contentType: "text/event-stream",
             .cacheControl: "no-cache",
@@ -23,6 +26,7 @@ extension AuthLedgerServer {
         let channel = context.channel
         let logger = context.logger
         return Response(status: .ok, headers: headers, body: .init { [metrics, configuration] writer in
+            defer { slot?.release() }
             metrics.subscriberConnected()
             defer { metrics.subscriberDisconnected() }
             logger.debug("subscriber connected", metadata: ["from": "\(feed.start)"])

@@ -131,8 +131,9 @@ extension AuthLedgerServer {
                                               field: req.headers[HTTPField.Name("Last-Event-ID")!] != nil ? "Last-Event-ID" : "from")
                 }
             }
+            let slot = try subscriberSlot(ctx)
             let feed = try ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
-            return eventStream(feed, context: ctx)
+            return eventStream(feed, context: ctx, slot: slot)
         }
         on(t, .get, "/v1/export", .scope(.audit)) { [self] req, _ in try export(req) }
         on(t, .get, "/v1/verify", .scope(.audit)) { [ledger] _, _ in
@@ -166,8 +167,9 @@ extension AuthLedgerServer {
         on(t, .get, "/v1/subscriptions/{name}/events", .scope(.read)) { [self] req, ctx in
             let s = try subscription(ctx)
             let start = try lastEventID(req).map { $0 + 1 } ?? s.checkpoint + 1
+            let slot = try subscriberSlot(ctx)
             let feed = try ledger.events(from: start, filter: s.filter, pollInterval: configuration.pollInterval)
-            return eventStream(feed, context: ctx)
+            return eventStream(feed, context: ctx, slot: slot)
         }
         on(t, .post, "/v1/subscriptions/{name}/ack", .scope(.read)) { [self] req, ctx in
             let b = try await body(req, ["seq"])

@@ -25,6 +25,13 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeout: Duration = .seconds(30)
     /// How often the sweeper looks for challenges past `expiresAt`; nil disables it.
     public var sweepInterval: Duration? = .seconds(1)
+    /// Requests per second each token may make on average, with bursts up to
+    /// `burst` (a token bucket per token; `/health` is exempt). Over it: 429
+    /// `rate_limited` with `Retry-After`. nil: no limit.
+    public var rateLimit: RateLimit? = RateLimit(perSecond: 50, burst: 100)
+    /// Event streams (`GET /v1/events`, `GET /v1/subscriptions/{name}/events`) one token
+    /// may hold open at once. Over it: 429 `rate_limited`. nil: no limit.
+    public var maxSubscribersPerToken: Int? = 16
     /// The clock commands run at and queries default to. Tests move it.
     public var clock: @Sendable () -> Timestamp = Timestamp.now
 

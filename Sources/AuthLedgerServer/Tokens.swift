@@ -66,6 +66,12 @@ public struct TokenStore: Sendable {
 
     /// The scopes of `token` (admin expanded to every scope), or nil for an unknown token.
     public func scopes(of token: String) -> Set<Scope>? {
+        identify(token)?.scopes
+    }
+
+    /// The caller `token` stands for (its digest: the key of its rate and stream limits)
+    /// and its scopes, or nil for an unknown token.
+    func identify(_ token: String) -> (caller: Caller, scopes: Set<Scope>)? {
         let d = Self.digest(token)
         var found: Set<Scope>?
         for e in entries {
@@ -74,7 +80,7 @@ public struct TokenStore: Sendable {
             if diff == 0 { found = (found ?? []).union(e.scopes) }
         }
         guard let found else { return nil }
-        return found.contains(.admin) ? Set(Scope.allCases) : found
+        return (Caller(digest: d), found.contains(.admin) ? Set(Scope.allCases) : found)
     }
 
     static func digest(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }

@@ -15,21 +15,9 @@ struct Demo: ParsableCommand {
         guard let dir = fixtures ?? Demo.locateScenarios() else {
             throw LedgerError(.invalidEvent, "cannot find Fixtures/scenarios; pass --fixtures DIR")
         }
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".expect.jsonl") }.sorted()
         let ledger = try global.openLedger()
-        var users: [String] = []
-        for name in files {
-            let path = (dir as NSString).appendingPathComponent(name)
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
-            let decoded = try EventDecoder.decodeLines(Array(data), file: name)
-            do {
-                let outcome = try ledger.append(decoded.map(\.input))
-                Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
-            } catch var e as LedgerError {
-                if let i = e.index, i < decoded.count { e = e.at(file: name, line: decoded[i].line) }
-                throw e
-            }
-            for (input, _) in decoded { if let u = input.event.user, !users.contains(u) { users.append(u) } }
+        let users = try Demo.loadScenarios(from: dir, into: ledger) { name, outcome in
+            Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
         }
         let head = try ledger.head()
         Output.line("store \(global.storePath): head seq \(head.seq) hash \(head.hash)\n")
@@ -46,6 +34,30 @@ struct Demo: ParsableCommand {
             Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
         }
         Output.line("\nTry: authledger devices USER --store \(global.storePath) --as-of TIME --json, authledger export | tools/verify-export.py")
+    }
+
+    /// Appends every recorded scenario of `dir` (its `*.jsonl` files but the
+    /// `*.expect.jsonl` answers, in name order) to `ledger`, each file in one
+    /// transaction; events already present (same id) are counted, not appended again.
+    /// `onFile` hears each file's outcome. Returns the users, in order of appearance.
+    /// A refusal names the file and line. `demo` and `serve --dev` both load this way.
+    static func loadScenarios(from dir: String, into ledger: Ledger,
+                              onFile: (String, AppendOutcome) -> Void = { _, _ in }) throws -> [String] {
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".expect.jsonl") }.sorted()
+        var users: [String] = []
+        for name in files {
+            let path = (dir as NSString).appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            let decoded = try EventDecoder.decodeLines(Array(data), file: name)
+            do {
+                onFile(name, try ledger.append(decoded.map(\.input)))
+            } catch var e as LedgerError {
+                if let i = e.index, i < decoded.count { e = e.at(file: name, line: decoded[i].line) }
+                throw e
+            }
+            for (input, _) in decoded { if let u = input.event.user, !users.contains(u) { users.append(u) } }
+        }
+        return users
     }
 
     /// Looks for Fixtures/scenarios above the executable and the working directory.

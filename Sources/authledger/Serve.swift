@@ -10,7 +10,10 @@ struct Serve: AsyncParsableCommand {
         discussion: """
         Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
         (the same entries, one per line; # comments). Scopes: read, write, audit, admin (admin implies all).
-        --dev starts a loopback server with a fresh random admin token and prints it with curl examples.
+        --dev starts a loopback server with a fresh random admin token and prints it with curl examples; \
+        on an empty store it first loads the recorded scenarios (Fixtures/scenarios) as `authledger demo` does.
+        Each token may make --rate-limit requests/s with bursts of --rate-burst (default 50/s, 100) and hold \
+        --max-subscribers-per-token event streams open (default 16); beyond either: 429 rate_limited. /health is exempt.
         SIGTERM or SIGINT shut down gracefully: in-flight appends finish, event streams end.
         """
     )
@@ -23,6 +26,14 @@ struct Serve: AsyncParsableCommand {
     var insecureDev = false
     @Flag(name: .customLong("dev"), help: "Development: loopback only, a random admin token printed with curl examples.")
     var dev = false
+    @Option(help: "With --dev on an empty store: the recorded scenarios to load first (default: Fixtures/scenarios of this checkout).")
+    var fixtures: String?
+    @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make on average (0: no limit); over it 429 rate_limited.")
+    var rateLimit: Double = 50
+    @Option(name: .customLong("rate-burst"), help: "Requests a token may make at once before --rate-limit applies.")
+    var rateBurst = 100
+    @Option(name: .customLong("max-subscribers-per-token"), help: "Event streams one token may hold open at once (0: no limit); over it 429 rate_limited.")
+    var maxSubscribersPerToken = 16
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -39,6 +50,11 @@ struct Serve: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.insecureDev = insecureDev
+        guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
+        guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }
+        guard maxSubscribersPerToken >= 0 else { throw ValidationError("--max-subscribers-per-token must be 0 (no limit) or more") }
+        config.rateLimit = rateLimit > 0 ? RateLimit(perSecond: rateLimit, burst: rateBurst) : nil
+        config.maxSubscribersPerToken = maxSubscribersPerToken > 0 ? maxSubscribersPerToken : nil
         var tokenText = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
         if let tokensFile {
             guard let data = FileManager.default.contents(atPath: tokensFile) else {
@@ -78,15 +94,20 @@ struct Serve: AsyncParsableCommand {
         if let now = try global.fixedNow() { config.clock = { now } }
 
         let ledger = try global.openLedger()
+        var loaded: (showcase: String?, users: [String]) = (nil, [])
+        if dev, try ledger.head().seq == 0 {
+            loaded = try loadScenariosForDev(ledger, now: config.clock())
+        }
         let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
         server.bootstrapMetricsSystem()
         let store = global.storePath
         let host = self.host
         let banner = devToken
+        let scenarios = loaded
         do {
             try await server.run(onListening: { port in
                 guard let banner else { return }
-                Serve.printDevBanner(host: host, port: port, token: banner, store: store)
+                Serve.printDevBanner(host: host, port: port, token: banner, store: store, showcase: scenarios.showcase, loaded: scenarios.users)
             })
         } catch {
             // Not a ledger refusal: the port is taken, say.
@@ -96,8 +117,44 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    static func printDevBanner(host: String, port: Int, token: String, store: String) {
+    /// `serve --dev` on an empty store: loads the recorded scenarios as `demo` does and
+    /// prints each user's devices. Returns a user with an active device to show in the
+    /// banner (nil when there were no scenarios to load) and the users loaded.
+    func loadScenariosForDev(_ ledger: Ledger, now: Timestamp) throws -> (showcase: String?, users: [String]) {
+        guard let dir = fixtures ?? Demo.locateScenarios() else {
+            Output.line("Empty store, and no Fixtures/scenarios to load (--fixtures DIR): starting empty.")
+            return (nil, [])
+        }
+        var events = 0
+        let users = try Demo.loadScenarios(from: dir, into: ledger) { _, outcome in events += outcome.appended.count }
+        Output.line("Empty store: loaded the recorded scenarios (\(events) events from \(dir)), as `authledger demo` does. Users:")
+        var showcase: String?
+        for user in users {
+            let devices = try ledger.devices(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
+            let listed = devices.map { d in "\(d["deviceId"]?.stringValue ?? "?") (\(d["status"]?.stringValue ?? "?"))" }
+            Output.line("  \(user): \(listed.isEmpty ? "no devices" : listed.joined(separator: ", "))")
+            if showcase == nil, devices.contains(where: { $0["status"]?.stringValue == "active" }) { showcase = user }
+        }
+        return (showcase ?? users.first, users)
+    }
+
+    static func printDevBanner(host: String, port: Int, token: String, store: String, showcase: String? = nil, loaded: [String] = []) {
         let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        // With the scenarios loaded, show a user of theirs and register someone new.
+        let (user, newUser, newName) = showcase.map { ($0, "frank", "Frank iPhone") } ?? ("alice", "alice", "Alice iPhone")
+        var tries = ""
+        if showcase != nil {
+            tries += "  curl -s $AUTHLEDGER_URL/v1/users/\(user)/devices -H \"Authorization: Bearer $TOKEN\"\n"
+            if user != "alice", loaded.contains("alice") {
+                tries += "  curl -s \"$AUTHLEDGER_URL/v1/users/alice/devices?includeRevoked=true\" -H \"Authorization: Bearer $TOKEN\"\n"
+            }
+        }
+        tries += """
+          curl -s -X POST $AUTHLEDGER_URL/v1/users/\(newUser)/devices -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+               -d '{"deviceId":"iphone","name":"\(newName)","kind":"mobile"}'
+          curl -s $AUTHLEDGER_URL/v1/users/\(newUser)/devices -H "Authorization: Bearer $TOKEN"
+          curl -N "$AUTHLEDGER_URL/v1/events?from=1" -H "Authorization: Bearer $TOKEN"
+        """
         Output.line("""
         AuthLedger dev server on \(base) (store \(store)); Ctrl-C stops it.
         Admin token for this run (paste into your shell):
@@ -105,10 +162,7 @@ struct Serve: AsyncParsableCommand {
           export AUTHLEDGER_URL=\(base) TOKEN=\(token)
 
         Try:
-          curl -s -X POST $AUTHLEDGER_URL/v1/users/alice/devices -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-               -d '{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile"}'
-          curl -s $AUTHLEDGER_URL/v1/users/alice/devices -H "Authorization: Bearer $TOKEN"
-          curl -N $AUTHLEDGER_URL/v1/events?from=1 -H "Authorization: Bearer $TOKEN"
+        \(tries)
         """)
     }
 }

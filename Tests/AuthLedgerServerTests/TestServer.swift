@@ -60,6 +60,10 @@ final class TestServer: @unchecked Sendable {
         config.heartbeatInterval = .seconds(1)
         config.sweepInterval = .milliseconds(100)
         config.clock = { clock.now }
+        // The per-token limits are off unless a test sets them (LimitTests): the
+        // other suites make requests and open streams as fast as they like.
+        config.rateLimit = nil
+        config.maxSubscribersPerToken = nil
         configure(&config)
         let server = try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
