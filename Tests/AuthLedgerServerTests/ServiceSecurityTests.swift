@@ -48,14 +48,7 @@ struct CapturingLogHandler: LogHandler {
 
         func call(_ method: HTTPMethod, _ path: String, token: String?, body: String? = nil,
                   headers: [(String, String)] = []) async throws -> (status: Int, body: String) {
-            var req = HTTPClientRequest(url: "http://127.0.0.1:\(port)" + path)
-            req.method = method
-            if let token { req.headers.add(name: "Authorization", value: "Bearer \(token)") }
-            for (k, v) in headers { req.headers.add(name: k, value: v) }
-            if let body {
-                req.headers.add(name: "Content-Type", value: "application/json")
-                req.body = .bytes(ByteBuffer(string: body))
-            }
+            let req = TestServer.request(base: "http://127.0.0.1:\(port)", method, path, token: token, body: body, headers: headers)
             let resp = try await client.execute(req, timeout: .seconds(30))
             let buffer = try await resp.body.collect(upTo: 16 << 20)
             return (Int(resp.status.code), String(buffer: buffer))

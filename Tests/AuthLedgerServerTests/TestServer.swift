@@ -89,6 +89,12 @@ final class TestServer: @unchecked Sendable {
 
     func request(_ method: HTTPMethod, _ path: String, token: String? = "admin-token", body: String? = nil,
                  headers: [(String, String)] = []) -> HTTPClientRequest {
+        TestServer.request(base: base, method, path, token: token, body: body, headers: headers)
+    }
+
+    /// A request to the server at `base`, with a bearer token and a JSON body when given.
+    static func request(base: String, _ method: HTTPMethod, _ path: String, token: String?, body: String?,
+                        headers: [(String, String)]) -> HTTPClientRequest {
         var req = HTTPClientRequest(url: base + path)
         req.method = method
         if let token { req.headers.add(name: "Authorization", value: "Bearer \(token)") }
