@@ -254,18 +254,24 @@ extension Ledger {
         }
         guard !due.isEmpty else { return [] }
         let meta = StringMap([("actor", "system")])
-        return try storage.write { w in
+        let appended = try storage.write { w in
             let session = try AppendSession(w)
             var out: [RecordedEvent] = []
             for (user, cid) in due {
+                var data = EventData()
+                data[.challengeId] = .string(cid)
+                guard let state = try? session.userState(user) else { continue }
+                let at = max(now, state.lastAt ?? now)
+                let request = AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: at, data: data, meta: meta))])
                 // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
-                if let r = try? session.isolated({ try session.applyUnisolated(AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: max(now, (try session.userState(user)).lastAt ?? now),
-                    data: { var d = EventData(); d[.challengeId] = .string(cid); return d }(), meta: meta))])) }) {
+                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
                     out += r.appended
                 }
             }
             try session.finish()
             return out
-        }.also { if !$0.isEmpty { notifyCommit() } }
+        }
+        if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+        return appended
     }
 }

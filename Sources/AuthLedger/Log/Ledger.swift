@@ -357,7 +357,3 @@ struct UncheckedSendable<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
 }
-
-extension Array {
-    func also(_ f: (Self) -> Void) -> Self { f(self); return self }
-}
