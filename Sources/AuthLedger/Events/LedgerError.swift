@@ -29,6 +29,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case otpInvalid = "otp_invalid"
     case tampered = "tampered"
     case storageError = "storage_error"
+    case storageFull = "storage_full"
     case unauthorized = "unauthorized"
     case forbidden = "forbidden"
     case notFound = "not_found"
