@@ -52,6 +52,8 @@ public final class AuthLedgerServer: Sendable {
     let buckets: TokenBuckets?
     /// Per-token open event streams (nil: unlimited).
     let subscriberSlots: SubscriberSlots?
+    /// The checkpoint signer, loaded at first use.
+    let checkpointSigners = CheckpointSignerCache()
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
@@ -126,6 +128,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerVerifiableLogRoutes(table)
         return table
     }
 
@@ -136,7 +139,8 @@ public final class AuthLedgerServer: Sendable {
     func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping Handler) {
         table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
         let routerPath = path.split(separator: "/").map { c in
-            c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
+            // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
+            c.hasPrefix("{") && c.hasSuffix("+}") ? "**" : c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
         }.joined(separator: "/")
         table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
             do {

@@ -34,6 +34,8 @@ struct Serve: AsyncParsableCommand {
     var rateBurst = 100
     @Option(name: .customLong("max-subscribers-per-token"), help: "Event streams one token may hold open at once (0: no limit); over it 429 rate_limited.")
     var maxSubscribersPerToken = 16
+    @Option(help: "The origin of signed checkpoints (default $AUTHLEDGER_ORIGIN, else \(CheckpointSigner.defaultOrigin): set your own).")
+    var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -50,6 +52,8 @@ struct Serve: AsyncParsableCommand {
         config.host = host
         config.port = port
         config.insecureDev = insecureDev
+        if let origin { try CheckpointSigner.checkOrigin(origin) }
+        config.checkpointOrigin = origin
         guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }
         guard maxSubscribersPerToken >= 0 else { throw ValidationError("--max-subscribers-per-token must be 0 (no limit) or more") }
