@@ -57,7 +57,7 @@ import Testing
         let inclusion = try s.run("prove", "7", "--json")
         #expect(inclusion.json?["leafIndex"]?.intValue == 6 && inclusion.json?["treeSize"]?.intValue == 30)
         let inclusionFile = try s.write("inclusion.json", inclusion.stdout)
-        let event = try s.write("event.json", try s.run("export", "--from", "7").stdout.split(separator: "\n")[0] + "\n")
+        let event = try s.write("event.json", String(try s.run("export", "--from", "7").stdout.split(separator: "\n")[0]) + "\n")
         let included = try s.verifier(["inclusion", inclusionFile, "--vkey", vkey, "--event", event])
         #expect(included.status == 0 && included.stdout.contains("event seq 7 is in the log"), "\(included.stderr)")
 

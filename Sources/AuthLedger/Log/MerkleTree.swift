@@ -24,7 +24,7 @@ public enum MerkleTree {
 
     static func nodeDigest(_ left: SHA256.Digest, _ right: SHA256.Digest) -> SHA256.Digest {
         var sha = SHA256()
-        sha.update(data: CollectionOfOne(UInt8(1)))
+        withUnsafeBytes(of: UInt8(1)) { sha.update(bufferPointer: $0) }
         left.withUnsafeBytes { sha.update(bufferPointer: $0) }
         right.withUnsafeBytes { sha.update(bufferPointer: $0) }
         return sha.finalize()

@@ -29,7 +29,7 @@ struct TreeFrontier {
         /// `SHA-256(0x01 ‖ left ‖ right)`.
         static func parent(_ left: Node, _ right: Node) -> Node {
             var sha = SHA256()
-            sha.update(data: CollectionOfOne(UInt8(1)))
+            withUnsafeBytes(of: UInt8(1)) { sha.update(bufferPointer: $0) }
             left.withBytes { sha.update(bufferPointer: $0) }
             right.withBytes { sha.update(bufferPointer: $0) }
             return Node(sha.finalize())
