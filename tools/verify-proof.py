@@ -53,7 +53,7 @@ def leaf_hash(event):
 
 
 def parse_vkey(vkey):
-    parts = vkey.split("+")
+    parts = vkey.split("+", 2)  # the base64 key may itself hold "+"
     if len(parts) != 3:
         raise Failure("the verifier key is not <name>+<key id>+<base64 key>")
     name, key_id, key = parts[0], parts[1], base64.b64decode(parts[2], validate=True)

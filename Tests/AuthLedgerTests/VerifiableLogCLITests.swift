@@ -37,6 +37,11 @@ import Testing
 
     @Test func theAuditorsWorkflowChecksOutAndForgeriesDoNot() throws {
         let s = Store(dir: Support.tempDir("vlog-cli"))
+        // A key whose verifier key holds "+" in its base64 part (verifiers must split on the first two "+" only)
+        let seed = try #require((0..<UInt8(255)).lazy.map { [UInt8](repeating: $0, count: 32) }.first { seed in
+            (try? CheckpointSigner(origin: "audit.example/ledger", seed: seed))?.verifierKey.split(separator: "+").count ?? 0 > 3
+        })
+        FileManager.default.createFile(atPath: s.dir + "/checkpoint.key", contents: Data(seed), attributes: [.posixPermissions: 0o600])
         #expect(try s.run("import", try s.write("a.jsonl", Self.events(1...11))).status == 0)
         let vkey = try s.run("checkpoint", "--vkey").stdout.trimmingCharacters(in: .newlines)
         #expect(vkey.hasPrefix("audit.example/ledger+"))

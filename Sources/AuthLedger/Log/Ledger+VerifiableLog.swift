@@ -136,15 +136,16 @@ extension Ledger {
         return size
     }
 
-    /// Builds the Merkle tree when the store has none for its head (a store from before
-    /// the tree, or one whose tree was removed): `replay` does the same.
+    /// Builds the Merkle tree of a store that has none (a store from before the tree).
+    /// A tree that is there but does not match is left for `verify` to name and
+    /// `replay` to rebuild: opening a store never hides tampering.
     func ensureTree() throws {
         let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
-        guard count != MerkleTree.storedHashCount(head) else { return }
-        logger.notice("Merkle tree behind the log; rebuilding", metadata: ["head": "\(head)"])
+        guard count == 0, head > 0 else { return }
+        logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         try storage.write { w in
             let head = try w.head().seq
-            guard try w.treeHashCount() != MerkleTree.storedHashCount(head) else { return }
+            guard try w.treeHashCount() == 0, head > 0 else { return }
             try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
         }
     }
