@@ -6,7 +6,7 @@ import Logging
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the HTTP service (SPEC section 5).",
+        abstract: "Run the HTTP service (docs/REFERENCE.md section 5).",
         discussion: """
         Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
         (the same entries, one per line; # comments). Scopes: read, write, audit, import, admin (admin implies all).
