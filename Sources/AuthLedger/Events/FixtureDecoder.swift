@@ -252,7 +252,8 @@ public enum EventDecoder {
 
     public static func checkUser(_ user: String) throws(LedgerError) {
         try checkId(user, "user")
-        guard !user.hasPrefix("$") else { throw .invalid("user keys starting with $ are reserved", field: "user") }
+        // By scalars: `hasPrefix` compares grapheme clusters ("$" + a combining mark is not "$").
+        guard user.unicodeScalars.first != "$" else { throw .invalid("user keys starting with $ are reserved", field: "user") }
         // Swift compares strings by canonical equivalence, LMDB keys by bytes: two spellings
         // of one name ("é" and "e\u{301}") would be one user in memory and two streams on
         // disk. User keys are therefore accepted only in Unicode normal form C.
@@ -269,9 +270,13 @@ public enum EventDecoder {
 
     public static func isValidActor(_ actor: String) -> Bool {
         if actor == "user" || actor == "system" { return true }
-        for prefix in ["device:", "service:", "admin:"] where actor.hasPrefix(prefix) {
-            let rest = String(actor.dropFirst(prefix.count))
-            return !rest.isEmpty && rest.count <= 128 && !hasControl(rest)
+        // By scalars: ":" followed by a combining mark or an emoji modifier is one grapheme
+        // cluster, which `hasPrefix("admin:")` would not see as the prefix.
+        for prefix in ["device:", "service:", "admin:"] where actor.unicodeScalars.starts(with: prefix.unicodeScalars) {
+            var rest = String.UnicodeScalarView()
+            rest.append(contentsOf: actor.unicodeScalars.dropFirst(prefix.unicodeScalars.count))
+            let name = String(rest)
+            return !name.isEmpty && name.count <= 128 && !hasControl(name)
         }
         return false
     }
