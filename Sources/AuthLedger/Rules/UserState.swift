@@ -280,8 +280,12 @@ public struct UserState: Equatable, Sendable {
             let cid = data.string(.challengeId)!
             let approver = data.string(.approverDeviceId)!
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+            // SPEC 2.6: expired — by time, with or without its `challenge.expired` — is
+            // `challenge_expired`; `challenge_resolved` is for approved and denied ones.
+            if c.resolution == .expired || (c.resolution == .pending && at >= c.expiresAt) {
+                throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
+            }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
-            if at >= c.expiresAt { throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
             let approverActive = devices[approver]?.status == .active
             let selfApproval = approver == c.requestingDeviceId
             let trusted = selfApproval
