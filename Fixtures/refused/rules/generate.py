@@ -88,6 +88,7 @@ cases = [
  ("otp_exists", "otp_exists", "an otpId is unique per user", [P, otp("o1", "10:01:00", "10:06:00"), otp("o1", "10:02:00", "10:07:00")]),
  ("otp_rate_limited", "otp_rate_limited", "a 6th OTP within (t - 3600 s, t]", [otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:10:00", "10:15:00"), otp("o3", "10:20:00", "10:25:00"), otp("o4", "10:30:00", "10:35:00"), otp("o5", "10:40:00", "10:45:00"), otp("o6", "10:59:59.999", "11:04:00")]),
  ("otp_rate_limited-policy", "otp_rate_limited", "otpPerHour from policy.set", [policy("09:00:00", otpPerHour=1), otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:30:00", "10:35:00")]),
+ ("otp_rate_limited-lowered", "otp_rate_limited", "after otpPerHour is lowered to 2, the limit lifts when all but one of the hour's issues are over an hour old", [otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:10:00", "10:15:00"), otp("o3", "10:20:00", "10:25:00"), otp("o4", "10:30:00", "10:35:00"), policy("10:35:00", otpPerHour=2), otp("o5", "10:40:00", "10:45:00")], {"until": T("11:20:00.000")}),
  ("otp_not_found", "otp_not_found", "failing an unknown OTP", [P, ofail("o9", "10:01:00")]),
  ("otp_not_found-superseded", "otp_not_found", "a new otp.issued supersedes earlier ones", [P, otp("o1", "10:01:00", "10:06:00"), otp("o2", "10:02:00", "10:07:00"), overify("o1", "10:03:00", "g1", "10:13:00")]),
  ("otp_not_found-verified", "otp_not_found", "a verified OTP cannot be verified again", [P, otp("o1", "10:01:00", "10:06:00"), overify("o1", "10:02:00", "g1", "10:12:00"), overify("o1", "10:03:00", "g2", "10:13:00")]),

@@ -316,7 +316,9 @@ public struct UserState: Equatable, Sendable {
             let windowStart = at.adding(seconds: -3600)
             let recent = otpIssueTimes.filter { $0 > windowStart }
             if Int64(recent.count) >= policy.otpPerHour {
-                let until = recent.first!.adding(seconds: 3600)
+                // The limit lifts once all but `otpPerHour - 1` of the hour's issues are an
+                // hour old — not the first of them, when `otpPerHour` was lowered since.
+                let until = recent[recent.count - Int(policy.otpPerHour)].adding(seconds: 3600)
                 throw LedgerError(.otpRateLimited, "at most \(policy.otpPerHour) OTPs per hour", until: until)
             }
             otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target)!,
