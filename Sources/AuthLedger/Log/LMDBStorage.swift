@@ -10,6 +10,7 @@ import LMDB
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
@@ -17,6 +18,7 @@ import LMDB
 public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let tree: Database
     let records: [RecordKind: Database]
 
     /// Opens (creating with mode 0700) the store directory at `path`.
@@ -29,12 +31,13 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
         do {
-            environment = try Environment(path: path, maxDatabases: 16, maxMapSize: maxMapSize)
+            environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
             events = try environment.database("events")
             ids = try environment.database("ids")
             streams = try environment.database("streams")
             states = try environment.database("states")
             meta = try environment.database("meta")
+            tree = try environment.database("tree")
             records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
                        .grant: try environment.database("grants")]
         } catch let e as LMDBError {

@@ -34,6 +34,10 @@ public protocol StorageReader {
     func recordCount(_ kind: RecordKind) throws -> Int
     /// Visits `(version, seq)` of one stream from `version` on, in version order, until `body` returns false.
     func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws
+    /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
+    func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    /// How many Merkle tree hashes are stored.
+    func treeHashCount() throws -> UInt64
 }
 
 /// Write access inside one durable transaction.
@@ -49,6 +53,10 @@ public protocol StorageWriter: StorageReader {
     func clearRecords() throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Stores the 32-byte Merkle tree hash at `index`, which follows every stored one.
+    func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws
+    /// Removes every Merkle tree hash (before a rebuild).
+    func clearTree() throws
     /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T
 }
