@@ -98,6 +98,10 @@ struct Bench: AsyncParsableCommand {
             let t = try run.tileReads(ledger)
             report("tile_read", [("hash_tiles_per_s", t.hashTiles), ("entry_bundles_per_s", t.entryBundles)])
         }
+        if wanted("tile_serving") {
+            let t = try await run.tileServing(ledger)
+            report("tile_serving", [("tiles_per_s", t.rate), ("p50_ms", t.p50), ("p99_ms", t.p99)])
+        }
         if wanted("append_tree_overhead") {
             let o = try run.treeOverhead()
             report("append_tree_overhead", [("with_tree_events_per_s", o.with), ("without_tree_events_per_s", o.without),

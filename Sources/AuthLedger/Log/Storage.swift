@@ -38,6 +38,8 @@ public protocol StorageReader {
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
     /// How many Merkle tree hashes are stored.
     func treeHashCount() throws -> UInt64
+    /// Visits the stored Merkle tree hashes with index >= `from` in index order until `body` returns false.
+    func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
 }
 
 /// Write access inside one durable transaction.
