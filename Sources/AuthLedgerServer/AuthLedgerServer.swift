@@ -58,6 +58,8 @@ public final class AuthLedgerServer: Sendable {
     let authFailures: AuthFailureLimiter?
     /// Full verifications running at once.
     let verifySlots: ConcurrencyLimit
+    /// The checkpoint signer, loaded at first use.
+    let checkpointSigners = CheckpointSignerCache()
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
@@ -145,6 +147,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerVerifiableLogRoutes(table)
         return table
     }
 
@@ -155,7 +158,8 @@ public final class AuthLedgerServer: Sendable {
     func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping Handler) {
         table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
         let routerPath = path.split(separator: "/").map { c in
-            c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
+            // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
+            c.hasPrefix("{") && c.hasSuffix("+}") ? "**" : c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
         }.joined(separator: "/")
         table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
             let address = context.channel.remoteAddress?.ipAddress ?? "unknown"

@@ -1,3 +1,5 @@
+import Crypto
+
 /// The result of one append request.
 public struct AppendOutcome: Sendable {
     /// The events this request appended, in order.
@@ -45,6 +47,9 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
+    // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
+    private var tree: TreeFrontier?
+    private var savedTree: TreeFrontier?
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -93,6 +98,7 @@ final class AppendSession {
     func beginRequest() throws {
         savedHead = head
         savedDirty = (dirtyUsers, systemDirty)
+        savedTree = tree
         undoUsers = [:]
         undoSystem = nil
         inRequest = true
@@ -105,6 +111,7 @@ final class AppendSession {
             for (user, old) in undoUsers { users[user] = old }
             if let old = undoSystem { system = old }
             head = savedHead
+            tree = savedTree
             (dirtyUsers, systemDirty) = savedDirty
         }
         undoUsers = [:]
@@ -184,11 +191,22 @@ final class AppendSession {
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
-        let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
+        // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
+        let leaf = RecordedEvent.leaf(event, seq: seq, version: version)
+        let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
+        try appendToTree(leaf, seq: seq)
         head = Head(seq: seq, hash: hash)
         return recorded
+    }
+
+    /// Adds the event's leaf to the Merkle tree, in the event's transaction.
+    private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
+        if BenchmarkSwitches.skipMerkleTree { return }
+        if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
+        guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
+        try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
     }
 
     /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.

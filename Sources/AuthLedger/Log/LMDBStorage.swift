@@ -3,19 +3,21 @@ import Crypto
 import Foundation
 import LMDB
 
-/// The LMDB backend: one environment directory with five named databases.
+/// The LMDB backend: one environment directory with six named databases.
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
 public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let tree: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String, maxMapSize: Int) throws {
@@ -27,12 +29,13 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
         do {
-            environment = try Environment(path: path, maxDatabases: 8, maxMapSize: maxMapSize)
+            environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
             events = try environment.database("events")
             ids = try environment.database("ids")
             streams = try environment.database("streams")
             states = try environment.database("states")
             meta = try environment.database("meta")
+            tree = try environment.database("tree")
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError

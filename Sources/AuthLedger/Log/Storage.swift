@@ -28,6 +28,10 @@ public protocol StorageReader {
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+    /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
+    func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    /// How many Merkle tree hashes are stored.
+    func treeHashCount() throws -> UInt64
 }
 
 /// Write access inside one durable transaction.
@@ -39,6 +43,10 @@ public protocol StorageWriter: StorageReader {
     func clearProjectionStates() throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Stores the 32-byte Merkle tree hash at `index`, which follows every stored one.
+    func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws
+    /// Removes every Merkle tree hash (before a rebuild).
+    func clearTree() throws
     /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T
 }
