@@ -24,7 +24,7 @@ public enum HTTPFuzzCheck {
         let server: AuthLedgerServer
         let responder: RouterResponder<ServerRequestContext>
         let endpoints: [Endpoint]
-        // Thread-safe (the responder runs on the cooperative pool), unlike EmbeddedChannel.
+        // The thread-safe test channel: checks run on whichever thread the cooperative pool gives them.
         let channel = NIOAsyncTestingChannel()
 
         init() throws {
