@@ -54,7 +54,11 @@ final class AppendSession {
     init(_ w: any StorageWriter) throws {
         self.w = w
         head = try w.head()
+        startSeq = head.seq
     }
+
+    /// The head when the session began: a session that starts the log marks its layout.
+    private let startSeq: UInt64
 
     /// Starts from states cached by the previous transaction of this writer. Only
     /// valid when nothing was committed since (the caller compares heads): the cache
@@ -187,7 +191,21 @@ final class AppendSession {
             try loadUser(stream)
             try checkExpected(stream, users[stream]!.version, expectedVersions, &checked)
             if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
+            // The records the event names come from their indexes (the state keeps live ones
+            // only); what it changes goes back there, and what is settled leaves the state.
+            let records = UserState.recordIds(of: event)
+            for (kind, id) in records where !users[stream]!.hasRecord(kind, id) {
+                guard let bytes = try w.record(kind, user: stream, id: id) else { continue }
+                do { try users[stream]!.load(kind, bytes) } catch {
+                    throw LedgerError(.tampered, "a stored \(kind) record of \(stream) is not decodable")
+                }
+            }
+            let supersededOtp = users[stream]!.latestOtpId
             try users[stream]!.evolve(event, policy: policy)
+            for (kind, id) in records {
+                if let bytes = users[stream]!.encodedRecord(kind, id) { try w.putRecord(kind, user: stream, id: id, bytes) }
+            }
+            users[stream]!.evict(records + (supersededOtp.map { [(.otp, $0)] } ?? []))
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
@@ -232,6 +250,7 @@ final class AppendSession {
         if systemDirty, let s = system { try w.putProjectionState(systemStream, StateCodec.encode(s)) }
         try w.setHead(head)
         try w.setCheckpoint(head.seq)
+        if startSeq == 0 && head.seq > 0 { try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout) }
         dirtyUsers = []
         systemDirty = false
     }
