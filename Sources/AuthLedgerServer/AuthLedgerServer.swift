@@ -126,6 +126,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerErasureRoutes(table)
         return table
     }
 

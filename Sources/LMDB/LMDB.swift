@@ -1,5 +1,8 @@
 import CLMDB
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An LMDB failure, with the C return code kept so callers can tell them apart.
 public struct LMDBError: Error, CustomStringConvertible, Sendable {
@@ -32,28 +35,44 @@ public struct Database: Sendable, Hashable {
 /// aborted, the map doubled while no transaction of this process is open, and the
 /// body run again, so a write body must not leave effects outside the transaction.
 public final class Environment: @unchecked Sendable {
-    let env: OpaquePointer
+    var env: OpaquePointer
     public let path: String
     private var resizeLock = pthread_rwlock_t()
-    private let databasesLock = NSLock()
+    private let databasesLock = NSRecursiveLock()
     private var databases: [String: Database] = [:]
+    private let maxDatabases: Int
+    /// The store's compaction generation (`compaction.lock`, shared by every process),
+    /// and the one this process's environment was opened at (see `compact()`).
+    private let generation: StoreGeneration
+    private var openedGeneration: UInt64
 
     /// Opens (creating if needed) the environment in directory `path`.
     public init(path: String, maxDatabases: Int = 16, initialMapSize: Int = 1 << 30) throws {
         self.path = path
+        self.maxDatabases = maxDatabases
+        let gen = try StoreGeneration(directory: path)
+        generation = gen
+        let (opened, at) = try gen.withLock(LOCK_SH) {
+            (try Environment.open(path: path, maxDatabases: maxDatabases, mapSize: initialMapSize), gen.value)
+        }
+        env = opened
+        openedGeneration = at
+        pthread_rwlock_init(&resizeLock, nil)
+    }
+
+    private static func open(path: String, maxDatabases: Int, mapSize: Int) throws -> OpaquePointer {
         var env: OpaquePointer?
         try LMDBError.check(mdb_env_create(&env), "env_create")
-        self.env = env!
-        pthread_rwlock_init(&resizeLock, nil)
         do {
-            try LMDBError.check(mdb_env_set_maxdbs(self.env, MDB_dbi(maxDatabases)), "set_maxdbs")
-            try LMDBError.check(mdb_env_set_maxreaders(self.env, 1024), "set_maxreaders")
-            try LMDBError.check(mdb_env_set_mapsize(self.env, initialMapSize), "set_mapsize")
-            try LMDBError.check(mdb_env_open(self.env, path, UInt32(MDB_NOTLS), 0o600), "env_open")
+            try LMDBError.check(mdb_env_set_maxdbs(env!, MDB_dbi(maxDatabases)), "set_maxdbs")
+            try LMDBError.check(mdb_env_set_maxreaders(env!, 1024), "set_maxreaders")
+            try LMDBError.check(mdb_env_set_mapsize(env!, mapSize), "set_mapsize")
+            try LMDBError.check(mdb_env_open(env!, path, UInt32(MDB_NOTLS), 0o600), "env_open")
         } catch {
-            mdb_env_close(self.env)
+            mdb_env_close(env!)
             throw error
         }
+        return env!
     }
 
     deinit {
@@ -98,10 +117,20 @@ public final class Environment: @unchecked Sendable {
                 try adoptResize()
                 continue
             }
+            // A read nested in another transaction of this thread stays on that one's file
+            // (reopening would wait for the outer transaction: a deadlock).
+            if rc == 0 && generation.value != openedGeneration && TransactionDepth.value == 0 {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(&resizeLock)
+                try reopen()
+                continue
+            }
             defer { pthread_rwlock_unlock(&resizeLock) }
             try LMDBError.check(rc, "txn_begin(read)")
             let t = Transaction(txn: txn!, readOnly: true)
             defer { mdb_txn_abort(txn) }
+            TransactionDepth.value += 1
+            defer { TransactionDepth.value -= 1 }
             return try body(t)
         }
     }
@@ -123,7 +152,20 @@ public final class Environment: @unchecked Sendable {
                 pthread_rwlock_unlock(&resizeLock)
                 throw LMDBError(code: rc, operation: "txn_begin(write)")
             }
+            // The store was compacted into a new file by another environment: this one's
+            // file is no longer the store's, so reopen before writing anything.
+            if generation.value != openedGeneration {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(&resizeLock)
+                guard TransactionDepth.value == 0 else {
+                    throw LMDBError(code: MDB_BAD_TXN, operation: "txn_begin(write): the store was compacted under an open transaction")
+                }
+                try reopen()
+                continue
+            }
             let t = Transaction(txn: txn!, readOnly: false)
+            TransactionDepth.value += 1
+            defer { TransactionDepth.value -= 1 }
             do {
                 let result = try body(t)
                 try LMDBError.check(mdb_txn_commit(txn), "txn_commit")
@@ -148,10 +190,178 @@ public final class Environment: @unchecked Sendable {
         try LMDBError.check(mdb_env_set_mapsize(env, size * 2), "set_mapsize(grow)")
     }
 
+    /// Closes and reopens the environment on the store's current file, with the same
+    /// database handles, once no transaction of this process is open.
+    private func reopen() throws {
+        pthread_rwlock_wrlock(&resizeLock)
+        defer { pthread_rwlock_unlock(&resizeLock) }
+        guard generation.value != openedGeneration else { return }
+        try generation.withLock(LOCK_SH) {
+            let size = mapSize
+            mdb_env_close(env)
+            env = try Environment.open(path: path, maxDatabases: maxDatabases, mapSize: size)
+            openedGeneration = generation.value
+            databasesLock.lock()
+            defer { databasesLock.unlock() }
+            var txn: OpaquePointer?
+            try LMDBError.check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin(reopen)")
+            do {
+                for (name, db) in databases.sorted(by: { $0.value.handle < $1.value.handle }) {
+                    var dbi: MDB_dbi = 0
+                    try LMDBError.check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi), "dbi_open \(name)")
+                    guard dbi == db.handle else { throw LMDBError(code: MDB_INCOMPATIBLE, operation: "reopen \(name)") }
+                }
+                try LMDBError.check(mdb_txn_commit(txn), "txn_commit(reopen)")
+            } catch {
+                mdb_txn_abort(txn)
+                throw error
+            }
+        }
+    }
+
+    /// Rewrites the store into a new, compacted file and puts it in place of the old one,
+    /// so that nothing deleted survives in free pages (LMDB is copy-on-write: freed pages
+    /// keep their old bytes until reused).
+    ///
+    /// `mdb_env_copy2(MDB_CP_COMPACT)` writes only the live part of every page. While it
+    /// runs, this environment holds the write lock (no process can commit) and the
+    /// store's lock file exclusively (no process can open the store). The generation in
+    /// `compaction.lock` is bumped before the swap: every environment, in any process,
+    /// compares it after beginning a transaction and reopens when it moved, so nobody
+    /// writes to the replaced file. Readers already in a transaction finish on the old,
+    /// unlinked file; `lock.mdb` is removed with it (the copy restarts transaction ids).
+    public func compact() throws {
+        while true {
+            pthread_rwlock_rdlock(&resizeLock)
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, 0, &txn)
+            guard rc == 0 else {
+                pthread_rwlock_unlock(&resizeLock)
+                throw LMDBError(code: rc, operation: "txn_begin(compact)")
+            }
+            if generation.value != openedGeneration {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(&resizeLock)
+                try reopen()
+                continue
+            }
+            do {
+                try generation.withLock(LOCK_EX) { try swapInCompactCopy() }
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(&resizeLock)
+            } catch {
+                mdb_txn_abort(txn)
+                pthread_rwlock_unlock(&resizeLock)
+                throw error
+            }
+            try reopen()
+            return
+        }
+    }
+
+    private func swapInCompactCopy() throws {
+        let fm = FileManager.default
+        let tmp = path + "/compact.tmp"
+        try? fm.removeItem(atPath: tmp)
+        try fm.createDirectory(atPath: tmp, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? fm.removeItem(atPath: tmp) }
+        // The copy's read transaction runs on another thread: this one holds the write transaction.
+        let box = CopyResult()
+        let env = UncheckedPointer(self.env)
+        let done = DispatchSemaphore(value: 0)
+        let t = Thread {
+            box.rc = mdb_env_copy2(env.pointer, tmp, UInt32(MDB_CP_COMPACT))
+            done.signal()
+        }
+        t.start()
+        done.wait()
+        try LMDBError.check(box.rc, "env_copy2(compact)")
+        try Environment.fsync(tmp + "/data.mdb")
+        try generation.bump()
+        unlink(path + "/lock.mdb")
+        guard rename(tmp + "/data.mdb", path + "/data.mdb") == 0 else {
+            throw LMDBError(code: errno, operation: "rename(compact)")
+        }
+        try Environment.fsync(path)
+    }
+
+    static func fsync(_ file: String) throws {
+        let fd = Glibc.open(file, O_RDONLY)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open \(file)") }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw LMDBError(code: errno, operation: "fsync") }
+    }
+
     private func adoptResize() throws {
         pthread_rwlock_wrlock(&resizeLock)
         defer { pthread_rwlock_unlock(&resizeLock) }
         try LMDBError.check(mdb_env_set_mapsize(env, 0), "set_mapsize(adopt)")
+    }
+}
+
+/// How many transactions of this environment's kind the current thread has open.
+enum TransactionDepth {
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    static var value: Int {
+        get { Int(bitPattern: pthread_getspecific(key)) }
+        set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+}
+
+private final class CopyResult: @unchecked Sendable { var rc: Int32 = 0 }
+private struct UncheckedPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ p: OpaquePointer) { pointer = p }
+}
+
+/// `compaction.lock` in the store directory: 8 bytes mapped shared by every process
+/// (the compaction generation), and the file that `flock` serialises opening and
+/// compacting on (each lock on its own open file description, so threads of one
+/// process exclude each other too).
+final class StoreGeneration: @unchecked Sendable {
+    let file: String
+    private let fd: Int32
+    private let map: UnsafeMutablePointer<UInt64>
+
+    init(directory: String) throws {
+        file = directory + "/compaction.lock"
+        fd = Glibc.open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open compaction.lock") }
+        var st = stat()
+        if fstat(fd, &st) == 0 && st.st_size < 8 { _ = ftruncate(fd, 8) }
+        guard let m = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), m != UnsafeMutableRawPointer(bitPattern: -1) else {
+            close(fd)
+            throw LMDBError(code: errno, operation: "mmap compaction.lock")
+        }
+        map = m.assumingMemoryBound(to: UInt64.self)
+    }
+
+    deinit {
+        munmap(map, 8)
+        close(fd)
+    }
+
+    /// The current generation (an aligned 8-byte load: one instruction on 64-bit machines).
+    var value: UInt64 { map.pointee }
+
+    func bump() throws {
+        map.pointee &+= 1
+        guard msync(map, 8, MS_SYNC) == 0 else { throw LMDBError(code: errno, operation: "msync compaction.lock") }
+    }
+
+    func withLock<T>(_ operation: Int32, _ body: () throws -> T) throws -> T {
+        let lfd = Glibc.open(file, O_RDWR | O_CLOEXEC)
+        guard lfd >= 0 else { throw LMDBError(code: errno, operation: "open compaction.lock") }
+        defer { close(lfd) }
+        while flock(lfd, operation) != 0 {
+            guard errno == EINTR else { throw LMDBError(code: errno, operation: "flock compaction.lock") }
+        }
+        return try body()
     }
 }
 

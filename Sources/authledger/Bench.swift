@@ -22,6 +22,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: "Concurrent writers for append_concurrent.")
     var writers = 64
 
+    @Option(name: .long, help: "Events of the user erased in the erase_user phase.")
+    var eraseUserEvents = 10_000
+
     @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
     var only: String?
 
@@ -57,6 +60,10 @@ struct Bench: AsyncParsableCommand {
             let b = try run.appendBulk(ledger)
             report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
         }
+        if wanted("append_bulk_clear") {
+            let b = try run.appendBulkClear()
+            report("append_bulk_clear", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+        }
         if wanted("append_concurrent") {
         let before = ledger.writerStats
         let c = try await run.appendConcurrent(ledger, writers: writers)
@@ -78,6 +85,10 @@ struct Bench: AsyncParsableCommand {
             let q = try run.queryDevices(ledger)
             report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
         }
+        if wanted("erase_user") {
+            let e = try run.eraseUser(ledger, userEvents: eraseUserEvents)
+            report("erase_user", [("user_events", Double(e.erased)), ("seconds", e.seconds), ("store_mb", e.storeMB)])
+        }
         report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
 
         func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }
@@ -89,6 +100,8 @@ struct Bench: AsyncParsableCommand {
             // Group commit's ceiling: every writer's event in each single-event-latency commit.
             ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
+            // Salted commitments of personal values against hashing them in clear (SPEC 7).
+            ("append_bulk_commitments_vs_clear", value("append_bulk", "events_per_s") / value("append_bulk_clear", "events_per_s")),
         ]
 
         if json {

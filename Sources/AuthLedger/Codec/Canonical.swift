@@ -106,6 +106,12 @@ enum CanonicalEvent {
 
     /// `leaf = SHA-256(0x00 ‖ canonical bytes)`.
     static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
+        if e.personal != nil {
+            // Personal values are hashed as their commitments: the generic path builds the hashed form.
+            var buf: [UInt8] = [0]
+            buf += JSON.object(RecordedEvent.contentMembers(e, seq: seq, version: version)).canonicalBytes()
+            return SHA256.hash(data: buf)
+        }
         var buf: [UInt8] = [0]
         buf.reserveCapacity(512)
         write(e, seq: seq, version: version, into: &buf)

@@ -35,6 +35,11 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
+    /// Whether personal values get salted commitments (SPEC 7). Off only for the
+    /// benchmark's comparison run: values are then hashed in clear.
+    var sealPersonalData = true
+    /// Users with a `user.erased` appended in this transaction (the store is compacted after the commit).
+    private(set) var erasedUsers: [String] = []
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -134,14 +139,18 @@ final class AppendSession {
     func append(_ input: EventInput, expectedVersions: [String: UInt64] = [:], checked: inout Set<String>) throws -> RecordedEvent? {
         var event = input.event
         if let id = event.id, let existing = try w.seq(forId: id) {
-            let old = try w.withEventBytes(existing) { bytes -> RecordedEvent in
-                guard let bytes else { throw LedgerError(.tampered, "id index points at a missing event", seq: existing) }
-                return try EventCodec.decode(bytes, seq: existing)
-            }
+            let old = try w.recordedEvent(at: existing)
             if old.event.sameContent(as: event) { return nil }
             throw LedgerError(.duplicateEventId, "event id \(id) is already in the log (seq \(existing)) with other content", field: "id")
         }
         if event.id == nil { event.id = .random() }
+        // Personal values get their salted commitments (SPEC 7): the leaf hashes those,
+        // the event's bytes keep only the digests, the values and salts go to the values store.
+        if sealPersonalData {
+            try PersonalData.seal(&event, disclosures: input.disclosures)
+        } else if input.disclosures != nil || event.personal != nil {
+            throw LedgerError.invalid("this ledger does not take commitments", field: "disclosures")
+        }
         let stream = event.stream
         let seq = head.seq + 1
         // Recorded-form claims are checked before the rules: an edited export (a line
@@ -173,6 +182,11 @@ final class AppendSession {
         let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
+        if let user = event.user {
+            if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
+            if event.type == .userErased { erasedUsers.append(user)
+                _ = try w.erasePersonalValues(user: user, before: seq) }
+        }
         head = Head(seq: seq, hash: hash)
         return recorded
     }

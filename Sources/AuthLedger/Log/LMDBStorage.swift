@@ -10,12 +10,14 @@ import LMDB
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `personal`: stream key ‖ 0x00 ‖ seq (big-endian) → the event's personal values and
+///   salts (SPEC 7), apart from the hashed event bytes so that erasure can destroy them
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
 public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
-    let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let events: Database, ids: Database, streams: Database, states: Database, meta: Database, personal: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String) throws {
@@ -26,12 +28,13 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
         } else if !isDir.boolValue {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
-        environment = try Environment(path: path, maxDatabases: 8)
+        environment = try Environment(path: path, maxDatabases: 16)
         events = try environment.database("events")
         ids = try environment.database("ids")
         streams = try environment.database("streams")
         states = try environment.database("states")
         meta = try environment.database("meta")
+        personal = try environment.database("personal")
     }
 
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
@@ -41,6 +44,10 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
     }
+
+    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
+    /// the store is rewritten compacted and swapped in (`Environment.compact`).
+    public func purgeDeleted() throws { try environment.compact() }
 }
 
 final class LMDBAccess: StorageWriter {
@@ -143,6 +150,40 @@ final class LMDBAccess: StorageWriter {
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
         (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
+    }
+
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        try LMDBAccess.streamKey(user, seq).withUnsafeBytes { k in try txn.get(s.personal, k).map { Array($0) } }
+    }
+
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let prefix = LMDBAccess.storedKey(user) + [0]
+        let c = try txn.cursor(s.personal)
+        var entry = try c.seek(prefix)
+        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
+            if try !body(k.loadBigEndianUInt64(at: prefix.count), v) { return }
+            entry = try c.next()
+        }
+    }
+
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
+        try txn.put(s.personal, LMDBAccess.streamKey(user, seq), bytes)
+    }
+
+    func erasePersonalValues(user: String, before: UInt64) throws -> Int {
+        var doomed: [(UInt64, Int)] = []
+        try scanPersonalValues(user: user) { seq, v in
+            if seq < before { doomed.append((seq, v.count)) }
+            return true
+        }
+        for (seq, size) in doomed {
+            let key = LMDBAccess.streamKey(user, seq)
+            // Zeros first, in place (same size): the page written by this transaction then
+            // holds no copy of the value in its free space once the record is deleted.
+            try txn.put(s.personal, key, [UInt8](repeating: 0, count: size))
+            _ = try txn.delete(s.personal, key)
+        }
+        return doomed.count
     }
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {

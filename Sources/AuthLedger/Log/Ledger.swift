@@ -33,6 +33,7 @@ public final class Ledger: @unchecked Sendable {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
             _ = try replay()
         }
+        try finishPendingPurge()
     }
 
     deinit { writer.stop() }
@@ -71,6 +72,7 @@ public final class Ledger: @unchecked Sendable {
     public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
         let outcome = try storage.write { w in
             let session = try AppendSession(w)
+            session.sealPersonalData = writer.sealPersonalData
             let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
             try session.finish()
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
@@ -80,6 +82,14 @@ public final class Ledger: @unchecked Sendable {
     }
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
+
+    /// Whether appends hash salted commitments of personal values (SPEC 7), the default.
+    /// `false` hashes them in clear, as before commitments existed: only for the
+    /// benchmark's same-run comparison, never for a store that must honour erasure.
+    @_spi(Benchmark) public var commitsPersonalData: Bool {
+        get { writer.sealPersonalData }
+        set { writer.sealPersonalData = newValue }
+    }
 
     // MARK: Reading the log
 
@@ -94,16 +104,12 @@ public final class Ledger: @unchecked Sendable {
                     return true
                 }
                 for seq in seqs {
-                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
-                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                        return try EventCodec.decode(b, seq: seq)
-                    }
-                    if try !body(e) { return }
+                    if try !body(try r.recordedEvent(at: seq)) { return }
                 }
             } else {
                 try r.scan(from: max(from, 1)) { seq, bytes in
                     guard seq <= through else { return false }
-                    return try body(try EventCodec.decode(bytes, seq: seq))
+                    return try body(try r.recordedEvent(seq, bytes))
                 }
             }
         }
@@ -154,12 +160,7 @@ public final class Ledger: @unchecked Sendable {
                 return true
             }
         }
-        func load(_ seq: UInt64) throws -> RecordedEvent {
-            try r.withEventBytes(seq) { b in
-                guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                return try EventCodec.decode(b, seq: seq)
-            }
-        }
+        func load(_ seq: UInt64) throws -> RecordedEvent { try r.recordedEvent(at: seq) }
         var state = UserState(user: user)
         var policy = Policy()
         var k = 0
@@ -205,7 +206,8 @@ public final class Ledger: @unchecked Sendable {
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
                 }
-                let rec = try EventCodec.decode(bytes, seq: seq)
+                // Disclosed values must match their commitments (the values store is checked too).
+                let rec = try r.recordedEvent(seq, bytes, check: true)
                 guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
                 let hash = RecordedEvent.computeHash(rec.event, seq: seq, version: rec.version, prev: prev)
                 guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
@@ -329,7 +331,7 @@ public final class Ledger: @unchecked Sendable {
             }
             let isSystem = owner == 0
             if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return true }
-            let e = try EventCodec.decodeEvent(bytes, seq: seq).event
+            let e = try r.storedEvent(seq, bytes).event
             if let user = e.user {
                 try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 n += 1

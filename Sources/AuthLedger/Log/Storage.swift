@@ -28,6 +28,11 @@ public protocol StorageReader {
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+    /// The disclosed personal values of the event at `seq` of `user` (SPEC 7), kept
+    /// apart from the event's bytes; nil when it has none or they were erased.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
+    /// Visits `(seq, record)` of every stored personal-values record of `user`.
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
 }
 
 /// Write access inside one durable transaction.
@@ -39,6 +44,10 @@ public protocol StorageWriter: StorageReader {
     func clearProjectionStates() throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Stores the personal values of the event at `seq` of `user`, in the same transaction as the event.
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws
+    /// Destroys the personal values of `user`'s events with `seq < before`; returns how many records.
+    func erasePersonalValues(user: String, before: UInt64) throws -> Int
     /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T
 }
@@ -47,4 +56,6 @@ public protocol StorageWriter: StorageReader {
 public protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+    /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
+    func purgeDeleted() throws
 }
