@@ -181,6 +181,48 @@ import Testing
         try reopened.verify()
     }
 
+    /// Why the erasure rewrites the store: deleting the records alone leaves their bytes in
+    /// LMDB's freed pages (copy-on-write), where the byte scan finds them.
+    @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() throws {
+        let path = Support.tempDir()
+        let ledger = try Ledger(path: path)
+        try ledger.importText(Self.history)
+        let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
+        #expect(records == 5)
+        #expect(try ledger.storage.read { r in try r.personalValues(user: "alice", seq: 1) } == nil)
+        #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
+    }
+
+    /// `authledger erase` from the command line.
+    @Test func eraseFromTheCLI() throws {
+        let store = Support.tempDir()
+        try Ledger(path: store).importText(Self.history)
+        func cli(_ args: [String]) throws -> (Int32, String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Support.binary)
+            p.arguments = args
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+        var (status, text) = try cli(["erase", "alice", "--reason", "request 12", "--actor", "admin:dpo", "--store", store, "--json"])
+        #expect(status == 0, "\(text)")
+        let answer = try JSON.parse(Array(text.utf8))
+        #expect(answer["erased"] == .bool(true) && answer["erasedEvents"] == .int(5))
+        (status, text) = try cli(["devices", "alice", "--store", store, "--json"])
+        #expect(status == 0 && text.contains("\"erased\":true") && !text.contains("Marguerite"))
+        (status, text) = try cli(["erase", "nobody", "--store", store])
+        #expect(status == 1 && text.hasPrefix("error: user_not_found"), "\(text)")
+        (status, _) = try cli(["verify", "--store", store])
+        #expect(status == 0)
+        let erased = try Ledger(path: store).events(types: [.userErased])
+        #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
+    }
+
     @Test func answersAfterErasureShowNullAndErased() throws {
         let ledger = try Support.freshLedger()
         try ledger.importText(Self.history)
