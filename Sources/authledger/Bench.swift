@@ -144,7 +144,9 @@ struct BenchRun {
     }
 
     static func number(_ v: Double) -> JSON {
-        v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
+        // A ratio over a phase left out with --only is not a number.
+        guard v.isFinite else { return .null }
+        return v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
     }
 
     static func seconds(_ f: () throws -> Void) rethrows -> Double {

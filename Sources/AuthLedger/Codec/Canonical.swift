@@ -44,7 +44,7 @@ enum CanonicalEvent {
             first = false
             out.append(contentsOf: fieldKeys[Int(field.rawValue)])
             if let personal {
-                if personalFields.contains(field), let entry = personal.entry(PersonalData.dataPrefix + field.name) {
+                if personalFields.contains(field), let entry = personal.entry(PersonalData.fieldPointers[Int(field.rawValue)]) {
                     writeCommitment(entry.digest, into: &out)
                     continue
                 }

@@ -10,8 +10,8 @@ import LMDB
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
-/// - `personal`: stream key ‖ 0x00 ‖ seq (big-endian) → the event's personal values and
-///   salts (SPEC 7), apart from the hashed event bytes so that erasure can destroy them
+/// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
+///   (SPEC 7), apart from the hashed event bytes so that erasure can destroy them
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
@@ -152,22 +152,29 @@ final class LMDBAccess: StorageWriter {
         (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
     }
 
+    // The values store is keyed by seq alone (appended in order, like `events`: a batch
+    // dirties a few leaf pages, not one per user); a user's records are found through
+    // the streams index.
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
-        try LMDBAccess.streamKey(user, seq).withUnsafeBytes { k in try txn.get(s.personal, k).map { Array($0) } }
+        try seq.bigEndianBytes.withUnsafeBytes { k in try txn.get(s.personal, k).map { Array($0) } }
     }
 
     func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let prefix = LMDBAccess.storedKey(user) + [0]
-        let c = try txn.cursor(s.personal)
-        var entry = try c.seek(prefix)
-        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
-            if try !body(k.loadBigEndianUInt64(at: prefix.count), v) { return }
-            entry = try c.next()
+        var seqs: [UInt64] = []
+        try scanStream(user) { _, seq in seqs.append(seq); return true }
+        for seq in seqs {
+            let more = try seq.bigEndianBytes.withUnsafeBytes { k in
+                try txn.get(s.personal, k).map { try body(seq, $0) } ?? true
+            }
+            if !more { return }
         }
     }
 
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
-        try txn.put(s.personal, LMDBAccess.streamKey(user, seq), bytes)
+        var key = seq.bigEndian
+        try withUnsafeBytes(of: &key) { k in
+            try bytes.withUnsafeBytes { v in try txn.put(s.personal, k, v, flags: UInt32(MDB_APPEND)) }
+        }
     }
 
     func erasePersonalValues(user: String, before: UInt64) throws -> Int {
@@ -177,7 +184,7 @@ final class LMDBAccess: StorageWriter {
             return true
         }
         for (seq, size) in doomed {
-            let key = LMDBAccess.streamKey(user, seq)
+            let key = seq.bigEndianBytes
             // Zeros first, in place (same size): the page written by this transaction then
             // holds no copy of the value in its free space once the record is deleted.
             try txn.put(s.personal, key, [UInt8](repeating: 0, count: size))

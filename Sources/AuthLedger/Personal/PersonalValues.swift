@@ -48,15 +48,21 @@ public enum PersonalData {
     static let metaIP = "/meta/ip"
 
     /// The `data` fields of `type` that hold one personal string each.
-    static func personalFields(_ type: EventType) -> [Field] {
-        switch type {
-        case .verificationRequested, .renamed: [.name]
-        case .registered: [.name, .pushToken]
-        case .pushTokenUpdated: [.pushToken]
-        case .otpIssued: [.target]
+    static func personalFields(_ type: EventType) -> [Field] { fieldsByType[Int(type.rawValue)] }
+
+    // Built once: these run for every appended event.
+    private static let fieldsByType: [[Field]] = (0...255).map { raw in
+        switch EventType(rawValue: UInt8(raw)) {
+        case .verificationRequested?, .renamed?: [.name]
+        case .registered?: [.name, .pushToken]
+        case .pushTokenUpdated?: [.pushToken]
+        case .otpIssued?: [.target]
         default: []
         }
     }
+
+    /// `/data/<field>` of each field, by tag.
+    static let fieldPointers: [String] = (0...255).map { raw in Field(rawValue: UInt8(raw)).map { dataPrefix + $0.name } ?? "" }
 
     static func isPersonal(_ field: Field, in type: EventType) -> Bool {
         personalFields(type).contains(field) || (field == .context && type == .challengeIssued)
@@ -64,7 +70,8 @@ public enum PersonalData {
 
     /// RFC 6901 escaping of one reference token.
     static func escape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) { return token }
+        return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     static func unescape(_ token: String) -> String {
@@ -73,14 +80,17 @@ public enum PersonalData {
 
     /// The personal values present in clear in `e`, with their pointers.
     static func clearValues(_ e: Event) -> [(pointer: String, value: String)] {
+        let fields = personalFields(e.type)
+        let ip = e.meta?["ip"]
+        if fields.isEmpty && e.type != .challengeIssued && ip == nil { return [] }
         var out: [(pointer: String, value: String)] = []
-        for field in personalFields(e.type) {
-            if let v = e.data.string(field) { out.append((dataPrefix + field.name, v)) }
+        for field in fields {
+            if let v = e.data.string(field) { out.append((fieldPointers[Int(field.rawValue)], v)) }
         }
         if e.type == .challengeIssued, let ctx = e.data.map(.context) {
             for (k, v) in ctx.pairs { out.append((contextPrefix + escape(k), v)) }
         }
-        if let ip = e.meta?["ip"] { out.append((metaIP, ip)) }
+        if let ip { out.append((metaIP, ip)) }
         return out
     }
 
