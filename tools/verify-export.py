@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independently re-verify an AuthLedger export: authledger export | tools/verify-export.py [--rfc8785]
+"""Independently re-verify an AuthLedger export (docs/REFERENCE.md §1.2): authledger export | tools/verify-export.py [--rfc8785]
 
 hashed form: the event without prev, hash and disclosures, each disclosed personal value
 (a JSON pointer in "disclosures", with its salt) replaced by {"_sd": base64url(SHA-256(JCS([salt, value])))};

@@ -89,6 +89,29 @@ struct Bench: AsyncParsableCommand {
             let e = try run.eraseUser(ledger, userEvents: eraseUserEvents)
             report("erase_user", [("user_events", Double(e.erased)), ("seconds", e.seconds), ("store_mb", e.storeMB)])
         }
+        if wanted("proof_inclusion") {
+            let p = try run.inclusionProofs(ledger)
+            report("proof_inclusion", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("proof_consistency") {
+            let p = try run.consistencyProofs(ledger)
+            report("proof_consistency", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("checkpoint") {
+            let p = try run.checkpoints(ledger)
+            report("checkpoint", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("tile_read") {
+            let t = try run.tileReads(ledger)
+            report("tile_read", [("hash_tiles_per_s", t.hashTiles), ("entry_bundles_per_s", t.entryBundles)])
+        }
+        if wanted("append_tree_overhead") {
+            let o = try run.treeOverhead()
+            report("append_tree_overhead", [("with_tree_events_per_s", o.with), ("without_tree_events_per_s", o.without),
+                                            ("with_tree_events_per_cpu_s", o.withCPU), ("without_tree_events_per_cpu_s", o.withoutCPU),
+                                            ("overhead_pct", (o.without / o.with - 1) * 100),
+                                            ("overhead_cpu_pct", (o.withoutCPU / o.withCPU - 1) * 100)])
+        }
         report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
 
         func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }

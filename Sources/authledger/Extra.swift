@@ -1,4 +1,5 @@
 import ArgumentParser
 
 /// Subcommands added by other parts of the tool (serve, bench).
-let extraSubcommands: [any ParsableCommand.Type] = [Serve.self, Bench.self, StressAppend.self, Erase.self]
+let extraSubcommands: [any ParsableCommand.Type] = [Serve.self, Bench.self, StressAppend.self,
+                                                     CheckpointCommand.self, Prove.self, ProveConsistency.self, Erase.self]

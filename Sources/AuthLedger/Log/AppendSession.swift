@@ -1,3 +1,5 @@
+import Crypto
+
 /// The result of one append request.
 public struct AppendOutcome: Sendable {
     /// The events this request appended, in order.
@@ -16,6 +18,16 @@ public struct AppendRequest: Sendable {
     public init(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) {
         self.inputs = inputs
         self.expectedVersions = expectedVersions
+    }
+
+    /// A key of `expectedVersions`: a user key (SPEC 1.1) or the policy stream `$system`.
+    public static func checkStreamKey(_ stream: String) throws(LedgerError) {
+        if stream == systemStream { return }
+        do {
+            try EventDecoder.checkUser(stream)
+        } catch {
+            throw LedgerError.invalid("an expected version names a stream that cannot exist (a user key or $system)", field: "expectedVersion")
+        }
     }
 }
 
@@ -38,8 +50,9 @@ final class AppendSession {
     /// Whether personal values get salted commitments (SPEC 7). Off only for the
     /// benchmark's comparison run: values are then hashed in clear.
     var sealPersonalData = true
-    /// Users with a `user.erased` appended in this transaction (the store is compacted after the commit).
-    private(set) var erasedUsers: [String] = []
+    // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
+    private var tree: TreeFrontier?
+    private var savedTree: TreeFrontier?
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -88,6 +101,7 @@ final class AppendSession {
     func beginRequest() throws {
         savedHead = head
         savedDirty = (dirtyUsers, systemDirty)
+        savedTree = tree
         undoUsers = [:]
         undoSystem = nil
         inRequest = true
@@ -100,6 +114,7 @@ final class AppendSession {
             for (user, old) in undoUsers { users[user] = old }
             if let old = undoSystem { system = old }
             head = savedHead
+            tree = savedTree
             (dirtyUsers, systemDirty) = savedDirty
         }
         undoUsers = [:]
@@ -113,6 +128,7 @@ final class AppendSession {
         appended.reserveCapacity(request.inputs.count)
         var duplicates = 0
         var checkedVersions: Set<String> = []
+        for stream in request.expectedVersions.keys { try AppendRequest.checkStreamKey(stream) }
         for (index, input) in request.inputs.enumerated() {
             do {
                 if let r = try append(input, expectedVersions: request.expectedVersions, checked: &checkedVersions) {
@@ -138,6 +154,9 @@ final class AppendSession {
     /// Validates `input` against the rules and stores it; nil when it is an identical duplicate.
     func append(_ input: EventInput, expectedVersions: [String: UInt64] = [:], checked: inout Set<String>) throws -> RecordedEvent? {
         var event = input.event
+        guard event.at.isWithinEventRange else {
+            throw LedgerError.invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at")
+        }
         if let id = event.id, let existing = try w.seq(forId: id) {
             let old = try w.recordedEvent(at: existing)
             if old.event.sameContent(as: event) { return nil }
@@ -179,16 +198,26 @@ final class AppendSession {
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
-        let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
+        // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
+        let leaf = RecordedEvent.leaf(event, seq: seq, version: version)
+        let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
         if let user = event.user {
             if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
-            if event.type == .userErased { erasedUsers.append(user)
-                _ = try w.erasePersonalValues(user: user, before: seq) }
+            if event.type == .userErased { _ = try w.erasePersonalValues(user: user, before: seq) }
         }
+        try appendToTree(leaf, seq: seq)
         head = Head(seq: seq, hash: hash)
         return recorded
+    }
+
+    /// Adds the event's leaf to the Merkle tree, in the event's transaction.
+    private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
+        if BenchmarkSwitches.skipMerkleTree { return }
+        if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
+        guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
+        try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
     }
 
     /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.

@@ -3,13 +3,14 @@ import Crypto
 import Foundation
 import LMDB
 
-/// The LMDB backend: one environment directory with five named databases.
+/// The LMDB backend: one environment directory with seven named databases.
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
 ///   (SPEC 7), apart from the hashed event bytes so that erasure can destroy them
 ///
@@ -17,10 +18,12 @@ import LMDB
 /// is always read inside the write transaction, never cached.
 public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
-    let events: Database, ids: Database, streams: Database, states: Database, meta: Database, personal: Database
+    let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let tree: Database
+    let personal: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
-    public init(path: String) throws {
+    public init(path: String, maxMapSize: Int) throws {
         var isDir: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
@@ -28,21 +31,68 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
         } else if !isDir.boolValue {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
-        environment = try Environment(path: path, maxDatabases: 16)
-        events = try environment.database("events")
-        ids = try environment.database("ids")
-        streams = try environment.database("streams")
-        states = try environment.database("states")
-        meta = try environment.database("meta")
-        personal = try environment.database("personal")
+        do {
+            environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
+            events = try environment.database("events")
+            ids = try environment.database("ids")
+            streams = try environment.database("streams")
+            states = try environment.database("states")
+            meta = try environment.database("meta")
+            tree = try environment.database("tree")
+            personal = try environment.database("personal")
+        } catch let e as LMDBError {
+            // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
+            var failure = e.ledgerError
+            failure.message = "cannot open the store: " + failure.message
+            throw failure
+        }
+    }
+
+    /// Opens the store with the map bounded to `maxMapSize` bytes (a full map that may
+    /// not grow is `storage_full`, as a full disk is).
+    public convenience init(path: String) throws {
+        try self.init(path: path, maxMapSize: 1 << 44)
     }
 
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        do {
+            return try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
     }
 
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        do {
+            return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    /// Clears reader slots left by processes that died inside a read transaction.
+    public func checkReaders() throws -> Int {
+        do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
+    }
+}
+
+extension LMDBError: TransactionFailure {
+    /// The whole write transaction has to go: the map must grow first, or LMDB refuses
+    /// to go on with it. Other failures (a value LMDB will not store, say) are one
+    /// request's, and its nested transaction is rolled back alone.
+    public var spoilsTransaction: Bool {
+        isMapFull || code == MDB_PANIC || code == MDB_BAD_TXN || code == ENOSPC || code == EIO || code == ENOMEM
+    }
+
+    /// What a caller is told (SPEC 5): `storage_full` when the disk or the map is full
+    /// (nothing was appended; appends work again once there is space), otherwise
+    /// `storage_error`. The message never names the store's path.
+    var ledgerError: LedgerError {
+        let reason = String(cString: mdb_strerror(code))
+        if isMapFull || code == ENOSPC || code == EDQUOT || code == EFBIG {
+            return LedgerError(.storageFull, "the store is full (\(reason)); nothing of the request was appended")
+        }
+        return LedgerError(.storageError, "storage failure in \(operation.split(separator: ":").first ?? ""): \(reason)")
     }
 
     /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
@@ -243,14 +293,16 @@ final class LMDBAccess: StorageWriter {
         let child = try parent.beginChild()
         txn = child
         defer { txn = parent }
+        let result: T
         do {
-            let result = try body()
-            try child.commit()
-            return result
+            result = try body()
         } catch {
             child.abort()
             throw error
         }
+        // A failed commit has freed the child already (LMDB): no abort after it.
+        try child.commit()
+        return result
     }
 }
 

@@ -32,6 +32,8 @@ public final class Ledger: @unchecked Sendable {
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
             _ = try replay()
+        } else {
+            try ensureTree()
         }
         try finishPendingPurge()
     }
@@ -202,6 +204,7 @@ public final class Ledger: @unchecked Sendable {
             var users: [String: UserState] = [:]
             var system = SystemState()
             var lastSeq: [String: UInt64] = [:]
+            var tree = TreeCheck(r)
             try r.scan(from: 0) { seq, bytes in
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
@@ -209,8 +212,10 @@ public final class Ledger: @unchecked Sendable {
                 // Disclosed values must match their commitments (the values store is checked too).
                 let rec = try r.recordedEvent(seq, bytes, check: true)
                 guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
-                let hash = RecordedEvent.computeHash(rec.event, seq: seq, version: rec.version, prev: prev)
+                let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
+                let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
                 guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
+                try tree.add(leaf, seq: seq)
                 let stream = rec.event.stream
                 let v = versions[stream, default: 0] + 1
                 guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }
@@ -236,6 +241,7 @@ public final class Ledger: @unchecked Sendable {
             guard head.seq == last, head.hash == prev else {
                 throw LedgerError(.tampered, "head does not match the last event", seq: min(head.seq, last) + 1)
             }
+            try tree.finish()
             let counts = try r.indexCounts()
             guard counts.events == Int(last), counts.ids == Int(last), counts.streams == Int(last) else {
                 throw LedgerError(.tampered, "an index holds entries for events not in the log", seq: last + 1)
@@ -279,7 +285,13 @@ public final class Ledger: @unchecked Sendable {
             let box = ReplayPartitions(parts)
             let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let leaves = LeafBuffer()
+            DispatchQueue.concurrentPerform(iterations: parts + 1) { part in
+                if part == parts {
+                    // The Merkle tree's leaves, beside the projections.
+                    leaves.result = Result { try storage.read { r in try Ledger.leafHashes(r, through: head.seq) } }
+                    return
+                }
                 do {
                     let result = try storage.read { r in
                         try Ledger.replayPartition(r, part: part, of: parts, through: head.seq,
@@ -299,6 +311,7 @@ public final class Ledger: @unchecked Sendable {
                 if part == 0 { system = r.system; n += r.system.version }
             }
             if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
+            try Ledger.rebuildTree(w, leaves: try leaves.result!.get())
             try w.setCheckpoint(head.seq)
             // Tells writers that cached states from before this rebuild are not to be reused.
             let (a, b) = RandomBits.shared.next2()
@@ -346,6 +359,11 @@ public final class Ledger: @unchecked Sendable {
         while let (user, s) = users.popFirst() { states.append((user, StateCodec.encode(s))) }
         return ReplayPartition(states: states, system: system, userEvents: n)
     }
+}
+
+/// The leaf hashes computed beside the replay partitions (written once, read after they all end).
+final class LeafBuffer: @unchecked Sendable {
+    var result: Result<[UInt8], Error>?
 }
 
 final class ReplayPartitions: @unchecked Sendable {

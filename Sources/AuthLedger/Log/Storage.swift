@@ -33,6 +33,10 @@ public protocol StorageReader {
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
     /// Visits `(seq, record)` of every stored personal-values record of `user`.
     func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
+    func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    /// How many Merkle tree hashes are stored.
+    func treeHashCount() throws -> UInt64
 }
 
 /// Write access inside one durable transaction.
@@ -48,6 +52,10 @@ public protocol StorageWriter: StorageReader {
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws
     /// Destroys the personal values of `user`'s events with `seq < before`; returns how many records.
     func erasePersonalValues(user: String, before: UInt64) throws -> Int
+    /// Stores the 32-byte Merkle tree hash at `index`, which follows every stored one.
+    func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws
+    /// Removes every Merkle tree hash (before a rebuild).
+    func clearTree() throws
     /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T
 }
@@ -58,4 +66,11 @@ public protocol StorageBackend: AnyObject, Sendable {
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
     func purgeDeleted() throws
+}
+
+/// A storage failure that may spoil the whole write transaction it happened in (a full
+/// map, a broken environment), as opposed to one request's own failure: the group-commit
+/// writer then fails the transaction instead of answering only that request.
+public protocol TransactionFailure: Error {
+    var spoilsTransaction: Bool { get }
 }
