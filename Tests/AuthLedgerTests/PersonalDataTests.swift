@@ -304,6 +304,22 @@ import Testing
         #expect(try copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
     }
 
+    /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
+    @Test func rootsAndProofsAreTheSameAfterErasure() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        let head = try ledger.head().seq
+        let root = try ledger.treeHead(size: head)
+        let proofs = try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) }
+        _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        #expect(try ledger.treeHead(size: head) == root)
+        #expect(try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) } == proofs)
+        let consistency = try ledger.consistencyProof(from: head, to: head + 1)
+        #expect(MerkleTree.verifyConsistency(oldSize: head, oldRoot: root.root, newSize: head + 1,
+                                             newRoot: try ledger.treeHead().root, proof: consistency.proof))
+        try ledger.verify()
+    }
+
     @Test func eraseUnknownUserIsRefused() throws {
         let ledger = try Support.freshLedger()
         #expect(refusal { _ = try ledger.erase("nobody") }?.code == .userNotFound)

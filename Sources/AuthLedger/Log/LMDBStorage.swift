@@ -74,6 +74,12 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func checkReaders() throws -> Int {
         do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
     }
+
+    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
+    /// the store is rewritten compacted and swapped in (`Environment.compact`).
+    public func purgeDeleted() throws {
+        do { try environment.compact() } catch let e as LMDBError { throw e.ledgerError }
+    }
 }
 
 extension LMDBError: TransactionFailure {
@@ -95,9 +101,6 @@ extension LMDBError: TransactionFailure {
         return LedgerError(.storageError, "storage failure in \(operation.split(separator: ":").first ?? ""): \(reason)")
     }
 
-    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
-    /// the store is rewritten compacted and swapped in (`Environment.compact`).
-    public func purgeDeleted() throws { try environment.compact() }
 }
 
 final class LMDBAccess: StorageWriter {
