@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 extension AuthLedgerServer {
-    /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (SPEC 7).
+    /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (SPEC 1.5).
     func registerErasureRoutes(_ t: RouteTable) {
         on(t, .delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)

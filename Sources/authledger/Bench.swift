@@ -123,7 +123,7 @@ struct Bench: AsyncParsableCommand {
             // Group commit's ceiling: every writer's event in each single-event-latency commit.
             ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
-            // Salted commitments of personal values against hashing them in clear (SPEC 7).
+            // Salted commitments of personal values against hashing them in clear (SPEC 1.5).
             ("append_bulk_commitments_vs_clear", value("append_bulk", "events_per_s") / value("append_bulk_clear", "events_per_s")),
         ]
 

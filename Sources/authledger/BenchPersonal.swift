@@ -1,7 +1,7 @@
 @_spi(Benchmark) import AuthLedger
 import Foundation
 
-/// Benchmark phases of SPEC 7: the cost of salted commitments, and erasure.
+/// Benchmark phases of SPEC 1.5: the cost of salted commitments, and erasure.
 extension BenchRun {
     /// `append_bulk` again on a fresh store with commitments off (personal values hashed
     /// in clear): the same workload, so the ratio is the commitments' cost.

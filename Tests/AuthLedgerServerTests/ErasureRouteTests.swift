@@ -3,7 +3,7 @@ import AuthLedger
 import Foundation
 import Testing
 
-/// `DELETE /v1/users/{u}` (SPEC 5, 7): erasure over HTTP, with the server running on.
+/// `DELETE /v1/users/{u}` (SPEC 5, 1.5): erasure over HTTP, with the server running on.
 @Suite(.timeLimit(.minutes(2))) struct ErasureRouteTests {
     static let values = ["Marguerite Phone", "fcm-token-4242-secret", "203.0.113.9", "Brest, FR"]
 

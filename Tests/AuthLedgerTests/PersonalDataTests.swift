@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// SPEC 7: personal values hashed as salted commitments, kept apart, and erased for good.
+/// SPEC 1.5: personal values hashed as salted commitments, kept apart, and erased for good.
 @Suite struct PersonalDataTests {
     static let codeHash = String(repeating: "ab", count: 32)
 

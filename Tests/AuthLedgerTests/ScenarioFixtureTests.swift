@@ -82,7 +82,7 @@ import Testing
         // When it is imported again
         let again = try a.append(events)
         // Then every event is a skipped duplicate, and two stores export the same events
-        // (with their own salts: personal values get fresh ones in each store, SPEC 7)
+        // (with their own salts: personal values get fresh ones in each store, SPEC 1.5)
         #expect(again.appended.isEmpty)
         #expect(again.duplicates == events.count)
         #expect(try a.contentText() == b.contentText())

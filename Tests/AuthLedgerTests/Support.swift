@@ -57,7 +57,7 @@ extension Ledger {
     func importText(_ text: String) throws -> AppendOutcome { try append(try inputs(text)) }
 
     /// The export without `disclosures`, `prev` and `hash`: the events' clear content, the
-    /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 7).
+    /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 1.5).
     func contentText() throws -> String {
         var out = ""
         try forEachEvent { e in

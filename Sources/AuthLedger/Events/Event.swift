@@ -131,7 +131,7 @@ public struct Event: Equatable, Sendable {
     public var at: Timestamp
     public var data: EventData
     public var meta: StringMap?
-    /// The commitments of the personal values (SPEC 7): salts of the disclosed values,
+    /// The commitments of the personal values (SPEC 1.5): salts of the disclosed values,
     /// digests of every one (erased values are absent from `data` and `meta`).
     public var personal: PersonalValues?
 

@@ -104,7 +104,7 @@ public enum EventDecoder {
         guard let at = Timestamp(rfc3339: atText) else { throw .invalid("\"at\" is not an RFC 3339 time with a zone", field: "at") }
         guard at.isWithinEventRange else { throw .invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at") }
         guard var dataJSON else { throw .invalid("missing field \"data\"", field: "data") }
-        // Commitments `{"_sd": D}` stand for erased personal values (SPEC 7).
+        // Commitments `{"_sd": D}` stand for erased personal values (SPEC 1.5).
         let commitments = try PersonalData.extractCommitments(type: type, data: &dataJSON, meta: &metaJSON)
         if type == .userErased && claims.hash == nil {
             throw .invalid("user.erased is appended by erase, not imported in the fixture form", field: "type")

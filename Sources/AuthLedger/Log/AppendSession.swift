@@ -47,7 +47,7 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
-    /// Whether personal values get salted commitments (SPEC 7). Off only for the
+    /// Whether personal values get salted commitments (SPEC 1.5). Off only for the
     /// benchmark's comparison run: values are then hashed in clear.
     var sealPersonalData = true
     // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
@@ -163,7 +163,7 @@ final class AppendSession {
             throw LedgerError(.duplicateEventId, "event id \(id) is already in the log (seq \(existing)) with other content", field: "id")
         }
         if event.id == nil { event.id = .random() }
-        // Personal values get their salted commitments (SPEC 7): the leaf hashes those,
+        // Personal values get their salted commitments (SPEC 1.5): the leaf hashes those,
         // the event's bytes keep only the digests, the values and salts go to the values store.
         if sealPersonalData {
             try PersonalData.seal(&event, disclosures: input.disclosures)

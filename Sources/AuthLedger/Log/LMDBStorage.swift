@@ -12,7 +12,7 @@ import LMDB
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
-///   (SPEC 7), apart from the hashed event bytes so that erasure can destroy them
+///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.

@@ -85,7 +85,7 @@ public final class Ledger: @unchecked Sendable {
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
 
-    /// Whether appends hash salted commitments of personal values (SPEC 7), the default.
+    /// Whether appends hash salted commitments of personal values (SPEC 1.5), the default.
     /// `false` hashes them in clear, as before commitments existed: only for the
     /// benchmark's same-run comparison, never for a store that must honour erasure.
     @_spi(Benchmark) public var commitsPersonalData: Bool {

@@ -28,7 +28,7 @@ public protocol StorageReader {
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
-    /// The disclosed personal values of the event at `seq` of `user` (SPEC 7), kept
+    /// The disclosed personal values of the event at `seq` of `user` (SPEC 1.5), kept
     /// apart from the event's bytes; nil when it has none or they were erased.
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
     /// Visits `(seq, record)` of every stored personal-values record of `user`.

@@ -14,7 +14,7 @@ extension Ledger {
     /// interrupted purge is finished when the store is next opened).
     static let purgePendingKey = "erasurePurgePending"
 
-    /// Erases the personal values of `user` (SPEC 7): appends `user.erased`, destroys the
+    /// Erases the personal values of `user` (SPEC 1.5): appends `user.erased`, destroys the
     /// values and salts of the user's earlier events in the same transaction, then purges
     /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
     public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {

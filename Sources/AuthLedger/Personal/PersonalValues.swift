@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 
-/// One personal value of an event (SPEC 7): where it is (a JSON pointer), the
+/// One personal value of an event (SPEC 1.5): where it is (a JSON pointer), the
 /// commitment that is hashed in its place, and its salt while it is disclosed.
 public struct PersonalEntry: Equatable, Sendable {
     /// RFC 6901 pointer into the recorded event, e.g. `/data/name`, `/data/context/ip`, `/meta/ip`.
@@ -35,7 +35,7 @@ public struct PersonalValues: Equatable, Sendable {
     }
 }
 
-/// Salted commitments of personal values (SPEC 7), the SD-JWT disclosure digest over
+/// Salted commitments of personal values (SPEC 1.5), the SD-JWT disclosure digest over
 /// `[salt, value]`, and where the personal values of each event type are.
 public enum PersonalData {
     /// Stands in UserState for a value that was erased where the record still needs to

@@ -74,7 +74,7 @@ public enum Views {
         ] + erasedMember(s))
     }
 
-    /// `"erased": true` on every answer about a user whose personal values were erased (SPEC 3, 7).
+    /// `"erased": true` on every answer about a user whose personal values were erased (SPEC 3, 1.5).
     static func erasedMember(_ s: UserState) -> [(String, JSON)] { s.erased ? [("erased", .bool(true))] : [] }
 
     /// `{"user","active","until","statusCode"}` (SPEC 3), and `erased` after an erasure.

@@ -94,7 +94,7 @@ public struct UserState: Equatable, Sendable {
     /// Issue times of OTPs within the last hour before `lastAt` (rate limit).
     public var otpIssueTimes: [Timestamp] = []
     public var grants: [String: GrantRecord] = [:]
-    /// Whether personal values of this user were erased (SPEC 7): a `user.erased`, or an
+    /// Whether personal values of this user were erased (SPEC 1.5): a `user.erased`, or an
     /// event whose values are gone. Erased values are nil or `PersonalData.erasedMarker`.
     public var erased = false
 
