@@ -194,9 +194,11 @@ public final class AuthLedgerServer: Sendable {
                     context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
                 }
                 var response = APIError.response(e)
+                // Seconds from the server's clock; none when the window is not ahead of it
+                // (an imported event judged at its own, older time).
                 if let until = e.until, e.code == .coolingPeriodActive {
                     let ms = until.milliseconds - configuration.clock().milliseconds
-                    response.headers[.retryAfter] = "\(max(0, (ms + 999) / 1000))"
+                    if ms > 0 { response.headers[.retryAfter] = "\((ms + 999) / 1000)" }
                 }
                 return response
             } catch let e as TokenConfigurationError {

@@ -24,7 +24,8 @@ public enum HTTPFuzzCheck {
         let server: AuthLedgerServer
         let responder: RouterResponder<ServerRequestContext>
         let endpoints: [Endpoint]
-        let channel = EmbeddedChannel()
+        // Thread-safe (the responder runs on the cooperative pool), unlike EmbeddedChannel.
+        let channel = NIOAsyncTestingChannel()
 
         init() throws {
             let dir = NSTemporaryDirectory() + "authledger-http-fuzz-\(getpid())"

@@ -61,7 +61,11 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         config.port = port
         config.insecureDev = insecureDev
-        if let origin { try CheckpointSigner.checkOrigin(origin) }
+        // The checkpoint origin is checked now, not at the first /checkpoint.
+        try CheckpointSigner.checkOrigin(Ledger.configuredOrigin(origin))
+        if Ledger.configuredOrigin(origin) == CheckpointSigner.defaultOrigin {
+            logger.warning("checkpoints are signed for the default origin \(CheckpointSigner.defaultOrigin); set --origin or AUTHLEDGER_ORIGIN to your log's own name")
+        }
         config.checkpointOrigin = origin
         guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }

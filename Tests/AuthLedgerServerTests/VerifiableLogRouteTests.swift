@@ -20,8 +20,8 @@ import Testing
     static func populate(_ s: TestServer) async throws {
         var items = [Fixture.registered("alice", "phone")]
         for k in 1..<300 { items.append(Fixture.accessed("alice", "phone", second: k)) }
-        let r = try await s.call(.POST, "/v1/events", token: "writer-token", body: Fixture.array(items))
-        #expect(r.status == 200 || r.status == 201, "\(r.body)")
+        let r = try await s.call(.POST, "/v1/events", token: "importer-token", body: Fixture.array(items))
+        try #require(r.status == 200 || r.status == 201, "\(r.body)")
     }
 
     static func hashes(_ bytes: [UInt8]) -> [Hash32] {

@@ -348,3 +348,20 @@ extension PersonalData {
         return out
     }
 }
+
+extension PersonalData {
+    /// A challenge record without its context's values (the keys stay, as markers).
+    static func scrubbed(_ c: ChallengeRecord) -> ChallengeRecord {
+        guard let ctx = c.context, !ctx.pairs.isEmpty else { return c }
+        var out = c
+        out.context = StringMap(ctx.pairs.map { ($0.key, erasedMarker) })
+        return out
+    }
+
+    /// An OTP record without its target.
+    static func scrubbed(_ o: OTPRecord) -> OTPRecord {
+        var out = o
+        out.target = erasedMarker
+        return out
+    }
+}
