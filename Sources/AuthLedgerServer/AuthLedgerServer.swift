@@ -147,6 +147,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerErasureRoutes(table)
         registerVerifiableLogRoutes(table)
         return table
     }

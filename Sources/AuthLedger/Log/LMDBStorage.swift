@@ -12,6 +12,8 @@ import LMDB
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
+///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
@@ -20,6 +22,7 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
     let tree: Database
     let records: [RecordKind: Database]
+    let personal: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String, maxMapSize: Int) throws {
@@ -40,6 +43,7 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
             tree = try environment.database("tree")
             records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
                        .grant: try environment.database("grants")]
+            personal = try environment.database("personal")
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError
@@ -74,6 +78,12 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func checkReaders() throws -> Int {
         do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
     }
+
+    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
+    /// the store is rewritten compacted and swapped in (`Environment.compact`).
+    public func purgeDeleted() throws {
+        do { try environment.compact() } catch let e as LMDBError { throw e.ledgerError }
+    }
 }
 
 extension LMDBError: TransactionFailure {
@@ -94,6 +104,7 @@ extension LMDBError: TransactionFailure {
         }
         return LedgerError(.storageError, "storage failure in \(operation.split(separator: ":").first ?? ""): \(reason)")
     }
+
 }
 
 final class LMDBAccess: StorageWriter {
@@ -223,6 +234,47 @@ final class LMDBAccess: StorageWriter {
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
         (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
+    }
+
+    // The values store is keyed by seq alone (appended in order, like `events`: a batch
+    // dirties a few leaf pages, not one per user); a user's records are found through
+    // the streams index.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        try seq.bigEndianBytes.withUnsafeBytes { k in try txn.get(s.personal, k).map { Array($0) } }
+    }
+
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var seqs: [UInt64] = []
+        try scanStream(user) { _, seq in seqs.append(seq); return true }
+        for seq in seqs {
+            let more = try seq.bigEndianBytes.withUnsafeBytes { k in
+                try txn.get(s.personal, k).map { try body(seq, $0) } ?? true
+            }
+            if !more { return }
+        }
+    }
+
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
+        var key = seq.bigEndian
+        try withUnsafeBytes(of: &key) { k in
+            try bytes.withUnsafeBytes { v in try txn.put(s.personal, k, v, flags: UInt32(MDB_APPEND)) }
+        }
+    }
+
+    func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
+        var doomed: [(UInt64, Int)] = []
+        try scanPersonalValues(user: user) { seq, v in
+            if seq < before { doomed.append((seq, v.count)) }
+            return true
+        }
+        for (seq, size) in doomed {
+            let key = seq.bigEndianBytes
+            // Zeros first, in place (same size): the page written by this transaction then
+            // holds no copy of the value in its free space once the record is deleted.
+            try txn.put(s.personal, key, [UInt8](repeating: 0, count: size))
+            _ = try txn.delete(s.personal, key)
+        }
+        return doomed.map(\.0)
     }
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {

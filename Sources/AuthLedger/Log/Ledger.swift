@@ -42,6 +42,7 @@ public final class Ledger: @unchecked Sendable {
         } else {
             try ensureTree()
         }
+        try finishPendingPurge()
     }
 
     deinit { writer.stop() }
@@ -80,6 +81,7 @@ public final class Ledger: @unchecked Sendable {
     public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
         let outcome = try storage.write { w in
             let session = try AppendSession(w)
+            session.sealPersonalData = writer.sealPersonalData
             let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
             try session.finish()
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
@@ -89,6 +91,14 @@ public final class Ledger: @unchecked Sendable {
     }
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
+
+    /// Whether appends hash salted commitments of personal values (SPEC 1.5), the default.
+    /// `false` hashes them in clear, as before commitments existed: only for the
+    /// benchmark's same-run comparison, never for a store that must honour erasure.
+    @_spi(Benchmark) public var commitsPersonalData: Bool {
+        get { writer.sealPersonalData }
+        set { writer.sealPersonalData = newValue }
+    }
 
     // MARK: Reading the log
 
@@ -103,16 +113,12 @@ public final class Ledger: @unchecked Sendable {
                     return true
                 }
                 for seq in seqs {
-                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
-                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                        return try EventCodec.decode(b, seq: seq)
-                    }
-                    if try !body(e) { return }
+                    if try !body(try r.recordedEvent(at: seq)) { return }
                 }
             } else {
                 try r.scan(from: max(from, 1)) { seq, bytes in
                     guard seq <= through else { return false }
-                    return try body(try EventCodec.decode(bytes, seq: seq))
+                    return try body(try r.recordedEvent(seq, bytes))
                 }
             }
         }
@@ -174,12 +180,7 @@ public final class Ledger: @unchecked Sendable {
                 return true
             }
         }
-        func load(_ seq: UInt64) throws -> RecordedEvent {
-            try r.withEventBytes(seq) { b in
-                guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                return try EventCodec.decode(b, seq: seq)
-            }
-        }
+        func load(_ seq: UInt64) throws -> RecordedEvent { try r.recordedEvent(at: seq) }
         var state = UserState(user: user)
         var policy = Policy()
         var k = 0
@@ -226,7 +227,8 @@ public final class Ledger: @unchecked Sendable {
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
                 }
-                let rec = try EventCodec.decode(bytes, seq: seq)
+                // Disclosed values must match their commitments (the values store is checked too).
+                let rec = try r.recordedEvent(seq, bytes, check: true)
                 guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
                 let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
                 let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
@@ -383,7 +385,7 @@ public final class Ledger: @unchecked Sendable {
             }
             let isSystem = owner == 0
             if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return true }
-            let e = try EventCodec.decodeEvent(bytes, seq: seq).event
+            let e = try r.storedEvent(seq, bytes).event
             if let user = e.user {
                 try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 n += 1

@@ -28,6 +28,11 @@ public protocol StorageReader {
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+    /// The disclosed personal values of the event at `seq` of `user` (SPEC 1.5), kept
+    /// apart from the event's bytes; nil when it has none or they were erased.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
+    /// Visits `(seq, record)` of every stored personal-values record of `user`.
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
     /// The stored bytes of a user's challenge, OTP or grant record (see `RecordKind`).
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]?
     /// Number of stored records of `kind`, all users together (for `verify`).
@@ -55,6 +60,10 @@ public protocol StorageWriter: StorageReader {
     func clearRecords() throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Stores the personal values of the event at `seq` of `user`, in the same transaction as the event.
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws
+    /// Destroys the personal values of `user`'s events with `seq < before`; returns the seqs of the records.
+    func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64]
     /// Stores the 32-byte Merkle tree hash at `index`, which follows every stored one.
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws
     /// Removes every Merkle tree hash (before a rebuild).
@@ -67,6 +76,8 @@ public protocol StorageWriter: StorageReader {
 public protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+    /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
+    func purgeDeleted() throws
 }
 
 /// A storage failure that may spoil the whole write transaction it happened in (a full

@@ -30,10 +30,8 @@ extension Ledger {
             var out: [RecordedEvent] = []
             try r.scanStream(user, fromVersion: from) { _, seq in
                 guard seq <= through, out.count < limit else { return false }
-                let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
-                    guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                    return try EventCodec.decode(b, seq: seq)
-                }
+                // With its personal values read back from the values store (SPEC 1.5).
+                let e = try r.recordedEvent(at: seq)
                 // `at` never decreases within a stream: nothing later is before `asOf` either.
                 guard e.event.at <= o.asOf else { return false }
                 out.append(e)
