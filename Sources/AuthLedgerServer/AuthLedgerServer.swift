@@ -52,6 +52,8 @@ public final class AuthLedgerServer: Sendable {
     let buckets: TokenBuckets?
     /// Per-token open event streams (nil: unlimited).
     let subscriberSlots: SubscriberSlots?
+    /// The OpenID Shared Signals transmitter (SharedSignals/).
+    public let sharedSignals: SharedSignals
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
@@ -71,6 +73,7 @@ public final class AuthLedgerServer: Sendable {
         self.logger = logger
         self.buckets = configuration.rateLimit.map(TokenBuckets.init)
         self.subscriberSlots = configuration.maxSubscribersPerToken.map { SubscriberSlots(limit: $0) }
+        self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
     }
 
     /// Bootstraps the process-wide `MetricsSystem` with this server's Prometheus
@@ -93,12 +96,14 @@ public final class AuthLedgerServer: Sendable {
             services.append(ChallengeSweeper(ledger: ledger, interval: interval, pollInterval: configuration.pollInterval,
                                              clock: configuration.clock, metrics: metrics, logger: logger))
         }
+        services.append(SSFPushService(signals: sharedSignals, logger: logger))
         let app = Application(
             router: table.router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
-            onServerRunning: { [logger, configuration] channel in
+            onServerRunning: { [logger, configuration, sharedSignals] channel in
                 let port = channel.localAddress?.port ?? configuration.port
+                sharedSignals.setListeningIssuer(host: configuration.host, port: port)
                 logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
                 await onListening(port)
             },
@@ -126,6 +131,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerSharedSignalsRoutes(table)
         return table
     }
 

@@ -32,6 +32,8 @@ public struct ServerConfiguration: Sendable {
     /// Event streams (`GET /v1/events`, `GET /v1/subscriptions/{name}/events`) one token
     /// may hold open at once. Over it: 429 `rate_limited`. nil: no limit.
     public var maxSubscribersPerToken: Int? = 16
+    /// The Shared Signals transmitter (issuer, keys, push retries, poll waits).
+    public var sharedSignals = SharedSignalsConfiguration()
     /// The clock commands run at and queries default to. Tests move it.
     public var clock: @Sendable () -> Timestamp = Timestamp.now
 

@@ -1,4 +1,4 @@
 import ArgumentParser
 
 /// Subcommands added by other parts of the tool (serve, bench).
-let extraSubcommands: [any ParsableCommand.Type] = [Serve.self, Bench.self, StressAppend.self]
+let extraSubcommands: [any ParsableCommand.Type] = [Serve.self, Bench.self, StressAppend.self, SSFRotateKey.self, SSFBenchCommand.self]

@@ -36,6 +36,7 @@ struct Serve: AsyncParsableCommand {
     var maxSubscribersPerToken = 16
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
+    @OptionGroup var sharedSignals: SharedSignalsOptions
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -92,6 +93,7 @@ struct Serve: AsyncParsableCommand {
             """)
         }
         if let now = try global.fixedNow() { config.clock = { now } }
+        try sharedSignals.apply(to: &config.sharedSignals)
 
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
