@@ -155,9 +155,12 @@ class PushReceiver:
         self.bad = []
         self.lock = threading.Lock()
         self.httpd = None
+        self.down = False
+        self.delay = 0.0
 
     def start(self):
         receiver = self
+        self.down = False
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -167,6 +170,14 @@ class PushReceiver:
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                if receiver.down:
+                    # Down: the connection drops without an answer (kept-alive
+                    # connections outlive the listener otherwise).
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if receiver.delay:
+                    time.sleep(receiver.delay)
                 status, answer = receiver.handle(self.headers, body)
                 data = json.dumps(answer).encode() if answer else b""
                 self.send_response(status)
@@ -176,12 +187,18 @@ class PushReceiver:
                 self.end_headers()
                 self.wfile.write(data)
 
-        http.server.ThreadingHTTPServer.allow_reuse_address = True
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        class Quiet(http.server.ThreadingHTTPServer):
+            allow_reuse_address = True
+
+            def handle_error(self, request, client_address):
+                pass  # a transmitter killed mid-request: its connection breaks
+
+        self.httpd = Quiet(("127.0.0.1", self.port), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def stop(self):
+        self.down = True
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -397,13 +414,17 @@ def main():
         old_kid = receiver.arrivals[-1][2]
         st, rot = server.call("POST", "/ssf/keys/rotate")
         check(st == 200 and rot["kid"] != old_kid and old_kid in rot["published"], f"rotation: {rot}")
-        # Phase C: the server is killed mid-stream and restarted.
+        # Phase C: the server is killed (SIGKILL) mid-stream and restarted; a slow
+        # receiver makes sure there is a backlog when it dies.
+        n0 = len(receiver.jtis())
+        receiver.delay = 0.03
         for u in ["dave", "erin", "frank", "grace"]:
             workload(server, u, with_recovery=False)
         poller.poll_once(max_events=7)  # some polled (acked on the next poll), most not
-        n0 = len(receiver.jtis())
         wait_for(lambda: len(receiver.jtis()) > n0 + 3, 30, "some delivery before the kill")
+        check(not set(expected_sets(server, push_id)) <= receiver.jtis(), "the kill comes mid-stream")
         server.kill()
+        receiver.delay = 0.0
         server.start()
         for u in ["heidi", "ivan"]:
             workload(server, u)
