@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // `swift package generate-documentation` (tools/docs): the DocC catalogs under Sources/.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -52,6 +54,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -72,7 +75,7 @@ let package = Package(
             ]
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
-        .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger"]),
+        .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger", "AuthLedgerServer"]),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
         .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger"]),
         .testTarget(
@@ -80,6 +83,8 @@ let package = Package(
             dependencies: [
                 "AuthLedgerServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independently re-verify an AuthLedger export (SPEC 1.2): authledger export | tools/verify-export.py
+"""Independently re-verify an AuthLedger export (docs/REFERENCE.md §1.2): authledger export | tools/verify-export.py
 
 leaf = SHA-256(0x00 || JCS(event without prev and hash)); hash = SHA-256(prev || leaf).
 Python's json.dumps with sorted keys and no white space is RFC 8785 for the ledger's

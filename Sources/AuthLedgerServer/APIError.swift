@@ -12,7 +12,8 @@ enum APIError {
         case .otpRateLimited, .rateLimited: .tooManyRequests
         case .unauthorized: .unauthorized
         case .forbidden: .forbidden
-        case .storageError: .internalServerError
+        case .storageError: .serviceUnavailable
+        case .storageFull: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         case .duplicateEventId, .chainMismatch, .versionConflict, .timeRegression, .deviceExists, .deviceRevoked,
              .nameUnchanged, .verificationRequired, .grantInvalid, .deviceLimitReached, .currentDeviceProtected,
              .challengeExists, .challengeResolved, .challengeExpired, .challengeNotExpired, .approverNotTrusted,

@@ -14,6 +14,8 @@ public struct ServerRequestContext: RequestContext {
     public let channel: any Channel
     /// Who the request comes from, once authorized (nil on open routes).
     var caller: Caller?
+    /// The scopes of the caller's token (admin expanded; empty on open routes).
+    var scopes: Set<Scope> = []
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -54,6 +56,10 @@ public final class AuthLedgerServer: Sendable {
     let subscriberSlots: SubscriberSlots?
     /// The OpenID Shared Signals transmitter (SharedSignals/).
     public let sharedSignals: SharedSignals
+    /// Failed authentications per client address (nil: unlimited).
+    let authFailures: AuthFailureLimiter?
+    /// Full verifications running at once.
+    let verifySlots: ConcurrencyLimit
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
@@ -63,6 +69,14 @@ public final class AuthLedgerServer: Sendable {
             guard r.perSecond > 0, r.perSecond.isFinite, r.burst >= 1 else {
                 throw ServerConfigurationError("the rate limit needs a rate above 0 and a burst of at least 1")
             }
+        }
+        if let r = configuration.authFailureLimit {
+            guard r.perSecond > 0, r.perSecond.isFinite, r.burst >= 1 else {
+                throw ServerConfigurationError("the limit of failed authentications needs a rate above 0 and a burst of at least 1")
+            }
+        }
+        guard configuration.maxConcurrentVerifies >= 1 else {
+            throw ServerConfigurationError("at least one verification must be allowed to run")
         }
         if let n = configuration.maxSubscribersPerToken, n < 1 {
             throw ServerConfigurationError("the limit of event streams per token must be at least 1")
@@ -74,6 +88,8 @@ public final class AuthLedgerServer: Sendable {
         self.buckets = configuration.rateLimit.map(TokenBuckets.init)
         self.subscriberSlots = configuration.maxSubscribersPerToken.map { SubscriberSlots(limit: $0) }
         self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
+        self.authFailures = configuration.authFailureLimit.map { AuthFailureLimiter($0) }
+        self.verifySlots = ConcurrencyLimit(configuration.maxConcurrentVerifies)
     }
 
     /// Bootstraps the process-wide `MetricsSystem` with this server's Prometheus
@@ -97,6 +113,9 @@ public final class AuthLedgerServer: Sendable {
                                              clock: configuration.clock, metrics: metrics, logger: logger))
         }
         services.append(SSFPushService(signals: sharedSignals, logger: logger))
+        if let interval = configuration.readerCheckInterval {
+            services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
+        }
         let app = Application(
             router: table.router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
@@ -145,9 +164,19 @@ public final class AuthLedgerServer: Sendable {
             c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
         }.joined(separator: "/")
         table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
+            let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
             do {
                 var context = context
-                context.caller = try authorize(request, access)
+                if access != .open, let authFailures, let wait = authFailures.blocked(address) {
+                    metrics.refused(.rateLimited)
+                    var response = APIError.response(LedgerError(.rateLimited,
+                        "too many failed authentications from this address; retry after \(wait) s"))
+                    response.headers[.retryAfter] = "\(wait)"
+                    return response
+                }
+                let who = try identify(request, access)
+                context.caller = who?.caller
+                context.scopes = who?.scopes ?? []
                 if let caller = context.caller, let buckets, let wait = buckets.take(caller) {
                     metrics.refused(.rateLimited)
                     context.logger.debug("refused", metadata: ["code": "\(ErrorCode.rateLimited.rawValue)"])
@@ -159,7 +188,8 @@ public final class AuthLedgerServer: Sendable {
                 return try await handler(request, context)
             } catch let e as LedgerError {
                 metrics.refused(e.code)
-                if e.code == .storageError {
+                if e.code == .unauthorized { authFailures?.failed(address) }
+                if e.code == .storageError || e.code == .storageFull {
                     context.logger.error("storage error", metadata: ["message": "\(e.message)"])
                 } else {
                     context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
@@ -184,8 +214,14 @@ public final class AuthLedgerServer: Sendable {
     /// (nil on open routes, which no per-token limit applies to).
     @discardableResult
     func authorize(_ request: Request, _ access: Access) throws(LedgerError) -> Caller? {
+        try identify(request, access)?.caller
+    }
+
+    /// The caller and the scopes of its token, checked against the route's access
+    /// (nil on open routes).
+    func identify(_ request: Request, _ access: Access) throws(LedgerError) -> (caller: Caller, scopes: Set<Scope>)? {
         if access == .open { return nil }
-        if configuration.tokens.isEmpty && configuration.insecureDev { return .anonymous }
+        if configuration.tokens.isEmpty && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
         guard let header = request.headers[.authorization] else {
             throw LedgerError(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
@@ -199,7 +235,15 @@ public final class AuthLedgerServer: Sendable {
         if case let .scope(s) = access, !scopes.contains(s) {
             throw LedgerError(.forbidden, "this token lacks the \(s.rawValue) scope")
         }
-        return caller
+        return (caller, scopes)
+    }
+
+    /// Refuses (403) a request whose token lacks `scope` (a route's extra demand, such
+    /// as `admin` for a registration `via: admin`).
+    func require(_ scope: Scope, _ context: ServerRequestContext, for what: String) throws(LedgerError) {
+        guard context.scopes.contains(scope) else {
+            throw LedgerError(.forbidden, "\(what) needs the \(scope.rawValue) scope")
+        }
     }
 
     /// A place for one more event stream of the request's caller; 429 `rate_limited`
@@ -247,4 +291,24 @@ extension Double {
     var formattedRate: String {
         self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self)
     }
+}
+
+/// At most `limit` of something at once (`GET /v1/verify`); more are refused, not queued.
+final class ConcurrencyLimit: @unchecked Sendable {
+    let limit: Int
+    private let lock = NSLock()
+    private var running = 0
+
+    init(_ limit: Int) { self.limit = limit }
+
+    func tryAcquire() -> Bool {
+        lock.withLock {
+            guard running < limit else { return false }
+            running += 1
+            return true
+        }
+    }
+
+    func release() { lock.withLock { running -= 1 } }
+    var inUse: Int { lock.withLock { running } }
 }

@@ -36,6 +36,8 @@ extension AuthLedgerServer {
         // Commands (SPEC 2, 4)
         on(t, .post, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "name", "kind", "platform", "appId", "pushToken", "binding", "via", "grantId", "challengeId", "actor"])
+            // Admin registration needs no proof: it is the admin's (SPEC 5).
+            if try b.string("via") == "admin" { try require(.admin, ctx, for: "registering via admin") }
             return try await perform(.register(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.requiredString("name", raw: true),
                 kind: try b.string("kind") ?? "other", platform: try b.string("platform"), appId: try b.string("appId"),
@@ -107,7 +109,8 @@ extension AuthLedgerServer {
         }
 
         // The log
-        on(t, .post, "/v1/events", .scope(.write)) { [self] req, _ in try await appendEvents(req) }
+        // Raw events can carry any proof event (otp.verified, challenge.approved): `import`, not `write`.
+        on(t, .post, "/v1/events", .scope(.import)) { [self] req, _ in try await appendEvents(req) }
         on(t, .get, "/v1/events", .scope(.read)) { [self] req, ctx in
             let q = req.uri.queryParameters
             var filter = EventFilter()
@@ -118,25 +121,25 @@ extension AuthLedgerServer {
             if let types = q.get("types") { filter.types = try EventFilter.parseTypes(types) }
             var start: UInt64?
             if let last = try lastEventID(req) {
-                start = last + 1
+                start = try resumePosition(after: last)
             } else if let from = q.get("from") {
                 guard let v = UInt64(from) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
-                start = v
-            }
-            if let start {
                 // A position past the head is a client of another (or a restored) store: say so.
                 let head = try ledger.head().seq
-                guard start <= head + 1 else {
-                    throw LedgerError.invalid("position \(start - 1) is beyond the head (\(head))",
-                                              field: req.headers[HTTPField.Name("Last-Event-ID")!] != nil ? "Last-Event-ID" : "from")
-                }
+                guard v <= head + 1 else { throw LedgerError.invalid("from \(v) is beyond the head (\(head)) + 1", field: "from") }
+                start = v
             }
             let slot = try subscriberSlot(ctx)
             let feed = try ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx, slot: slot)
         }
         on(t, .get, "/v1/export", .scope(.audit)) { [self] req, _ in try export(req) }
-        on(t, .get, "/v1/verify", .scope(.audit)) { [ledger] _, _ in
+        on(t, .get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
+            // A full verify reads the whole log: a few at a time, the others are told to come back.
+            guard verifySlots.tryAcquire() else {
+                throw LedgerError(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
+            }
+            defer { verifySlots.release() }
             let head = try await offload { try ledger.verify() }
             return JSONResponse.make(.object([
                 ("ok", .bool(true)),
@@ -153,7 +156,9 @@ extension AuthLedgerServer {
                 filter.user = u
             }
             filter.types = try types(b)
-            let (s, created) = try await ledger.putSubscription(name: try param(ctx, "name"), filter: filter, from: try b.position("from"))
+            let owner = try subscriptionOwner(ctx)
+            let (s, created) = try await ledger.putSubscription(name: try param(ctx, "name"), filter: filter, from: try b.position("from"),
+                                                                owner: owner.restrictTo, createdBy: owner.key)
             return JSONResponse.make(s.json, status: created ? .created : .ok)
         }
         on(t, .get, "/v1/subscriptions/{name}", .scope(.read)) { [self] _, ctx in
@@ -161,12 +166,12 @@ extension AuthLedgerServer {
         }
         on(t, .delete, "/v1/subscriptions/{name}", .scope(.read)) { [self] _, ctx in
             let name = try param(ctx, "name")
-            guard try await ledger.deleteSubscription(named: name) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
+            guard try await ledger.deleteSubscription(named: name, owner: try subscriptionOwner(ctx).restrictTo) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
             return Response(status: .noContent)
         }
         on(t, .get, "/v1/subscriptions/{name}/events", .scope(.read)) { [self] req, ctx in
             let s = try subscription(ctx)
-            let start = try lastEventID(req).map { $0 + 1 } ?? s.checkpoint + 1
+            let start = try lastEventID(req).map { try resumePosition(after: $0) } ?? s.checkpoint + 1
             let slot = try subscriberSlot(ctx)
             let feed = try ledger.events(from: start, filter: s.filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx, slot: slot)
@@ -174,7 +179,8 @@ extension AuthLedgerServer {
         on(t, .post, "/v1/subscriptions/{name}/ack", .scope(.read)) { [self] req, ctx in
             let b = try await body(req, ["seq"])
             guard let seq = try b.position("seq", required: true) else { throw LedgerError.invalid("missing field \"seq\"", field: "seq") }
-            return JSONResponse.make(try await ledger.acknowledge(subscription: try param(ctx, "name"), through: seq).json)
+            return JSONResponse.make(try await ledger.acknowledge(subscription: try param(ctx, "name"), through: seq,
+                                                                  owner: try subscriptionOwner(ctx).restrictTo).json)
         }
     }
 
@@ -200,7 +206,7 @@ extension AuthLedgerServer {
 
     func subscription(_ ctx: ServerRequestContext) throws -> DurableSubscription {
         let name = try param(ctx, "name")
-        guard let s = try ledger.subscription(named: name) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
+        guard let s = try ledger.subscription(named: name, owner: try subscriptionOwner(ctx).restrictTo) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
         return s
     }
 
@@ -230,7 +236,9 @@ extension AuthLedgerServer {
             o.position = v
         }
         if let asOf = q.get("asOf") {
-            guard let t = Timestamp(rfc3339: asOf) else { throw LedgerError.invalid("asOf must be an RFC 3339 time with a zone", field: "asOf") }
+            guard let t = Timestamp(callerTime: asOf) else {
+                throw LedgerError.invalid("asOf must be an RFC 3339 time with a zone, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z", field: "asOf")
+            }
             o.asOf = t
         }
         if let current = q.get("current") {
@@ -255,6 +263,22 @@ extension AuthLedgerServer {
         case "false", "0": return false
         default: throw LedgerError.invalid("\(name) must be true or false", field: name)
         }
+    }
+
+    /// The first seq to deliver after `Last-Event-ID: last`: `last` must be a position of
+    /// this log (at most the head), so `last + 1` cannot overflow.
+    func resumePosition(after last: UInt64) throws -> UInt64 {
+        let head = try ledger.head().seq
+        guard last <= head else { throw LedgerError.invalid("Last-Event-ID \(last) is beyond the head (\(head))", field: "Last-Event-ID") }
+        return last + 1
+    }
+
+    /// The caller's key as a subscription owner, and the owner to restrict to (nil for
+    /// `admin`, who sees every subscription; SPEC 5).
+    func subscriptionOwner(_ ctx: ServerRequestContext) throws -> (key: String, restrictTo: String?) {
+        let digest = ctx.caller?.digest ?? []
+        let key = try ledger.secrets().keyedDigest("authledger subscription owner", digest)
+        return (key, ctx.scopes.contains(.admin) ? nil : key)
     }
 
     func lastEventID(_ req: Request) throws(LedgerError) -> UInt64? {
@@ -301,6 +325,7 @@ extension AuthLedgerServer {
                 case "expectedVersion":
                     guard let m = v.objectValue else { throw LedgerError.invalid("\"expectedVersion\" must be an object of stream versions", field: "expectedVersion") }
                     for (stream, version) in m {
+                        try AppendRequest.checkStreamKey(stream)
                         guard let n = version.intValue, n >= 0 else {
                             throw LedgerError.invalid("\"expectedVersion.\(RequestBody.clip(stream))\" must be a non-negative integer", field: "expectedVersion")
                         }

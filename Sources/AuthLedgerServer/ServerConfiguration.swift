@@ -27,13 +27,26 @@ public struct ServerConfiguration: Sendable {
     public var sweepInterval: Duration? = .seconds(1)
     /// Requests per second each token may make on average, with bursts up to
     /// `burst` (a token bucket per token; `/health` is exempt). Over it: 429
-    /// `rate_limited` with `Retry-After`. nil: no limit.
-    public var rateLimit: RateLimit? = RateLimit(perSecond: 50, burst: 100)
+    /// `rate_limited` with `Retry-After`. nil (the default): no limit — a token is a
+    /// service the operator configured, and one service must be able to drive the
+    /// server's whole capacity; set one to share the server between services.
+    public var rateLimit: RateLimit?
+    /// Failed authentications (no token, an unknown token) per client address: over
+    /// it, every request of that address but `/health` gets 429 `rate_limited` until
+    /// the bucket refills — token guessing and unauthenticated floods are what is
+    /// abusable. nil: no limit.
+    public var authFailureLimit: RateLimit? = RateLimit(perSecond: 10, burst: 100)
+    /// Full verifications (`GET /v1/verify`, which reads the whole log) running at
+    /// once; more get 429 `rate_limited`.
+    public var maxConcurrentVerifies = 2
     /// Event streams (`GET /v1/events`, `GET /v1/subscriptions/{name}/events`) one token
     /// may hold open at once. Over it: 429 `rate_limited`. nil: no limit.
     public var maxSubscribersPerToken: Int? = 16
     /// The Shared Signals transmitter (issuer, keys, push retries, poll waits).
     public var sharedSignals = SharedSignalsConfiguration()
+    /// How often stale LMDB reader slots (of processes that died in a read) are
+    /// cleared; nil disables it (it is also done when the store is opened).
+    public var readerCheckInterval: Duration? = .seconds(30)
     /// The clock commands run at and queries default to. Tests move it.
     public var clock: @Sendable () -> Timestamp = Timestamp.now
 

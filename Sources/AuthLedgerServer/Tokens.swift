@@ -2,8 +2,15 @@ import AuthLedger
 import Crypto
 
 /// What a bearer token may do. `admin` implies every other scope.
+///
+/// - `read`: queries, the event stream, its own durable subscriptions
+/// - `write`: commands (the rules decide which events follow)
+/// - `audit`: export and verify
+/// - `import`: raw events (`POST /v1/events`), which can carry any proof event: for
+///   migrations and tests, not for services
+/// - `admin`: everything, and policy, registration `via: admin`, erasure
 public enum Scope: String, Sendable, CaseIterable, Comparable {
-    case read, write, audit, admin
+    case read, write, audit, `import`, admin
 
     public static func < (a: Scope, b: Scope) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -47,7 +54,7 @@ public struct TokenStore: Sendable {
                 var scopes = Set<Scope>()
                 for name in entry[entry.index(after: colon)...].split(separator: "+") {
                     guard let s = Scope(rawValue: String(name)) else {
-                        throw TokenConfigurationError("unknown scope \"\(name)\" on line \(lineNo) (read, write, audit, admin)")
+                        throw TokenConfigurationError("unknown scope \"\(name)\" on line \(lineNo) (read, write, audit, import, admin)")
                     }
                     scopes.insert(s)
                 }

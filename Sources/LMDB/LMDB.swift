@@ -34,31 +34,72 @@ public struct Database: Sendable, Hashable {
 public final class Environment: @unchecked Sendable {
     let env: OpaquePointer
     public let path: String
-    private var resizeLock = pthread_rwlock_t()
+    let gate = ResizeGate()
     private let databasesLock = NSLock()
     private var databases: [String: Database] = [:]
 
-    /// Opens (creating if needed) the environment in directory `path`.
-    public init(path: String, maxDatabases: Int = 16, initialMapSize: Int = 1 << 30) throws {
+    /// Opens (creating if needed) the environment in directory `path`, and clears the
+    /// reader slots of processes that died inside a read transaction (`mdb_reader_check`).
+    /// `maxMapSize` bounds map growth: a write that needs more fails with `MDB_MAP_FULL`.
+    public init(path: String, maxDatabases: Int = 16, initialMapSize: Int = 1 << 30, maxMapSize: Int = 1 << 44) throws {
         self.path = path
-        var env: OpaquePointer?
-        try LMDBError.check(mdb_env_create(&env), "env_create")
-        self.env = env!
-        pthread_rwlock_init(&resizeLock, nil)
+        self.maxMapSize = max(maxMapSize, initialMapSize)
+        var created: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&created), "env_create")
+        guard let env = created else { throw LMDBError(code: ENOMEM, operation: "env_create") }
         do {
-            try LMDBError.check(mdb_env_set_maxdbs(self.env, MDB_dbi(maxDatabases)), "set_maxdbs")
-            try LMDBError.check(mdb_env_set_maxreaders(self.env, 1024), "set_maxreaders")
-            try LMDBError.check(mdb_env_set_mapsize(self.env, initialMapSize), "set_mapsize")
-            try LMDBError.check(mdb_env_open(self.env, path, UInt32(MDB_NOTLS), 0o600), "env_open")
+            try LMDBError.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), "set_maxdbs")
+            try LMDBError.check(mdb_env_set_maxreaders(env, 1024), "set_maxreaders")
+            try LMDBError.check(mdb_env_set_mapsize(env, initialMapSize), "set_mapsize")
+            try LMDBError.check(mdb_env_open(env, path, UInt32(MDB_NOTLS), 0o600), "env_open")
+            var dead: Int32 = 0
+            try LMDBError.check(mdb_reader_check(env, &dead), "reader_check")
+            staleReadersCleared = Int(dead)
         } catch {
-            mdb_env_close(self.env)
+            // Closed here, once: `self.env` is not set, so the object is not fully
+            // initialised and `deinit` (which closes it too) does not run.
+            mdb_env_close(env)
             throw error
         }
+        self.env = env
     }
 
     deinit {
         mdb_env_close(env)
-        pthread_rwlock_destroy(&resizeLock)
+    }
+
+    /// Reader slots of dead processes cleared when the environment was opened.
+    public private(set) var staleReadersCleared = 0
+
+    /// The map never grows beyond this many bytes.
+    public let maxMapSize: Int
+
+    /// Clears the reader slots of processes that died inside a read transaction (a slot
+    /// left behind pins the pages of its snapshot, so the file only grows). Returns how
+    /// many were cleared. Cheap; a server calls it now and then.
+    @discardableResult
+    public func checkReaders() throws -> Int {
+        var dead: Int32 = 0
+        try LMDBError.check(mdb_reader_check(env, &dead), "reader_check")
+        return Int(dead)
+    }
+
+    /// The process ids holding a reader slot with an open read transaction (from `mdb_reader_list`).
+    public func readerProcesses() -> [Int32] {
+        final class Lines { var text = "" }
+        let lines = Lines()
+        let ctx = Unmanaged.passUnretained(lines).toOpaque()
+        _ = mdb_reader_list(env, { msg, ctx in
+            guard let msg, let ctx else { return 0 }
+            Unmanaged<Lines>.fromOpaque(ctx).takeUnretainedValue().text += String(cString: msg)
+            return 0
+        }, ctx)
+        // "    pid     thread     txnid" then one line per slot; "-" as txnid is a free slot.
+        return lines.text.split(separator: "\n").dropFirst().compactMap { line in
+            let f = line.split(separator: " ")
+            guard f.count >= 3, f[2] != "-" else { return nil }
+            return Int32(f[0])
+        }
     }
 
     /// The current size of the memory map in bytes.
@@ -66,6 +107,13 @@ public final class Environment: @unchecked Sendable {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         return info.me_mapsize
+    }
+
+    /// The id of the last committed write transaction (grows by one per commit).
+    public var lastTransactionID: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)
+        return info.me_last_txnid
     }
 
     /// Flushes the data buffers to disk (used after bulk loads that skipped syncs).
@@ -90,15 +138,15 @@ public final class Environment: @unchecked Sendable {
     /// Runs `body` in a read-only transaction.
     public func read<T>(_ body: (Transaction) throws -> T) throws -> T {
         while true {
-            pthread_rwlock_rdlock(&resizeLock)
+            gate.enterShared(writeTransaction: false)
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn)
             if rc == MDB_MAP_RESIZED {
-                pthread_rwlock_unlock(&resizeLock)
+                gate.leaveShared(writeTransaction: false)
                 try adoptResize()
                 continue
             }
-            defer { pthread_rwlock_unlock(&resizeLock) }
+            defer { gate.leaveShared(writeTransaction: false) }
             try LMDBError.check(rc, "txn_begin(read)")
             let t = Transaction(txn: txn!, readOnly: true)
             defer { mdb_txn_abort(txn) }
@@ -107,52 +155,128 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Runs `body` in a write transaction and commits it durably when it returns.
-    /// Throwing from `body` aborts the transaction. `MDB_MAP_FULL` grows the map and
-    /// runs `body` again.
+    /// Throwing from `body` aborts the transaction. `MDB_MAP_FULL` (from the body or
+    /// from the commit) grows the map and runs `body` again.
+    ///
+    /// `mdb_txn_commit` frees the transaction whether it succeeds or not: a failed
+    /// commit (`ENOSPC` on a full disk, `MDB_MAP_FULL`) is never followed by an abort.
     public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
         while true {
-            pthread_rwlock_rdlock(&resizeLock)
+            gate.enterShared(writeTransaction: true)
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(env, nil, 0, &txn)
             if rc == MDB_MAP_RESIZED {
-                pthread_rwlock_unlock(&resizeLock)
+                gate.leaveShared(writeTransaction: true)
                 try adoptResize()
                 continue
             }
-            guard rc == 0 else {
-                pthread_rwlock_unlock(&resizeLock)
+            guard rc == 0, let txn else {
+                gate.leaveShared(writeTransaction: true)
                 throw LMDBError(code: rc, operation: "txn_begin(write)")
             }
-            let t = Transaction(txn: txn!, readOnly: false)
+            let result: T
             do {
-                let result = try body(t)
-                try LMDBError.check(mdb_txn_commit(txn), "txn_commit")
-                pthread_rwlock_unlock(&resizeLock)
-                return result
+                result = try body(Transaction(txn: txn, readOnly: false))
             } catch let error as LMDBError where error.isMapFull {
                 mdb_txn_abort(txn)
-                pthread_rwlock_unlock(&resizeLock)
+                gate.leaveShared(writeTransaction: true)
                 try grow()
+                continue
             } catch {
                 mdb_txn_abort(txn)
-                pthread_rwlock_unlock(&resizeLock)
+                gate.leaveShared(writeTransaction: true)
                 throw error
             }
+            let committed = mdb_txn_commit(txn)
+            gate.leaveShared(writeTransaction: true)
+            if committed == 0 { return result }
+            if committed == MDB_MAP_FULL {
+                try grow()
+                continue
+            }
+            throw LMDBError(code: committed, operation: "txn_commit")
         }
     }
 
     private func grow() throws {
-        pthread_rwlock_wrlock(&resizeLock)
-        defer { pthread_rwlock_unlock(&resizeLock) }
+        gate.enterExclusive()
+        defer { gate.leaveExclusive() }
         let size = mapSize
-        try LMDBError.check(mdb_env_set_mapsize(env, size * 2), "set_mapsize(grow)")
+        guard size < maxMapSize else {
+            throw LMDBError(code: MDB_MAP_FULL, operation: "grow: the map is at its maximum of \(maxMapSize) bytes")
+        }
+        try LMDBError.check(mdb_env_set_mapsize(env, min(size * 2, maxMapSize)), "set_mapsize(grow)")
     }
 
     private func adoptResize() throws {
-        pthread_rwlock_wrlock(&resizeLock)
-        defer { pthread_rwlock_unlock(&resizeLock) }
+        gate.enterExclusive()
+        defer { gate.leaveExclusive() }
         try LMDBError.check(mdb_env_set_mapsize(env, 0), "set_mapsize(adopt)")
     }
+}
+
+/// Transactions of this process hold the gate shared; changing the map size holds it
+/// exclusively (LMDB: only while no transaction of the process is open).
+///
+/// Hand-written rather than a `pthread_rwlock`: glibc's default rwlock prefers readers,
+/// so overlapping long reads (exports, verify, event streams) could keep a map growth —
+/// and with it every append — waiting for good. Here a waiting resize holds back new
+/// read transactions, except those a thread opens while it already holds one (nested:
+/// waiting would deadlock) and those opened while a write transaction is open (a
+/// resize cannot run before that write ends anyway, and the write may be waiting on
+/// them, as a rebuild of the projections does).
+final class ResizeGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var shared = 0, writeTransactions = 0, exclusive = false, waiting = 0
+
+    private static let depthKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    private static var depth: Int {
+        get { Int(bitPattern: pthread_getspecific(depthKey)) }
+        set { pthread_setspecific(depthKey, UnsafeRawPointer(bitPattern: newValue)) }
+    }
+
+    func enterShared(writeTransaction: Bool) {
+        let nested = Self.depth > 0
+        condition.lock()
+        while exclusive || (waiting > 0 && !nested && writeTransactions == 0) { condition.wait() }
+        shared += 1
+        if writeTransaction { writeTransactions += 1 }
+        condition.unlock()
+        Self.depth += 1
+    }
+
+    func leaveShared(writeTransaction: Bool) {
+        Self.depth -= 1
+        condition.lock()
+        shared -= 1
+        if writeTransaction { writeTransactions -= 1 }
+        if waiting > 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    func enterExclusive() {
+        condition.lock()
+        waiting += 1
+        while exclusive || shared > 0 { condition.wait() }
+        waiting -= 1
+        exclusive = true
+        condition.unlock()
+    }
+
+    func leaveExclusive() {
+        condition.lock()
+        exclusive = false
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Resizes waiting for the gate (tests).
+    var waitingResizes: Int { condition.withLock { waiting } }
 }
 
 /// A transaction; valid only inside the closure that received it.
@@ -168,6 +292,8 @@ public struct Transaction {
         return Transaction(txn: child!, readOnly: false)
     }
 
+    /// Commits a nested transaction into its parent. Whether it succeeds or fails, the
+    /// handle is gone afterwards (LMDB frees it): never `abort()` after `commit()`.
     public func commit() throws { try LMDBError.check(mdb_txn_commit(txn), "txn_commit(child)") }
     public func abort() { mdb_txn_abort(txn) }
 

@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerServer
 import Foundation
 
 /// The fuzz targets: each feeds untrusted bytes to one decoder and checks its
@@ -7,7 +8,7 @@ import Foundation
 /// built normally, it replays files: `authledger-fuzz TARGET FILE…`, or writes seeds:
 /// `authledger-fuzz seeds DIR`.
 enum FuzzTarget: String, CaseIterable {
-    case fixture, json, eventsBody = "events-body", storedEvent = "stored-event", storedState = "stored-state"
+    case fixture, json, eventsBody = "events-body", storedEvent = "stored-event", storedState = "stored-state", http
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -16,6 +17,7 @@ enum FuzzTarget: String, CaseIterable {
         case .eventsBody: CodecSelfCheck.eventsBody(bytes)
         case .storedEvent: CodecSelfCheck.storedEvent(bytes)
         case .storedState: CodecSelfCheck.storedState(bytes)
+        case .http: HTTPFuzzCheck.run(bytes)
         }
     }
 }

@@ -53,17 +53,22 @@ struct Export: ParsableCommand {
         // A user key (SPEC 1.1), or the policy stream `$system` for auditors.
         if let user, user != systemStream { try EventDecoder.checkUser(user) }
         let ledger = try global.openLedger()
-        var buffer = Data()
-        try ledger.forEachEvent(from: from, user: user) { e in
-            buffer.append(contentsOf: Array(e.json.serialized().utf8))
-            buffer.append(10)
-            if buffer.count > 1 << 20 {
-                FileHandle.standardOutput.write(buffer)
-                buffer.removeAll(keepingCapacity: true)
+        // Read a page per read transaction and write it with none open: a reader that
+        // stops reading (`| head -1`) blocks or kills this process while it holds no
+        // LMDB reader slot, so no old snapshot stays pinned. Up to the head at the start.
+        let through = try ledger.head().seq
+        var next = from
+        while next <= through {
+            let page = try ledger.events(from: next, limit: 4096, user: user).filter { $0.seq <= through }
+            guard let last = page.last else { break }
+            var buffer = Data()
+            for e in page {
+                buffer.append(contentsOf: Array(e.json.serialized().utf8))
+                buffer.append(10)
             }
-            return true
+            FileHandle.standardOutput.write(buffer)
+            next = last.seq + 1
         }
-        FileHandle.standardOutput.write(buffer)
     }
 }
 

@@ -24,7 +24,9 @@ struct GlobalOptions: ParsableArguments {
     /// The fixed `--now`, parsed; nil means the system clock.
     func fixedNow() throws -> Timestamp? {
         guard let now else { return nil }
-        guard let t = Timestamp(rfc3339: now) else { throw ValidationError("--now must be an RFC 3339 time with a zone") }
+        guard let t = Timestamp(callerTime: now) else {
+            throw ValidationError("--now must be an RFC 3339 time with a zone, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z")
+        }
         return t
     }
 
@@ -55,7 +57,9 @@ struct QueryArguments: ParsableArguments {
     func options(_ g: GlobalOptions, asRequester: Bool = false) throws -> QueryOptions {
         var t = try g.fixedNow() ?? Timestamp.now()
         if let asOf {
-            guard let parsed = Timestamp(rfc3339: asOf) else { throw ValidationError("--as-of must be an RFC 3339 time with a zone") }
+            guard let parsed = Timestamp(callerTime: asOf) else {
+                throw ValidationError("--as-of must be an RFC 3339 time with a zone, from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z")
+            }
             t = parsed
         }
         return QueryOptions(position: position, asOf: t, current: current, includeRevoked: includeRevoked,

@@ -6,14 +6,16 @@ import Logging
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the HTTP service (SPEC section 5).",
+        abstract: "Run the HTTP service (docs/REFERENCE.md section 5).",
         discussion: """
         Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
-        (the same entries, one per line; # comments). Scopes: read, write, audit, admin (admin implies all).
+        (the same entries, one per line; # comments). Scopes: read, write, audit, import, admin (admin implies all).
         --dev starts a loopback server with a fresh random admin token and prints it with curl examples; \
         on an empty store it first loads the recorded scenarios (Fixtures/scenarios) as `authledger demo` does.
-        Each token may make --rate-limit requests/s with bursts of --rate-burst (default 50/s, 100) and hold \
-        --max-subscribers-per-token event streams open (default 16); beyond either: 429 rate_limited. /health is exempt.
+        Each token may hold --max-subscribers-per-token event streams open (default 16); a client address may fail \
+        to authenticate --auth-failure-limit times/s with bursts of --auth-failure-burst (default 10/s, 100) before \
+        all its requests get 429 rate_limited for a while; --rate-limit requests/s per token (bursts of --rate-burst) \
+        is off by default (a service token may use the whole server). /health is exempt from all of them.
         SIGTERM or SIGINT shut down gracefully: in-flight appends finish, event streams end.
         """
     )
@@ -28,12 +30,18 @@ struct Serve: AsyncParsableCommand {
     var dev = false
     @Option(help: "With --dev on an empty store: the recorded scenarios to load first (default: Fixtures/scenarios of this checkout).")
     var fixtures: String?
-    @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make on average (0: no limit); over it 429 rate_limited.")
-    var rateLimit: Double = 50
+    @Option(name: .customLong("rate-limit"), help: "Requests per second each token may make on average (0, the default: no limit); over it 429 rate_limited.")
+    var rateLimit: Double = 0
     @Option(name: .customLong("rate-burst"), help: "Requests a token may make at once before --rate-limit applies.")
     var rateBurst = 100
     @Option(name: .customLong("max-subscribers-per-token"), help: "Event streams one token may hold open at once (0: no limit); over it 429 rate_limited.")
     var maxSubscribersPerToken = 16
+    @Option(name: .customLong("auth-failure-limit"), help: "Failed authentications per second a client address may make on average (0: no limit).")
+    var authFailureLimit: Double = 10
+    @Option(name: .customLong("auth-failure-burst"), help: "Failed authentications an address may make at once before --auth-failure-limit applies.")
+    var authFailureBurst = 100
+    @Option(name: .customLong("max-concurrent-verifies"), help: "Full verifications (GET /v1/verify) running at once; more get 429.")
+    var maxConcurrentVerifies = 2
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
     @OptionGroup var sharedSignals: SharedSignalsOptions
@@ -49,6 +57,7 @@ struct Serve: AsyncParsableCommand {
 
         var config = ServerConfiguration()
         config.host = host
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         config.port = port
         config.insecureDev = insecureDev
         guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
@@ -56,6 +65,11 @@ struct Serve: AsyncParsableCommand {
         guard maxSubscribersPerToken >= 0 else { throw ValidationError("--max-subscribers-per-token must be 0 (no limit) or more") }
         config.rateLimit = rateLimit > 0 ? RateLimit(perSecond: rateLimit, burst: rateBurst) : nil
         config.maxSubscribersPerToken = maxSubscribersPerToken > 0 ? maxSubscribersPerToken : nil
+        guard authFailureLimit >= 0, authFailureLimit.isFinite else { throw ValidationError("--auth-failure-limit must be 0 (no limit) or more") }
+        guard authFailureBurst >= 1 else { throw ValidationError("--auth-failure-burst must be at least 1") }
+        config.authFailureLimit = authFailureLimit > 0 ? RateLimit(perSecond: authFailureLimit, burst: authFailureBurst) : nil
+        guard maxConcurrentVerifies >= 1 else { throw ValidationError("--max-concurrent-verifies must be at least 1") }
+        config.maxConcurrentVerifies = maxConcurrentVerifies
         var tokenText = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
         if let tokensFile {
             guard let data = FileManager.default.contents(atPath: tokensFile) else {

@@ -39,7 +39,8 @@ import Testing
                 (.GET, "/v1/users/alice/devices", nil, "writer-token", "reader-token"),
                 (.GET, "/v1/users/alice/history", nil, "auditor-token", "rw-token"),
                 (.POST, "/v1/users/alice/devices", #"{"deviceId":"p1","name":"Phone one"}"#, "reader-token", "writer-token"),
-                (.POST, "/v1/events", Fixture.array([Fixture.registered("carol", "p")]), "auditor-token", "rw-token"),
+                // Raw events are the import scope's: a write token is refused (it could forge proofs)
+                (.POST, "/v1/events", Fixture.array([Fixture.registered("carol", "p")]), "rw-token", "importer-token"),
                 (.PUT, "/v1/policy", #"{"coolingSeconds":300}"#, "rw-token", "admin-token"),
                 (.GET, "/v1/export", nil, "reader-token", "auditor-token"),
                 (.GET, "/v1/verify", nil, "writer-token", "auditor-token"),

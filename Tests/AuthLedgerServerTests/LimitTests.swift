@@ -39,7 +39,7 @@ import Testing
         try await withServer(configure: { $0.rateLimit = Self.frozen }) { s in
             for second in 0..<5 {
                 let body = Fixture.array([second == 0 ? Fixture.registered("alice", "phone") : Fixture.accessed("alice", "phone", second: second)])
-                let r = try await s.call(.POST, "/v1/events", token: "writer-token", body: body)
+                let r = try await s.call(.POST, "/v1/events", token: "importer-token", body: body)
                 #expect(r.status == (second < 3 ? 201 : 429), "append \(second + 1): \(r.status) \(r.body)")
             }
             let history = try await s.call(.GET, "/v1/users/alice/history", token: "reader-token")

@@ -27,12 +27,14 @@ struct HTTPResult {
 /// The real server on a loopback port picked by the kernel, over a store in a
 /// temporary directory, driven over HTTP with async-http-client.
 final class TestServer: @unchecked Sendable {
-    static let tokens = "admin-token:admin,reader-token:read,writer-token:write,auditor-token:audit,rw-token:read+write"
+    static let tokens = "admin-token:admin,reader-token:read,writer-token:write,auditor-token:audit,rw-token:read+write,importer-token:import,reader2-token:read"
 
     let dir: String
     let clock: TestClock
     let port: Int
     let client: HTTPClient
+    /// The server object (for tests that look at its limits).
+    let server: AuthLedgerServer
     private(set) var group: ServiceGroup?
     private var running: Task<Void, Error>?
 
@@ -40,7 +42,8 @@ final class TestServer: @unchecked Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("authledger-server-\(UUID().uuidString)").path
     }
 
-    private init(dir: String, clock: TestClock, port: Int, group: ServiceGroup, running: Task<Void, Error>) {
+    private init(dir: String, clock: TestClock, port: Int, server: AuthLedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
+        self.server = server
         self.dir = dir
         self.clock = clock
         self.port = port
@@ -63,6 +66,7 @@ final class TestServer: @unchecked Sendable {
         // The per-token limits are off unless a test sets them (LimitTests): the
         // other suites make requests and open streams as fast as they like.
         config.rateLimit = nil
+        config.authFailureLimit = nil
         config.maxSubscribersPerToken = nil
         configure(&config)
         let server = try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config)
@@ -71,7 +75,7 @@ final class TestServer: @unchecked Sendable {
         let running = Task { try await group.run() }
         var it = ports.makeAsyncIterator()
         guard let port = await it.next() else { throw TestFailure("the server did not start") }
-        return TestServer(dir: dir, clock: clock, port: port, group: group, running: running)
+        return TestServer(dir: dir, clock: clock, port: port, server: server, group: group, running: running)
     }
 
     /// Graceful shutdown; returns once the server has stopped (bounded by the caller's test timeout).
@@ -262,4 +266,15 @@ enum Fixture {
     }
 
     static func array(_ items: [String]) -> String { "[" + items.joined(separator: ",") + "]" }
+}
+
+extension TestServer {
+    /// Every route of a server (no store needed to list them).
+    static func endpointsForFuzz() throws -> [Endpoint] {
+        var config = ServerConfiguration()
+        config.insecureDev = true
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        return try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config).endpoints
+    }
 }

@@ -2,7 +2,7 @@ import AuthLedger
 import Foundation
 import Testing
 
-/// Black-box checks of the built CLI against shared/SPEC.md sections 1–4: each test
+/// Black-box checks of the built CLI against docs/REFERENCE.md sections 1–4: each test
 /// locks one place where the CLI once deviated from the contract.
 @Suite(.serialized) struct SpecConformanceTests {
     let store = Support.tempDir("authledger-spec") + "/store"

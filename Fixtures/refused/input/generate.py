@@ -4,7 +4,7 @@
 Each case is a JSONL file that `authledger import` must refuse with the code and line
 in manifest.tsv, leaving a store populated with _base.jsonl byte-identical. Valid lines
 come first in most files so that the line number is tested, not just the code.
-(Rule violations of SPEC section 2 live in Fixtures/refused/rules/.)
+(Rule violations of docs/REFERENCE.md section 2 live in Fixtures/refused/rules/.)
 """
 import hashlib, json, os
 

@@ -1,5 +1,5 @@
 # Writes Fixtures/refused/rules/*.jsonl and manifest.json. The refused event is always the
-# last line; the expected code is written by hand below (from SPEC §2 and §2.9).
+# last line; the expected code is written by hand below (from docs/REFERENCE.md §2 and §2.9).
 import json, os
 out = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(out, exist_ok=True)
@@ -103,7 +103,7 @@ cases = [
  ("invalid_event-policy-with-user", "invalid_event", "policy.set has no user", [ev("policy.set", "10:00:00", {"coolingSeconds": 60}, user="u")]),
  ("invalid_event-unknown-field", "invalid_event", "unknown data fields are refused", [P, access("phone", "10:01:00", extra="x")]),
  ("invalid_event-bad-actor", "invalid_event", "meta.actor must have one of the five forms", [P, ev("device.accessed", "10:01:00", {"deviceId": "phone"}, meta={"actor": "root"})]),
- # SPEC §2.9: which code wins when several rules fail.
+ # docs/REFERENCE.md §2.9: which code wins when several rules fail.
  ("prec-invalid_event-over-time_regression", "invalid_event", "unknown field and earlier time", [P, access("phone", "09:00:00", extra="x")]),
  ("prec-invalid_event-expiry-over-time_regression", "invalid_event", "expiresAt before at (a static fault) and earlier time", [P, issue("c1", "09:00:00", "08:00:00")]),
  ("prec-time_regression-over-invalid_name", "time_regression", "earlier time and a bad name", [P, rename("ghost", "09:00:00", "x")]),

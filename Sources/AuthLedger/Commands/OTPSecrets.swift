@@ -13,30 +13,61 @@ public struct OTPSecrets: @unchecked Sendable {
     }
 
     /// Loads the key file at `path`, creating it (32 random bytes, 0600) when missing.
+    ///
+    /// Creation is crash-safe: the key is written to a temporary file in the same
+    /// directory, synced, linked into place (so the key file appears whole or not at
+    /// all), and the directory synced. A key file shorter than 32 bytes can only be the
+    /// leftover of an interrupted creation by an older version (no code was ever hashed
+    /// under it: the creator died before using it), and is replaced. Concurrent
+    /// creators (several processes on one store) are serialised by a lock on the directory, so they
+    /// all end up with the one key.
     public static func loadOrCreate(path: String) throws -> OTPSecrets {
-        let fm = FileManager.default
-        if let data = fm.contents(atPath: path) {
-            guard data.count >= 32 else { throw LedgerError(.storageError, "the server key file is shorter than 32 bytes") }
-            return OTPSecrets(key: Array(data))
-        }
+        if let key = try readKey(path) { return OTPSecrets(key: key) }
+        // The directory is both the lock (flock) and what is synced once the key is in place.
+        let dir = (path as NSString).deletingLastPathComponent
+        let dirFD = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dirFD >= 0 else { throw LedgerError(.storageError, "cannot open the server key's directory (\(String(cString: strerror(errno))))") }
+        defer { close(dirFD) }
+        guard flock(dirFD, LOCK_EX) == 0 else { throw LedgerError(.storageError, "cannot lock the server key's directory") }
+        defer { flock(dirFD, LOCK_UN) }
+        // Another process may have created it while this one waited for the lock.
+        if let key = try readKey(path) { return OTPSecrets(key: key) }
+
         var g = SystemRandomNumberGenerator()
         let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) }
-        // Create exclusively with 0600 so a concurrent creator cannot leave two keys in use.
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        if fd < 0 {
-            if errno == EEXIST, let data = fm.contents(atPath: path), data.count >= 32 { return OTPSecrets(key: Array(data)) }
-            throw LedgerError(.storageError, "cannot create the server key file")
-        }
-        defer { close(fd) }
+        let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max, using: &g))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LedgerError(.storageError, "cannot create the server key file (\(String(cString: strerror(errno))))") }
+        defer { unlink(temp) }
         let written = key.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
-        guard written == 32, fsync(fd) == 0 else { throw LedgerError(.storageError, "cannot write the server key file") }
+        let synced = written == 32 && fsync(fd) == 0
+        close(fd)
+        guard synced else { throw LedgerError(.storageError, "cannot write the server key file") }
+        // rename replaces a short leftover atomically; the lock keeps other creators out.
+        guard rename(temp, path) == 0 else { throw LedgerError(.storageError, "cannot put the server key file in place") }
+        guard fsync(dirFD) == 0 else { throw LedgerError(.storageError, "cannot sync the server key's directory") }
         return OTPSecrets(key: key)
+    }
+
+    /// The key in `path`, or nil when there is none yet (missing, or a short leftover).
+    private static func readKey(_ path: String) throws -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return data.count >= 32 ? Array(data) : nil
     }
 
     /// HMAC-SHA-256 over user, OTP id and code, so a hash cannot be replayed for another OTP.
     public func codeHash(user: String, otpId: String, code: String) -> String {
         var mac = HMAC<SHA256>(key: key)
         mac.update(data: Array(user.utf8) + [0] + Array(otpId.utf8) + [0] + Array(code.utf8))
+        return hexString(Array(mac.finalize()))
+    }
+
+    /// HMAC-SHA-256 of `bytes` under the server key, labelled by purpose (lower-case
+    /// hex): an identifier derived from a secret (a token's digest) that can be stored
+    /// without letting anyone who reads the store test guesses of that secret.
+    public func keyedDigest(_ purpose: String, _ bytes: [UInt8]) -> String {
+        var mac = HMAC<SHA256>(key: key)
+        mac.update(data: Array(purpose.utf8) + [0] + bytes)
         return hexString(Array(mac.finalize()))
     }
 

@@ -97,6 +97,7 @@ public enum EventDecoder {
         }
         guard let atText else { throw .invalid("missing field \"at\"", field: "at") }
         guard let at = Timestamp(rfc3339: atText) else { throw .invalid("\"at\" is not an RFC 3339 time with a zone", field: "at") }
+        guard at.isWithinEventRange else { throw .invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at") }
         guard let dataJSON else { throw .invalid("missing field \"data\"", field: "data") }
         let data = try decodeData(dataJSON, type: type)
         var id: EventID?
@@ -159,6 +160,7 @@ public enum EventDecoder {
         case .time:
             let s = try string(value, path)
             guard let t = Timestamp(rfc3339: s) else { throw .invalid("\"\(path)\" is not an RFC 3339 time with a zone", field: path) }
+            guard t.isWithinEventRange else { throw .invalid("\"\(path)\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: path) }
             return .time(t)
         case .bool:
             guard case let .bool(b) = value else { throw .invalid("\"\(path)\" must be a boolean", field: path) }

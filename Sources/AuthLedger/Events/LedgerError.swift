@@ -1,4 +1,4 @@
-/// The stable error codes of the contract (shared/SPEC.md sections 1, 2 and 5).
+/// The stable error codes (docs/REFERENCE.md sections 1, 2 and 5).
 public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case invalidEvent = "invalid_event"
     case duplicateEventId = "duplicate_event_id"
@@ -29,6 +29,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case otpInvalid = "otp_invalid"
     case tampered = "tampered"
     case storageError = "storage_error"
+    case storageFull = "storage_full"
     case unauthorized = "unauthorized"
     case forbidden = "forbidden"
     case notFound = "not_found"

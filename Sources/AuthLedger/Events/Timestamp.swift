@@ -11,11 +11,29 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
 
+    /// This time moved by `seconds`, saturating at `.max` and `.min`: a derived time
+    /// (a cooling `until`, an expiry) past 9999-12-31T23:59:59.999Z is that time, never
+    /// one that cannot be written or stored.
     public func adding(seconds: Int64) -> Timestamp {
         let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
         if overflow { return seconds > 0 ? .max : .min }
-        return Timestamp(milliseconds: milliseconds.addingReportingOverflow(ms).overflow
-            ? (ms > 0 ? Timestamp.max.milliseconds : Timestamp.min.milliseconds) : milliseconds + ms)
+        let (sum, over) = milliseconds.addingReportingOverflow(ms)
+        if over { return ms > 0 ? .max : .min }
+        return Timestamp(milliseconds: Swift.min(Swift.max(sum, Timestamp.min.milliseconds), Timestamp.max.milliseconds))
+    }
+
+    /// 1970-01-01T00:00:00.000Z: event times are not earlier (SPEC 2.1).
+    public static let epoch = Timestamp(milliseconds: 0)
+
+    /// Whether an event or a caller may use this time: 1970-01-01T00:00:00Z through
+    /// 9999-12-31T23:59:59.999Z.
+    public var isWithinEventRange: Bool { self >= .epoch && self <= .max }
+
+    /// Parses an RFC 3339 time a caller sends (an event's times, `asOf`, `--now`):
+    /// nil unless it is well-formed and within 1970…9999.
+    public init?(callerTime text: String) {
+        guard let t = Timestamp(rfc3339: text), t.isWithinEventRange else { return nil }
+        self = t
     }
 
     /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the range RFC 3339 can write.

@@ -17,6 +17,16 @@ public struct AppendRequest: Sendable {
         self.inputs = inputs
         self.expectedVersions = expectedVersions
     }
+
+    /// A key of `expectedVersions`: a user key (SPEC 1.1) or the policy stream `$system`.
+    public static func checkStreamKey(_ stream: String) throws(LedgerError) {
+        if stream == systemStream { return }
+        do {
+            try EventDecoder.checkUser(stream)
+        } catch {
+            throw LedgerError.invalid("an expected version names a stream that cannot exist (a user key or $system)", field: "expectedVersion")
+        }
+    }
 }
 
 /// Appends inside one write transaction. Requests applied through `apply` are
@@ -108,6 +118,7 @@ final class AppendSession {
         appended.reserveCapacity(request.inputs.count)
         var duplicates = 0
         var checkedVersions: Set<String> = []
+        for stream in request.expectedVersions.keys { try AppendRequest.checkStreamKey(stream) }
         for (index, input) in request.inputs.enumerated() {
             do {
                 if let r = try append(input, expectedVersions: request.expectedVersions, checked: &checkedVersions) {
@@ -133,6 +144,9 @@ final class AppendSession {
     /// Validates `input` against the rules and stores it; nil when it is an identical duplicate.
     func append(_ input: EventInput, expectedVersions: [String: UInt64] = [:], checked: inout Set<String>) throws -> RecordedEvent? {
         var event = input.event
+        guard event.at.isWithinEventRange else {
+            throw LedgerError.invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at")
+        }
         if let id = event.id, let existing = try w.seq(forId: id) {
             let old = try w.withEventBytes(existing) { bytes -> RecordedEvent in
                 guard let bytes else { throw LedgerError(.tampered, "id index points at a missing event", seq: existing) }

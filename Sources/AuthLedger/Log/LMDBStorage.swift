@@ -18,7 +18,7 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
-    public init(path: String) throws {
+    public init(path: String, maxMapSize: Int) throws {
         var isDir: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
@@ -26,20 +26,66 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
         } else if !isDir.boolValue {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
-        environment = try Environment(path: path, maxDatabases: 8)
-        events = try environment.database("events")
-        ids = try environment.database("ids")
-        streams = try environment.database("streams")
-        states = try environment.database("states")
-        meta = try environment.database("meta")
+        do {
+            environment = try Environment(path: path, maxDatabases: 8, maxMapSize: maxMapSize)
+            events = try environment.database("events")
+            ids = try environment.database("ids")
+            streams = try environment.database("streams")
+            states = try environment.database("states")
+            meta = try environment.database("meta")
+        } catch let e as LMDBError {
+            // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
+            var failure = e.ledgerError
+            failure.message = "cannot open the store: " + failure.message
+            throw failure
+        }
+    }
+
+    /// Opens the store with the map bounded to `maxMapSize` bytes (a full map that may
+    /// not grow is `storage_full`, as a full disk is).
+    public convenience init(path: String) throws {
+        try self.init(path: path, maxMapSize: 1 << 44)
     }
 
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        do {
+            return try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
     }
 
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        do {
+            return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    /// Clears reader slots left by processes that died inside a read transaction.
+    public func checkReaders() throws -> Int {
+        do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
+    }
+}
+
+extension LMDBError: TransactionFailure {
+    /// The whole write transaction has to go: the map must grow first, or LMDB refuses
+    /// to go on with it. Other failures (a value LMDB will not store, say) are one
+    /// request's, and its nested transaction is rolled back alone.
+    public var spoilsTransaction: Bool {
+        isMapFull || code == MDB_PANIC || code == MDB_BAD_TXN || code == ENOSPC || code == EIO || code == ENOMEM
+    }
+
+    /// What a caller is told (SPEC 5): `storage_full` when the disk or the map is full
+    /// (nothing was appended; appends work again once there is space), otherwise
+    /// `storage_error`. The message never names the store's path.
+    var ledgerError: LedgerError {
+        let reason = String(cString: mdb_strerror(code))
+        if isMapFull || code == ENOSPC || code == EDQUOT || code == EFBIG {
+            return LedgerError(.storageFull, "the store is full (\(reason)); nothing of the request was appended")
+        }
+        return LedgerError(.storageError, "storage failure in \(operation.split(separator: ":").first ?? ""): \(reason)")
     }
 }
 
@@ -195,14 +241,16 @@ final class LMDBAccess: StorageWriter {
         let child = try parent.beginChild()
         txn = child
         defer { txn = parent }
+        let result: T
         do {
-            let result = try body()
-            try child.commit()
-            return result
+            result = try body()
         } catch {
             child.abort()
             throw error
         }
+        // A failed commit has freed the child already (LMDB): no abort after it.
+        try child.commit()
+        return result
     }
 }
 

@@ -48,3 +48,10 @@ public protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
 }
+
+/// A storage failure that may spoil the whole write transaction it happened in (a full
+/// map, a broken environment), as opposed to one request's own failure: the group-commit
+/// writer then fails the transaction instead of answering only that request.
+public protocol TransactionFailure: Error {
+    var spoilsTransaction: Bool { get }
+}

@@ -126,7 +126,19 @@ final class Writer: @unchecked Sendable {
                         results.append(.success(value))
                     } catch let e as LedgerError {
                         results.append(.failure(e))
+                    } catch let e as any TransactionFailure where e.spoilsTransaction {
+                        // The map must grow, or the environment is broken: the whole
+                        // transaction goes (and runs again after growth).
+                        throw e
+                    } catch {
+                        // Any other failure is this request's alone: its nested transaction
+                        // was rolled back, the others of the batch go on.
+                        results.append(.failure(LedgerError(.storageError, "the request failed (\(type(of: error)))")))
                     }
+                }
+                // Nothing to commit when every request was refused: no empty durable commit.
+                guard results.contains(where: { if case .success = $0 { true } else { false } }) else {
+                    throw EveryRequestRefused()
                 }
                 try session.finish()
                 if session.users.count <= Writer.maxCachedUsers {
@@ -139,12 +151,18 @@ final class Writer: @unchecked Sendable {
             if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
             didCommit?(head)
             for (p, r) in zip(batch, results) { p.done(r) }
+        } catch is EveryRequestRefused {
+            // Aborted on purpose: each request gets its own refusal.
+            for (p, r) in zip(batch, results) { p.done(r) }
         } catch {
             // The transaction did not commit: nobody in the batch is acknowledged.
             for p in batch { p.done(.failure(error)) }
         }
     }
 }
+
+/// Thrown to abort a batch whose every request was refused.
+private struct EveryRequestRefused: Error {}
 
 /// What the writer thread did: for the benchmark and for operators.
 public struct WriterStats: Sendable {

@@ -73,6 +73,12 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
                 buffer = page.events
                 index = 0
                 if !buffer.isEmpty { continue }
+                // A page with no match short of the head (a filter that matches little):
+                // read on at once, waiting is only for events not yet committed.
+                if !page.caughtUp {
+                    await Task.yield()
+                    continue
+                }
                 let now = clock.now
                 if now >= deadline { return nil }
                 await waker.doorbell.wait(timeout: Swift.min(feed.pollInterval, now.duration(to: deadline)))
@@ -160,10 +166,10 @@ extension Ledger {
 
     /// One page of the feed: matching events with `seq >= from` (at most `limit`, and
     /// at most a few thousand scanned), and the position to continue from.
-    func feedPage(from: UInt64, filter: EventFilter, limit: Int) throws -> (events: [RecordedEvent], next: UInt64) {
-        try storage.read { r in
+    func feedPage(from: UInt64, filter: EventFilter, limit: Int) throws -> (events: [RecordedEvent], next: UInt64, caughtUp: Bool) {
+        let page = try storage.read { r -> (events: [RecordedEvent], next: UInt64, head: UInt64) in
             let head = try r.head().seq
-            guard from <= head else { return ([], from) }
+            guard from <= head else { return ([], from, head) }
             var out: [RecordedEvent] = []
             if let user = filter.user {
                 // Stream versions grow with seq: search the first version at or after `from`.
@@ -190,9 +196,9 @@ extension Ledger {
                     if filter.matches(e) { out.append(e) }
                     version += 1
                     scanned += 1
-                    if out.count == limit || scanned == 4096 { return (out, seq + 1) }
+                    if out.count == limit || scanned == 4096 { return (out, seq + 1, head) }
                 }
-                return (out, head + 1)
+                return (out, head + 1, head)
             }
             var next = from
             var scanned = 0
@@ -204,7 +210,8 @@ extension Ledger {
                 scanned += 1
                 return out.count < limit && scanned < 4096
             }
-            return (out, next)
+            return (out, next, head)
         }
+        return (page.events, page.next, page.next > page.head)
     }
 }
