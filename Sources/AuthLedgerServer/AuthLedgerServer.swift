@@ -60,6 +60,8 @@ public final class AuthLedgerServer: Sendable {
     let authFailures: AuthFailureLimiter?
     /// Full verifications running at once.
     let verifySlots: ConcurrencyLimit
+    /// The checkpoint signer, loaded at first use.
+    let checkpointSigners = CheckpointSignerCache()
 
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
@@ -151,6 +153,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
         registerSharedSignalsRoutes(table)
+        registerVerifiableLogRoutes(table)
         return table
     }
 
@@ -161,7 +164,8 @@ public final class AuthLedgerServer: Sendable {
     func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping Handler) {
         table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
         let routerPath = path.split(separator: "/").map { c in
-            c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
+            // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
+            c.hasPrefix("{") && c.hasSuffix("+}") ? "**" : c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
         }.joined(separator: "/")
         table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
             let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
@@ -195,9 +199,11 @@ public final class AuthLedgerServer: Sendable {
                     context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
                 }
                 var response = APIError.response(e)
+                // Seconds from the server's clock; none when the window is not ahead of it
+                // (an imported event judged at its own, older time).
                 if let until = e.until, e.code == .coolingPeriodActive {
                     let ms = until.milliseconds - configuration.clock().milliseconds
-                    response.headers[.retryAfter] = "\(max(0, (ms + 999) / 1000))"
+                    if ms > 0 { response.headers[.retryAfter] = "\((ms + 999) / 1000)" }
                 }
                 return response
             } catch let e as TokenConfigurationError {

@@ -24,7 +24,8 @@ public enum HTTPFuzzCheck {
         let server: AuthLedgerServer
         let responder: RouterResponder<ServerRequestContext>
         let endpoints: [Endpoint]
-        let channel = EmbeddedChannel()
+        // The thread-safe test channel: checks run on whichever thread the cooperative pool gives them.
+        let channel = NIOAsyncTestingChannel()
 
         init() throws {
             let dir = NSTemporaryDirectory() + "authledger-http-fuzz-\(getpid())"

@@ -8,6 +8,8 @@ import NIOCore
 struct RequestBody {
     private var members: [String: JSON]
 
+    /// Longest string member, in Unicode scalars (what a JSON Schema `maxLength` counts,
+    /// so openapi.yaml can state it exactly; at most 4 KiB of UTF-8).
     static let maxStringBytes = 1024
 
     init(members: [String: JSON]) { self.members = members }
@@ -67,7 +69,7 @@ struct RequestBody {
             guard s.utf8.count <= 4096 else { throw LedgerError(.invalidName, "\"\(key)\" is longer than 50 characters", field: key) }
             return s
         }
-        guard s.utf8.count <= Self.maxStringBytes else { throw LedgerError.invalid("\"\(key)\" is too long", field: key) }
+        guard s.unicodeScalars.count <= Self.maxStringBytes else { throw LedgerError.invalid("\"\(key)\" is too long", field: key) }
         guard !EventDecoder.hasControl(s) else { throw LedgerError.invalid("\"\(key)\" has a control character", field: key) }
         guard !s.isEmpty else { throw LedgerError.invalid("\"\(key)\" must not be empty", field: key) }
         return s
@@ -88,7 +90,7 @@ struct RequestBody {
             if required { throw LedgerError.invalid("missing field \"\(key)\"", field: key) }
             return nil
         }
-        guard case let .int(i) = v, i >= 0 else { throw LedgerError.invalid("\"\(key)\" must be a non-negative integer", field: key) }
+        guard let i = v.integralValue, i >= 0 else { throw LedgerError.invalid("\"\(key)\" must be a non-negative integer", field: key) }
         return UInt64(i)
     }
 
@@ -100,7 +102,7 @@ struct RequestBody {
         var m = StringMap()
         for (k, value) in list {
             guard case let .string(s) = value else { throw LedgerError.invalid("\"\(key).\(Self.clip(k))\" must be a string", field: "\(key).\(k)") }
-            guard k.utf8.count <= 128, s.utf8.count <= Self.maxStringBytes, !EventDecoder.hasControl(k), !EventDecoder.hasControl(s) else {
+            guard k.unicodeScalars.count <= 128, s.unicodeScalars.count <= Self.maxStringBytes, !EventDecoder.hasControl(k), !EventDecoder.hasControl(s) else {
                 throw LedgerError.invalid("\"\(key).\(Self.clip(k))\" is too long or has a control character", field: "\(key).\(k)")
             }
             m.pairs.append((k, s))

@@ -25,9 +25,7 @@ extension AuthLedgerServer {
         on(t, .get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
             JSONResponse.make(try ledger.pending(try user(ctx), try queryOptions(req)))
         }
-        on(t, .get, "/v1/users/{user}/history", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(.array(try ledger.history(try user(ctx), try queryOptions(req)).map(\.json)))
-        }
+        registerHistoryRoute(t)
         on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
             return JSONResponse.make(try ledger.challenge(try user(ctx), id, try queryOptions(req)))
@@ -123,7 +121,7 @@ extension AuthLedgerServer {
             if let last = try lastEventID(req) {
                 start = try resumePosition(after: last)
             } else if let from = q.get("from") {
-                guard let v = UInt64(from) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
+                guard let v = UInt64(positionText: from) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
                 // A position past the head is a client of another (or a restored) store: say so.
                 let head = try ledger.head().seq
                 guard v <= head + 1 else { throw LedgerError.invalid("from \(v) is beyond the head (\(head)) + 1", field: "from") }
@@ -232,7 +230,7 @@ extension AuthLedgerServer {
         let q = req.uri.queryParameters
         var o = QueryOptions(asOf: configuration.clock())
         if let at = q.get("at") {
-            guard let v = UInt64(at) else { throw LedgerError.invalid("at must be a seq (a non-negative integer)", field: "at") }
+            guard let v = UInt64(positionText: at) else { throw LedgerError.invalid("at must be a seq (a non-negative integer)", field: "at") }
             o.position = v
         }
         if let asOf = q.get("asOf") {
@@ -285,7 +283,7 @@ extension AuthLedgerServer {
         guard let raw = req.headers[HTTPField.Name("Last-Event-ID")!] else { return nil }
         let text = raw.trimmingWhitespace()
         if text.isEmpty { return nil }
-        guard let v = UInt64(text) else { throw LedgerError.invalid("Last-Event-ID must be a seq", field: "Last-Event-ID") }
+        guard let v = UInt64(positionText: text) else { throw LedgerError.invalid("Last-Event-ID must be a seq (digits only)", field: "Last-Event-ID") }
         return v
     }
 
@@ -326,7 +324,7 @@ extension AuthLedgerServer {
                     guard let m = v.objectValue else { throw LedgerError.invalid("\"expectedVersion\" must be an object of stream versions", field: "expectedVersion") }
                     for (stream, version) in m {
                         try AppendRequest.checkStreamKey(stream)
-                        guard let n = version.intValue, n >= 0 else {
+                        guard let n = version.integralValue, n >= 0 else {
                             throw LedgerError.invalid("\"expectedVersion.\(RequestBody.clip(stream))\" must be a non-negative integer", field: "expectedVersion")
                         }
                         expected[stream] = UInt64(n)
@@ -349,7 +347,7 @@ extension AuthLedgerServer {
         for (index, var item) in items.enumerated() {
             do {
                 if case let .object(members) = item, let k = members.firstIndex(where: { $0.0 == "expectedVersion" }) {
-                    guard let n = members[k].1.intValue, n >= 0 else {
+                    guard let n = members[k].1.integralValue, n >= 0 else {
                         throw LedgerError.invalid("\"expectedVersion\" must be a non-negative integer", field: "expectedVersion")
                     }
                     var rest = members
@@ -390,7 +388,7 @@ extension AuthLedgerServer {
         }
         var from: UInt64 = 1
         if let f = q.get("from") {
-            guard let v = UInt64(f) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
+            guard let v = UInt64(positionText: f) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
             from = max(v, 1)
         }
         let through = try ledger.head().seq

@@ -50,5 +50,8 @@ public struct ServerConfiguration: Sendable {
     /// The clock commands run at and queries default to. Tests move it.
     public var clock: @Sendable () -> Timestamp = Timestamp.now
 
+    /// The origin of signed checkpoints (SPEC 6); nil: `AUTHLEDGER_ORIGIN`, else the default.
+    public var checkpointOrigin: String?
+
     public init() {}
 }

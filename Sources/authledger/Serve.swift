@@ -42,6 +42,8 @@ struct Serve: AsyncParsableCommand {
     var authFailureBurst = 100
     @Option(name: .customLong("max-concurrent-verifies"), help: "Full verifications (GET /v1/verify) running at once; more get 429.")
     var maxConcurrentVerifies = 2
+    @Option(help: "The origin of signed checkpoints (default $AUTHLEDGER_ORIGIN, else \(CheckpointSigner.defaultOrigin): set your own).")
+    var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
     @OptionGroup var sharedSignals: SharedSignalsOptions
@@ -60,6 +62,12 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         config.port = port
         config.insecureDev = insecureDev
+        // The checkpoint origin is checked now, not at the first /checkpoint.
+        try CheckpointSigner.checkOrigin(Ledger.configuredOrigin(origin))
+        if Ledger.configuredOrigin(origin) == CheckpointSigner.defaultOrigin {
+            logger.warning("checkpoints are signed for the default origin \(CheckpointSigner.defaultOrigin); set --origin or AUTHLEDGER_ORIGIN to your log's own name")
+        }
+        config.checkpointOrigin = origin
         guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }
         guard maxSubscribersPerToken >= 0 else { throw ValidationError("--max-subscribers-per-token must be 0 (no limit) or more") }

@@ -16,7 +16,7 @@ import Testing
         try await withServer { s in
             try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array([Fixture.registered("alice", "phone")]))
             try await s.call(.PUT, "/v1/subscriptions/mailer", token: "reader-token", body: "{}")
-            for value in ["18446744073709551615", "18446744073709551614", "9223372036854775807", "2", "18446744073709551616", "-1", "1e3"] {
+            for value in ["18446744073709551615", "18446744073709551614", "9223372036854775807", "2", "18446744073709551616", "-1", "1e3", "+1"] {
                 for path in ["/v1/events", "/v1/subscriptions/mailer/events"] {
                     let r = try await s.call(.GET, path, token: "reader-token", headers: [("Last-Event-ID", value)])
                     #expect(r.status == 400, "\(path) Last-Event-ID \(value): \(r.status)")
@@ -36,7 +36,8 @@ import Testing
                 "/v1/users/alice/devices?at=18446744073709551616", "/v1/users/alice/devices?at=-1",
                 "/v1/users/alice/devices?asOf=0001-01-01T00:00:00Z", "/v1/users/alice/devices?asOf=1969-12-31T23:59:59Z",
                 "/v1/users/alice/devices?asOf=10000-01-01T00:00:00Z", "/v1/events?from=18446744073709551615",
-                "/v1/events?from=99", "/v1/export?from=-5",
+                "/v1/events?from=99", "/v1/export?from=-5", "/v1/users/alice/devices?at=+1", "/v1/export?from=%201",
+                "/v1/export?from=18446744073709551616",
             ]
             for path in bad {
                 let r = try await s.call(.GET, path, token: "admin-token")
@@ -45,6 +46,9 @@ import Testing
             for path in ["/v1/users/alice/devices?at=18446744073709551615", "/v1/users/alice/devices?asOf=9999-12-31T23:59:59.999Z"] {
                 #expect(try await s.call(.GET, path, token: "admin-token").status == 200, "\(path)")
             }
+            // An integer written with a zero fraction is that integer (as JSON Schema counts it)
+            #expect(try await s.call(.PUT, "/v1/policy", token: "admin-token", body: #"{"otpPerHour":5.0}"#).status == 200)
+            #expect(try await s.call(.PUT, "/v1/policy", token: "admin-token", body: #"{"otpPerHour":5.5}"#).status == 400)
             // A subscription may not start beyond the head + 1
             let r = try await s.call(.PUT, "/v1/subscriptions/far", token: "reader-token", body: #"{"from":9223372036854775807}"#)
             #expect(r.status == 400, "\(r.body)")

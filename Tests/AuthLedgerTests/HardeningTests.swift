@@ -226,3 +226,19 @@ final class Results: @unchecked Sendable {
     func set(_ k: Int, _ r: Result<any Sendable, Error>) { lock.withLock { values[k] = r } }
     var all: [Int: Result<any Sendable, Error>] { lock.withLock { values } }
 }
+
+/// Prefixes are judged by Unicode scalars, as openapi.yaml's patterns state them.
+@Suite struct ScalarPrefixTests {
+    @Test func anActorWhoseNameStartsWithAModifierIsStillAnAdminActor() {
+        // ":" + U+1F3FB (an emoji modifier) is one grapheme cluster: hasPrefix("admin:") missed it
+        #expect(EventDecoder.isValidActor("admin:\u{1F3FB}ops"))
+        #expect(EventDecoder.isValidActor("device:e\u{301}"))
+        #expect(!EventDecoder.isValidActor("admin:"))
+        #expect(!EventDecoder.isValidActor("admin"))
+    }
+
+    @Test func aUserKeyStartingWithDollarAndACombiningMarkIsReserved() {
+        #expect(throws: LedgerError.self) { try EventDecoder.checkUser("$\u{301}x") }
+        #expect(throws: LedgerError.self) { try EventDecoder.checkUser("$system") }
+    }
+}

@@ -255,28 +255,14 @@ enum StateCodec {
             w.optTime(d.lastAccessAt); w.optTime(d.revokedAt)
         }
         w.varint(UInt64(s.challenges.count))
-        for c in s.challenges.values {
-            w.string(c.challengeId); w.string(c.action); w.string(c.requestingDeviceId)
-            w.time(c.issuedAt); w.time(c.expiresAt)
-            if let ctx = c.context { w.u8(1); w.map(ctx) } else { w.u8(0) }
-            w.u8(c.requesterWasActive ? 1 : 0); w.u8(c.resolution.rawValue); w.optTime(c.resolvedAt)
-            w.optString(c.approverDeviceId)
-            w.u8(c.userVerified == nil ? 2 : (c.userVerified! ? 1 : 0))
-            w.optString(c.usedBy)
-        }
+        for c in s.challenges.values { w.challenge(c) }
         w.varint(UInt64(s.otps.count))
-        for o in s.otps.values {
-            w.string(o.otpId); w.string(o.channel); w.string(o.target); w.string(o.codeHash)
-            w.time(o.issuedAt); w.time(o.expiresAt); w.signed(o.maxAttempts); w.signed(o.failures)
-            w.u8(o.verified ? 1 : 0)
-        }
+        for o in s.otps.values { w.otp(o) }
         w.optString(s.latestOtpId)
         w.varint(UInt64(s.otpIssueTimes.count))
         for t in s.otpIssueTimes { w.time(t) }
         w.varint(UInt64(s.grants.count))
-        for g in s.grants.values {
-            w.string(g.grantId); w.string(g.otpId); w.time(g.expiresAt); w.optString(g.usedBy)
-        }
+        for g in s.grants.values { w.grant(g) }
         return w.bytes
     }
 
@@ -304,27 +290,13 @@ enum StateCodec {
         let challenges = try r.count()
         s.challenges.reserveCapacity(challenges)
         for _ in 0..<challenges {
-            let id = try r.string(), action = try r.string(), req = try r.string()
-            let issued = try r.time(), expires = try r.time()
-            let ctx: StringMap? = try r.u8() == 0 ? nil : try r.map()
-            var c = ChallengeRecord(challengeId: id, action: action, requestingDeviceId: req, issuedAt: issued,
-                                    expiresAt: expires, context: ctx, requesterWasActive: try r.u8() != 0)
-            guard let res = ChallengeOutcome(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
-            c.resolution = res
-            c.resolvedAt = try r.optTime()
-            c.approverDeviceId = try r.optString()
-            let uv = try r.u8()
-            c.userVerified = uv == 2 ? nil : uv == 1
-            c.usedBy = try r.optString()
-            s.challenges[id] = c
+            let c = try r.challenge()
+            s.challenges[c.challengeId] = c
         }
         let otps = try r.count()
         s.otps.reserveCapacity(otps)
         for _ in 0..<otps {
-            var o = OTPRecord(otpId: try r.string(), channel: try r.string(), target: try r.string(), codeHash: try r.string(),
-                              issuedAt: try r.time(), expiresAt: try r.time(), maxAttempts: try r.signed())
-            o.failures = try r.signed()
-            o.verified = try r.u8() != 0
+            let o = try r.otp()
             s.otps[o.otpId] = o
         }
         s.latestOtpId = try r.optString()
@@ -332,7 +304,7 @@ enum StateCodec {
         let grants = try r.count()
         s.grants.reserveCapacity(grants)
         for _ in 0..<grants {
-            let g = GrantRecord(grantId: try r.string(), otpId: try r.string(), expiresAt: try r.time(), usedBy: try r.optString())
+            let g = try r.grant()
             s.grants[g.grantId] = g
         }
         guard r.atEnd else { throw ByteReader.Corrupt() }

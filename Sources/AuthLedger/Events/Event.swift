@@ -196,6 +196,15 @@ public struct RecordedEvent: Equatable, Sendable {
         CanonicalEvent.leaf(e, seq: seq, version: version)
     }
 
+    /// `C` of SPEC 1.2: the bytes `leaf` hashes after `0x00` (the entries of the Merkle
+    /// tree's entry bundles). A test checks `SHA-256(0x00 ‖ leafInput) == leaf` for every event.
+    public static func leafInput(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
+        var buf: [UInt8] = []
+        buf.reserveCapacity(512)
+        CanonicalEvent.write(e, seq: seq, version: version, into: &buf)
+        return buf
+    }
+
     /// The leaf through a JSON tree and generic JCS: the reference the direct writer is tested against.
     static func referenceLeaf(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
         var sha = SHA256()

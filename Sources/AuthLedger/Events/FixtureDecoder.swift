@@ -32,6 +32,7 @@ public struct EventInput: Sendable {
 /// checked by the rules.
 public enum EventDecoder {
     /// Longest accepted string in `data`, `meta` or `context` (names are judged by the rules).
+    /// Longest string value, in Unicode scalars (JSON Schema's `maxLength`; ≤ 4 KiB of UTF-8).
     static let maxStringLength = 1024
     static let maxMapEntries = 32
 
@@ -166,7 +167,7 @@ public enum EventDecoder {
             guard case let .bool(b) = value else { throw .invalid("\"\(path)\" must be a boolean", field: path) }
             return .bool(b)
         case .int:
-            guard case let .int(i) = value else { throw .invalid("\"\(path)\" must be an integer", field: path) }
+            guard let i = value.integralValue else { throw .invalid("\"\(path)\" must be an integer", field: path) }
             let range: ClosedRange<Int64> = switch field {
             case .coolingSeconds: 0...315_360_000
             case .maxAttempts, .otpMaxAttempts: 1...1000
@@ -185,7 +186,7 @@ public enum EventDecoder {
                 guard s.utf8.count <= 4096 else { throw LedgerError(.invalidName, "name is longer than 50 characters", field: path) }
                 return .string(s)
             }
-            guard s.utf8.count <= maxStringLength else { throw .invalid("\"\(path)\" is too long", field: path) }
+            guard s.unicodeScalars.count <= maxStringLength else { throw .invalid("\"\(path)\" is too long", field: path) }
             guard !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
             switch field {
             case .kind: guard kinds.contains(s) else { throw .invalid("\"\(path)\" must be one of \(kinds.sorted().joined(separator: ", "))", field: path) }
@@ -232,7 +233,7 @@ public enum EventDecoder {
         var m = StringMap()
         for (k, v) in members {
             guard case let .string(s) = v else { throw .invalid("\"\(path).\(clip(k))\" must be a string", field: "\(path).\(k)") }
-            guard k.utf8.count <= 128, s.utf8.count <= maxStringLength else { throw .invalid("\"\(path)\" entry too long", field: path) }
+            guard k.unicodeScalars.count <= 128, s.unicodeScalars.count <= maxStringLength else { throw .invalid("\"\(path)\" entry too long", field: path) }
             guard !hasControl(k), !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
             m.pairs.append((k, s))
         }
@@ -251,7 +252,8 @@ public enum EventDecoder {
 
     public static func checkUser(_ user: String) throws(LedgerError) {
         try checkId(user, "user")
-        guard !user.hasPrefix("$") else { throw .invalid("user keys starting with $ are reserved", field: "user") }
+        // By scalars: `hasPrefix` compares grapheme clusters ("$" + a combining mark is not "$").
+        guard user.unicodeScalars.first != "$" else { throw .invalid("user keys starting with $ are reserved", field: "user") }
         // Swift compares strings by canonical equivalence, LMDB keys by bytes: two spellings
         // of one name ("é" and "e\u{301}") would be one user in memory and two streams on
         // disk. User keys are therefore accepted only in Unicode normal form C.
@@ -268,9 +270,13 @@ public enum EventDecoder {
 
     public static func isValidActor(_ actor: String) -> Bool {
         if actor == "user" || actor == "system" { return true }
-        for prefix in ["device:", "service:", "admin:"] where actor.hasPrefix(prefix) {
-            let rest = String(actor.dropFirst(prefix.count))
-            return !rest.isEmpty && rest.count <= 128 && !hasControl(rest)
+        // By scalars: ":" followed by a combining mark or an emoji modifier is one grapheme
+        // cluster, which `hasPrefix("admin:")` would not see as the prefix.
+        for prefix in ["device:", "service:", "admin:"] where actor.unicodeScalars.starts(with: prefix.unicodeScalars) {
+            var rest = String.UnicodeScalarView()
+            rest.append(contentsOf: actor.unicodeScalars.dropFirst(prefix.unicodeScalars.count))
+            let name = String(rest)
+            return !name.isEmpty && name.count <= 128 && !hasControl(name)
         }
         return false
     }

@@ -1,3 +1,5 @@
+import Crypto
+
 /// The result of one append request.
 public struct AppendOutcome: Sendable {
     /// The events this request appended, in order.
@@ -45,11 +47,18 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
+    // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
+    private var tree: TreeFrontier?
+    private var savedTree: TreeFrontier?
 
     init(_ w: any StorageWriter) throws {
         self.w = w
         head = try w.head()
+        startSeq = head.seq
     }
+
+    /// The head when the session began: a session that starts the log marks its layout.
+    private let startSeq: UInt64
 
     /// Starts from states cached by the previous transaction of this writer. Only
     /// valid when nothing was committed since (the caller compares heads): the cache
@@ -93,6 +102,7 @@ final class AppendSession {
     func beginRequest() throws {
         savedHead = head
         savedDirty = (dirtyUsers, systemDirty)
+        savedTree = tree
         undoUsers = [:]
         undoSystem = nil
         inRequest = true
@@ -105,6 +115,7 @@ final class AppendSession {
             for (user, old) in undoUsers { users[user] = old }
             if let old = undoSystem { system = old }
             head = savedHead
+            tree = savedTree
             (dirtyUsers, systemDirty) = savedDirty
         }
         undoUsers = [:]
@@ -180,15 +191,40 @@ final class AppendSession {
             try loadUser(stream)
             try checkExpected(stream, users[stream]!.version, expectedVersions, &checked)
             if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
+            // The records the event names come from their indexes (the state keeps live ones
+            // only); what it changes goes back there, and what is settled leaves the state.
+            let records = UserState.recordIds(of: event)
+            for (kind, id) in records where !users[stream]!.hasRecord(kind, id) {
+                guard let bytes = try w.record(kind, user: stream, id: id) else { continue }
+                do { try users[stream]!.load(kind, bytes) } catch {
+                    throw LedgerError(.tampered, "a stored \(kind) record of \(stream) is not decodable")
+                }
+            }
+            let supersededOtp = users[stream]!.latestOtpId
             try users[stream]!.evolve(event, policy: policy)
+            for (kind, id) in records {
+                if let bytes = users[stream]!.encodedRecord(kind, id) { try w.putRecord(kind, user: stream, id: id, bytes) }
+            }
+            users[stream]!.evict(records + (supersededOtp.map { [(.otp, $0)] } ?? []))
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
-        let hash = RecordedEvent.computeHash(event, seq: seq, version: version, prev: head.hash)
+        // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
+        let leaf = RecordedEvent.leaf(event, seq: seq, version: version)
+        let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
+        try appendToTree(leaf, seq: seq)
         head = Head(seq: seq, hash: hash)
         return recorded
+    }
+
+    /// Adds the event's leaf to the Merkle tree, in the event's transaction.
+    private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
+        if BenchmarkSwitches.skipMerkleTree { return }
+        if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
+        guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
+        try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
     }
 
     /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.
@@ -214,6 +250,7 @@ final class AppendSession {
         if systemDirty, let s = system { try w.putProjectionState(systemStream, StateCodec.encode(s)) }
         try w.setHead(head)
         try w.setCheckpoint(head.seq)
+        if startSeq == 0 && head.seq > 0 { try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout) }
         dirtyUsers = []
         systemDirty = false
     }

@@ -3,19 +3,23 @@ import Crypto
 import Foundation
 import LMDB
 
-/// The LMDB backend: one environment directory with five named databases.
+/// The LMDB backend: one environment directory with these named databases.
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
 /// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
+/// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
 public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let tree: Database
+    let records: [RecordKind: Database]
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String, maxMapSize: Int) throws {
@@ -27,12 +31,15 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
             throw LedgerError(.storageError, "the store path is not a directory")
         }
         do {
-            environment = try Environment(path: path, maxDatabases: 8, maxMapSize: maxMapSize)
+            environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
             events = try environment.database("events")
             ids = try environment.database("ids")
             streams = try environment.database("streams")
             states = try environment.database("states")
             meta = try environment.database("meta")
+            tree = try environment.database("tree")
+            records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
+                       .grant: try environment.database("grants")]
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError
@@ -129,6 +136,39 @@ final class LMDBAccess: StorageWriter {
         }
     }
 
+    /// The key of a user's record: user ‖ 0x00 ‖ id (neither has control characters, so
+    /// the split is unique), or when that is longer than LMDB's 511-byte limit, 0x01 ‖
+    /// SHA-256 of it (0x01 never starts a user key).
+    static func recordKey(_ user: String, _ id: String) -> [UInt8] {
+        let k = Array(user.utf8) + [0] + Array(id.utf8)
+        if k.count <= 511 { return k }
+        return [1] + Array(SHA256.hash(data: k))
+    }
+
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
+        try txn.get(s.records[kind]!, LMDBAccess.recordKey(user, id))
+    }
+
+    func recordCount(_ kind: RecordKind) throws -> Int { try txn.count(s.records[kind]!) }
+
+    func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
+        try txn.put(s.records[kind]!, LMDBAccess.recordKey(user, id), bytes)
+    }
+
+    func clearRecords() throws {
+        for kind in RecordKind.allCases { try txn.clear(s.records[kind]!) }
+    }
+
+    func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        let prefix = LMDBAccess.storedKey(stream) + [0]
+        let c = try txn.cursor(s.streams)
+        var entry = try c.seek(prefix + version.bigEndianBytes)
+        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
+            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
+            entry = try c.next()
+        }
+    }
+
     func head() throws -> Head {
         guard let v = try txn.get(s.meta, Array("head".utf8)), v.count == 40 else { return .empty }
         let seq = v[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -156,13 +196,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws {
-        let prefix = LMDBAccess.storedKey(stream) + [0]
-        let c = try txn.cursor(s.streams)
-        var entry = try c.seek(prefix)
-        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
-            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
-            entry = try c.next()
-        }
+        try scanStream(stream, fromVersion: 0, body)
     }
 
     func seq(stream: String, version: UInt64) throws -> UInt64? {

@@ -28,10 +28,19 @@ public final class Ledger: @unchecked Sendable {
         self.path = path
         self.writer = Writer(storage: storage)
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
-        let (head, checkpoint) = try storage.read { r in (try r.head(), try r.checkpoint()) }
+        let (head, checkpoint, layout) = try storage.read { r in
+            (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
+        }
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
             _ = try replay()
+        } else if head.seq > 0 && layout != Ledger.projectionLayout {
+            // A store written before challenges, OTPs and grants had their own indexes
+            // (replay rebuilds the Merkle tree too).
+            logger.notice("projections in an older layout; rebuilding", metadata: ["head": "\(head.seq)"])
+            _ = try replay()
+        } else {
+            try ensureTree()
         }
     }
 
@@ -124,20 +133,31 @@ public final class Ledger: @unchecked Sendable {
     /// The user's state after the events with `seq <= position` and `at <= asOf`.
     /// Served from the maintained projection when it reflects exactly that, else by
     /// replaying the user's stream (and the policy stream) from scratch.
+    ///
+    /// Either way the state is in its maintained form: devices, cooling, unresolved
+    /// challenges, the latest OTP; settled challenges, older OTPs and grants are in their
+    /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
     public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
         try storage.read { r in
-            let head = try r.head()
-            let pos = min(position ?? head.seq, head.seq)
-            if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
-                let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
-                if (system.lastAt ?? .min) <= asOf {
-                    guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos) }
-                    let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
-                    if (s.lastAt ?? .min) <= asOf { return (s, pos) }
-                }
-            }
-            return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos)
+            let (s, pos, maintained) = try Ledger.state(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
+            return (maintained ? s : s.compacted(), pos)
         }
+    }
+
+    /// The state inside one read, and whether it is the maintained one (true) or a full replay.
+    static func state(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
+                      fromScratch: Bool) throws -> (state: UserState, position: UInt64, maintained: Bool) {
+        let head = try r.head()
+        let pos = min(position ?? head.seq, head.seq)
+        if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
+            let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
+            if (system.lastAt ?? .min) <= asOf {
+                guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos, true) }
+                let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
+                if (s.lastAt ?? .min) <= asOf { return (s, pos, true) }
+            }
+        }
+        return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos, false)
     }
 
     static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {
@@ -201,14 +221,17 @@ public final class Ledger: @unchecked Sendable {
             var users: [String: UserState] = [:]
             var system = SystemState()
             var lastSeq: [String: UInt64] = [:]
+            var tree = TreeCheck(r)
             try r.scan(from: 0) { seq, bytes in
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
                 }
                 let rec = try EventCodec.decode(bytes, seq: seq)
                 guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
-                let hash = RecordedEvent.computeHash(rec.event, seq: seq, version: rec.version, prev: prev)
+                let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
+                let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
                 guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
+                try tree.add(leaf, seq: seq)
                 let stream = rec.event.stream
                 let v = versions[stream, default: 0] + 1
                 guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }
@@ -234,6 +257,7 @@ public final class Ledger: @unchecked Sendable {
             guard head.seq == last, head.hash == prev else {
                 throw LedgerError(.tampered, "head does not match the last event", seq: min(head.seq, last) + 1)
             }
+            try tree.finish()
             let counts = try r.indexCounts()
             guard counts.events == Int(last), counts.ids == Int(last), counts.streams == Int(last) else {
                 throw LedgerError(.tampered, "an index holds entries for events not in the log", seq: last + 1)
@@ -244,7 +268,7 @@ public final class Ledger: @unchecked Sendable {
                     stored += 1
                     let same = key == systemStream
                         ? (try? StateCodec.decodeSystem(bytes)) == system
-                        : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]
+                        : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]!.compacted()
                     guard same else {
                         throw LedgerError(.tampered, "a maintained projection differs from a replay of its stream", seq: lastSeq[key] ?? last + 1)
                     }
@@ -252,6 +276,21 @@ public final class Ledger: @unchecked Sendable {
                 }
                 guard stored == users.count + (system.version > 0 ? 1 : 0) else {
                     throw LedgerError(.tampered, "a stream has no maintained projection", seq: last + 1)
+                }
+                // The challenge, OTP and grant indexes: exactly the records of the replay.
+                var counts: [RecordKind: Int] = [:]
+                for (user, s) in users {
+                    for (kind, id, bytes) in s.encodedRecords() {
+                        guard try r.record(kind, user: user, id: id) == bytes else {
+                            throw LedgerError(.tampered, "a \(kind) index entry differs from a replay of its stream", seq: lastSeq[user] ?? last + 1)
+                        }
+                        counts[kind, default: 0] += 1
+                    }
+                }
+                for kind in RecordKind.allCases {
+                    guard try r.recordCount(kind) == counts[kind, default: 0] else {
+                        throw LedgerError(.tampered, "the \(kind) index holds entries no event made", seq: last + 1)
+                    }
                 }
             }
             return head
@@ -272,12 +311,19 @@ public final class Ledger: @unchecked Sendable {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
+            try w.clearRecords()
             let cores = ProcessInfo.processInfo.activeProcessorCount
             let parts = max(1, min(Int(ProcessInfo.processInfo.environment["AUTHLEDGER_REPLAY_PARTITIONS"] ?? "") ?? cores, 8))
             let box = ReplayPartitions(parts)
             let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let leaves = LeafBuffer()
+            DispatchQueue.concurrentPerform(iterations: parts + 1) { part in
+                if part == parts {
+                    // The Merkle tree's leaves, beside the projections.
+                    leaves.result = Result { try storage.read { r in try Ledger.leafHashes(r, through: head.seq) } }
+                    return
+                }
                 do {
                     let result = try storage.read { r in
                         try Ledger.replayPartition(r, part: part, of: parts, through: head.seq,
@@ -293,14 +339,17 @@ public final class Ledger: @unchecked Sendable {
             for part in 0..<parts {
                 let r = try box.results[part]!.get()
                 for (user, bytes) in r.states { try w.putProjectionState(user, bytes) }
+                for (kind, user, id, bytes) in r.records { try w.putRecord(kind, user: user, id: id, bytes) }
                 n += r.userEvents
                 if part == 0 { system = r.system; n += r.system.version }
             }
             if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
+            try Ledger.rebuildTree(w, leaves: try leaves.result!.get())
             try w.setCheckpoint(head.seq)
             // Tells writers that cached states from before this rebuild are not to be reused.
             let (a, b) = RandomBits.shared.next2()
             try w.putMetaValue(Ledger.projectionGenerationKey, a.bigEndianBytes8 + b.bigEndianBytes8)
+            try w.putMetaValue(Ledger.projectionLayoutKey, head.seq > 0 ? Ledger.projectionLayout : nil)
             progress?(n, head.seq)
             return n
         }
@@ -308,9 +357,14 @@ public final class Ledger: @unchecked Sendable {
 
     /// Meta key changed by every rebuild of the projections.
     static let projectionGenerationKey = "projectionGeneration"
+    /// Meta key of the projections' layout: 2 since challenges, OTPs and grants have indexes
+    /// (`RecordKind`) and the states hold live ones only. Written with the first event.
+    static let projectionLayoutKey = "projectionLayout"
+    static let projectionLayout: [UInt8] = [2]
 
     struct ReplayPartition: Sendable {
         var states: [(String, [UInt8])]
+        var records: [(RecordKind, String, String, [UInt8])]
         var system: SystemState
         var userEvents: UInt64
     }
@@ -339,11 +393,20 @@ public final class Ledger: @unchecked Sendable {
             return true
         }
         var states: [(String, [UInt8])] = []
+        var records: [(RecordKind, String, String, [UInt8])] = []
         states.reserveCapacity(users.count)
         // Each state is freed as soon as it is encoded: the two never coexist in full.
-        while let (user, s) = users.popFirst() { states.append((user, StateCodec.encode(s))) }
-        return ReplayPartition(states: states, system: system, userEvents: n)
+        while let (user, s) = users.popFirst() {
+            states.append((user, StateCodec.encode(s.compacted())))
+            for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
+        }
+        return ReplayPartition(states: states, records: records, system: system, userEvents: n)
     }
+}
+
+/// The leaf hashes computed beside the replay partitions (written once, read after they all end).
+final class LeafBuffer: @unchecked Sendable {
+    var result: Result<[UInt8], Error>?
 }
 
 final class ReplayPartitions: @unchecked Sendable {

@@ -134,21 +134,21 @@ extension Ledger {
 
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
-        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-        guard let c = s.challenges[id] else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
+        // A settled challenge is not in the maintained state: its index has it.
+        let found = try storage.read { r -> ChallengeRecord? in
+            let (s, _, maintained) = try Ledger.state(r, of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+            if let c = s.challenges[id] { return c }
+            guard maintained, let bytes = try r.record(.challenge, user: user, id: id) else { return nil }
+            do { return try RecordCodec.decodeChallenge(bytes) } catch {
+                throw LedgerError(.tampered, "a stored challenge record of \(user) is not decodable")
+            }
+        }
+        guard let c = found else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
         return Views.challenge(c, options: o)
     }
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
-        try EventDecoder.checkUser(user)
-        let through = o.position ?? .max
-        var out: [RecordedEvent] = []
-        try forEachEvent(user: user, through: through) { e in
-            guard e.event.at <= o.asOf else { return false }
-            out.append(e)
-            return true
-        }
-        return out
+        try history(user, o, page: HistoryPage())
     }
 }

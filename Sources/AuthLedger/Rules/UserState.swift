@@ -280,8 +280,12 @@ public struct UserState: Equatable, Sendable {
             let cid = data.string(.challengeId)!
             let approver = data.string(.approverDeviceId)!
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+            // SPEC 2.6: expired — by time, with or without its `challenge.expired` — is
+            // `challenge_expired`; `challenge_resolved` is for approved and denied ones.
+            if c.resolution == .expired || (c.resolution == .pending && at >= c.expiresAt) {
+                throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
+            }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
-            if at >= c.expiresAt { throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
             let approverActive = devices[approver]?.status == .active
             let selfApproval = approver == c.requestingDeviceId
             let trusted = selfApproval
@@ -312,7 +316,9 @@ public struct UserState: Equatable, Sendable {
             let windowStart = at.adding(seconds: -3600)
             let recent = otpIssueTimes.filter { $0 > windowStart }
             if Int64(recent.count) >= policy.otpPerHour {
-                let until = recent.first!.adding(seconds: 3600)
+                // The limit lifts once all but `otpPerHour - 1` of the hour's issues are an
+                // hour old — not the first of them, when `otpPerHour` was lowered since.
+                let until = recent[recent.count - Int(policy.otpPerHour)].adding(seconds: 3600)
                 throw LedgerError(.otpRateLimited, "at most \(policy.otpPerHour) OTPs per hour", until: until)
             }
             otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target)!,

@@ -1,0 +1,237 @@
+import Crypto
+import Foundation
+
+/// An inclusion proof: the event at `leafIndex + 1` is leaf `leafIndex` of the tree of `treeSize`.
+public struct InclusionProof: Sendable, Equatable {
+    public var treeSize: UInt64
+    public var leafIndex: UInt64
+    public var leafHash: Hash32
+    public var proof: [Hash32]
+    public var root: Hash32
+}
+
+/// A consistency proof: the tree of `newSize` extends the tree of `oldSize`.
+public struct ConsistencyProof: Sendable, Equatable {
+    public var oldSize: UInt64
+    public var newSize: UInt64
+    public var oldRoot: Hash32
+    public var newRoot: Hash32
+    public var proof: [Hash32]
+}
+
+/// The verifiable log (SPEC 6): roots, proofs and tiles of the Merkle tree kept beside the events.
+extension Ledger {
+    /// Tile height of the tile API (C2SP tlog-tiles): 2^8 hashes per tile.
+    public static let tileHeight = 8
+    public static let tileWidth = 1 << tileHeight
+
+    /// The size (the head, or `size`) and root of the tree.
+    public func treeHead(size: UInt64? = nil) throws -> (size: UInt64, root: Hash32) {
+        try storage.read { r in
+            let n = try Ledger.checkedSize(size, head: try r.head().seq)
+            return (n, try Ledger.treeReader(r).root(n))
+        }
+    }
+
+    /// The inclusion proof of the event `seq` in the tree of `size` (default the head).
+    public func inclusionProof(seq: UInt64, size: UInt64? = nil) throws -> InclusionProof {
+        try storage.read { r in
+            let n = try Ledger.checkedSize(size, head: try r.head().seq)
+            guard seq >= 1, seq <= n else {
+                throw LedgerError.invalid("seq must be between 1 and the tree size \(n)", field: "seq")
+            }
+            let t = Ledger.treeReader(r)
+            return InclusionProof(treeSize: n, leafIndex: seq - 1, leafHash: try t.hash(level: 0, seq - 1),
+                                  proof: try t.inclusionProof(seq - 1, n), root: try t.root(n))
+        }
+    }
+
+    /// The consistency proof from the tree of `from` events to the tree of `to` (1 ≤ from ≤ to ≤ head).
+    public func consistencyProof(from: UInt64, to: UInt64) throws -> ConsistencyProof {
+        try storage.read { r in
+            let head = try r.head().seq
+            guard to <= head else { throw LedgerError.invalid("size \(to) is beyond the head (\(head))", field: "to") }
+            guard from >= 1, from <= to else {
+                throw LedgerError.invalid("the old size must be between 1 and the new size \(to)", field: "from")
+            }
+            let t = Ledger.treeReader(r)
+            return ConsistencyProof(oldSize: from, newSize: to, oldRoot: try t.root(from), newRoot: try t.root(to),
+                                    proof: try t.consistencyProof(from, to))
+        }
+    }
+
+    /// Hash tile `level`/`index` of width `width` (C2SP tlog-tiles): the hashes of the
+    /// tree's level `8·level` nodes `index·256 …`, 32 bytes each. `not_found` while
+    /// the log is too short for it.
+    public func hashTile(level: Int, index: UInt64, width: Int) throws -> [UInt8] {
+        try storage.read { r in
+            let head = try r.head().seq
+            let hashLevel = level * Ledger.tileHeight
+            guard level >= 0, hashLevel < 64, width >= 1, width <= Ledger.tileWidth,
+                  index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
+                  index * UInt64(Ledger.tileWidth) + UInt64(width) <= head >> UInt64(hashLevel) else {
+                throw LedgerError(.notFound, "no such tile in a tree of \(head) events")
+            }
+            var out = [UInt8]()
+            out.reserveCapacity(32 * width)
+            let first = index * UInt64(Ledger.tileWidth)
+            if hashLevel == 0 {
+                // Leaf hashes lie in stored-index order with the subtrees each one completes
+                // between them: one cursor walk instead of a lookup per hash.
+                var n = first, next = MerkleTree.storedHashIndex(level: 0, first)
+                let end = first + UInt64(width)
+                try r.scanTree(from: next) { stored, value in
+                    guard stored == next else { return stored < next }
+                    guard value.count == 32 else { return false }
+                    out.append(contentsOf: value)
+                    next += 1 + UInt64((~n).trailingZeroBitCount)
+                    n += 1
+                    return n < end
+                }
+                guard n == end else { throw LedgerError(.tampered, "the Merkle tree has no hash for leaf \(n)", seq: n + 1) }
+                return out
+            }
+            for k in 0..<UInt64(width) {
+                let stored = MerkleTree.storedHashIndex(level: hashLevel, first + k)
+                try r.withTreeHash(stored) { b in
+                    guard let b, b.count == 32 else {
+                        throw LedgerError(.tampered, "the Merkle tree has no hash for level \(hashLevel) node \(first + k)")
+                    }
+                    out.append(contentsOf: b)
+                }
+            }
+            return out
+        }
+    }
+
+    /// Entry bundle `index` of width `width`: events `seq` `index·256 + 1 …`, each as a
+    /// big-endian uint16 length and the bytes `C` its leaf hashes.
+    public func entryBundle(index: UInt64, width: Int) throws -> [UInt8] {
+        try storage.read { r in
+            let head = try r.head().seq
+            guard width >= 1, width <= Ledger.tileWidth, index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
+                  index * UInt64(Ledger.tileWidth) + UInt64(width) <= head else {
+                throw LedgerError(.notFound, "no such entry bundle in a tree of \(head) events")
+            }
+            var out = [UInt8]()
+            let first = index * UInt64(Ledger.tileWidth) + 1
+            for seq in first..<(first + UInt64(width)) {
+                let e = try r.withEventBytes(seq) { b -> RecordedEvent in
+                    guard let b else { throw LedgerError(.tampered, "event missing", seq: seq) }
+                    return try EventCodec.decode(b, seq: seq)
+                }
+                let c = RecordedEvent.leafInput(e.event, seq: seq, version: e.version)
+                guard c.count <= Int(UInt16.max) else {
+                    throw LedgerError(.storageError, "event \(seq) is longer than an entry bundle can hold (65535 bytes)", seq: seq)
+                }
+                out.append(UInt8(c.count >> 8))
+                out.append(UInt8(c.count & 0xFF))
+                out.append(contentsOf: c)
+            }
+            return out
+        }
+    }
+
+    // MARK: Inside the store
+
+    static func treeReader(_ r: any StorageReader) -> MerkleTree.Reader {
+        MerkleTree.Reader { index in
+            try r.withTreeHash(index) { b in
+                guard let b, b.count == 32 else {
+                    let (level, n) = MerkleTree.splitStoredHashIndex(index)
+                    throw LedgerError(.tampered, "the Merkle tree has no hash for level \(level) node \(n)")
+                }
+                return Hash32(bytes: Array(b))
+            }
+        }
+    }
+
+    static func checkedSize(_ size: UInt64?, head: UInt64) throws -> UInt64 {
+        guard let size else { return head }
+        guard size <= head else { throw LedgerError.invalid("size \(size) is beyond the head (\(head))", field: "size") }
+        return size
+    }
+
+    /// Builds the Merkle tree of a store that has none (a store from before the tree).
+    /// A tree that is there but does not match is left for `verify` to name and
+    /// `replay` to rebuild: opening a store never hides tampering.
+    func ensureTree() throws {
+        let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
+        guard count == 0, head > 0 else { return }
+        logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
+        try storage.write { w in
+            let head = try w.head().seq
+            guard try w.treeHashCount() == 0, head > 0 else { return }
+            try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+        }
+    }
+
+    /// The leaf hashes of events 1…`through`, 32 bytes each, recomputed from the events.
+    static func leafHashes(_ r: any StorageReader, through: UInt64) throws -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(Int(through) * 32)
+        try r.scan(from: 1) { seq, bytes in
+            guard seq <= through else { return false }
+            let e = try EventCodec.decode(bytes, seq: seq)
+            RecordedEvent.leaf(e.event, seq: seq, version: e.version).withUnsafeBytes { out.append(contentsOf: $0) }
+            return true
+        }
+        guard out.count == Int(through) * 32 else { throw LedgerError(.tampered, "event missing", seq: UInt64(out.count / 32) + 1) }
+        return out
+    }
+
+    /// Replaces the stored tree with the one over `leaves` (32 bytes each).
+    static func rebuildTree(_ w: any StorageWriter, leaves: [UInt8]) throws {
+        try w.clearTree()
+        var frontier = TreeFrontier()
+        try leaves.withUnsafeBytes { all in
+            for k in stride(from: 0, to: all.count, by: 32) {
+                let leaf = TreeFrontier.Node(UnsafeRawBufferPointer(rebasing: all[k..<(k + 32)]))
+                try frontier.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
+            }
+        }
+    }
+}
+
+/// Checks the stored Merkle tree against the leaves during `verify`: every stored hash
+/// is recomputed in stored-index order and compared, naming the node that differs. The
+/// first difference is kept and reported after the scan, so that a broken chain (named
+/// by the chain's own checks) is reported first, as before the tree existed.
+struct TreeCheck {
+    let r: any StorageReader
+    var frontier = TreeFrontier()
+    private(set) var firstError: LedgerError?
+
+    init(_ r: any StorageReader) { self.r = r }
+
+    mutating func add(_ leaf: SHA256.Digest, seq: UInt64) throws {
+        let r = self.r
+        var found: LedgerError?
+        try frontier.append(leaf) { index, level, node in
+            guard found == nil else { return }
+            let n = (seq - 1) >> UInt64(level)
+            let first = n << UInt64(level) + 1, last = (n + 1) << UInt64(level)
+            try r.withTreeHash(index) { b in
+                if let b, b.count == 32 {
+                    guard TreeFrontier.Node(b) != node else { return }
+                    let what = level == 0 ? "leaf hash of the event" : "hash of its children"
+                    found = LedgerError(.tampered, "the Merkle tree's \(TreeCheck.name(level, n, first, last)) differs from the \(what)", seq: seq)
+                } else {
+                    found = LedgerError(.tampered, "the Merkle tree has no \(TreeCheck.name(level, n, first, last))", seq: seq)
+                }
+            }
+        }
+        if firstError == nil { firstError = found }
+    }
+
+    func finish() throws {
+        if let firstError { throw firstError }
+        guard try r.treeHashCount() == MerkleTree.storedHashCount(frontier.size) else {
+            throw LedgerError(.tampered, "the Merkle tree holds hashes beyond the log", seq: frontier.size + 1)
+        }
+    }
+
+    static func name(_ level: Int, _ n: UInt64, _ first: UInt64, _ last: UInt64) -> String {
+        level == 0 ? "leaf \(n) (seq \(first))" : "node at level \(level) index \(n) (seq \(first)–\(last))"
+    }
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Offline checks of AuthLedger's verifiable log, for auditors without Go.
+
+Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
+
+  verify-proof.py checkpoint  --vkey VKEY CHECKPOINT_FILE
+      The signed checkpoint (C2SP tlog-checkpoint / signed-note) verifies under the
+      verifier key; prints origin, size and root.
+  verify-proof.py inclusion   --vkey VKEY PROOF_JSON --event EVENT_JSONL
+      PROOF_JSON (`authledger prove SEQ --json` or GET /v1/proofs/inclusion) proves that
+      the event (one line of `authledger export`) is in the log its signed checkpoint
+      commits to.
+  verify-proof.py consistency --vkey VKEY PROOF_JSON --old OLD_CHECKPOINT_FILE
+      PROOF_JSON (`authledger prove-consistency OLD NEW --json` or
+      GET /v1/proofs/consistency) proves that the log of its signed checkpoint extends
+      the log of the older checkpoint you kept.
+
+Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
+The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
+signed-note (key id = first 4 bytes of SHA-256(name || "\\n" || 0x01 || public key)).
+"""
+import argparse, base64, hashlib, json, sys
+
+try:
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+except ImportError:  # pragma: no cover
+    sys.exit("error: this script needs the `cryptography` package (pip install cryptography)")
+
+
+class Failure(Exception):
+    pass
+
+
+def node(left, right):
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def jcs(value):
+    """RFC 8785 for the ledger's events (strings, integers, booleans, objects, arrays)."""
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: kv[0].encode("utf-16-be"))
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(v) for k, v in items) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(jcs(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def leaf_hash(event):
+    """leaf = SHA-256(0x00 || JCS(recorded event without prev and hash))."""
+    body = {k: v for k, v in event.items() if k not in ("prev", "hash")}
+    return hashlib.sha256(b"\x00" + jcs(body).encode("utf-8")).digest()
+
+
+def parse_vkey(vkey):
+    parts = vkey.split("+", 2)  # the base64 key may itself hold "+"
+    if len(parts) != 3:
+        raise Failure("the verifier key is not <name>+<key id>+<base64 key>")
+    name, key_id, key = parts[0], parts[1], base64.b64decode(parts[2], validate=True)
+    if len(key) != 33 or key[0] != 1:
+        raise Failure("the verifier key is not an Ed25519 key")
+    expected = hashlib.sha256(name.encode() + b"\n" + key).digest()[:4]
+    if len(key_id) != 8 or bytes.fromhex(key_id) != expected:
+        raise Failure("the verifier key's id does not match its name and key")
+    return name, expected, Ed25519PublicKey.from_public_bytes(key[1:])
+
+
+def open_checkpoint(note, vkey):
+    """Verifies the signed note under vkey; returns (origin, size, root bytes)."""
+    name, key_id, public_key = parse_vkey(vkey)
+    if "\n\n" not in note or not note.endswith("\n"):
+        raise Failure("not a signed note (no blank line before the signatures)")
+    text, sigs = note.split("\n\n", 1)
+    text += "\n"
+    verified = False
+    for line in sigs[:-1].split("\n"):
+        if not line.startswith("\u2014 "):
+            raise Failure("malformed signature line: %r" % line)
+        sig_name, _, blob = line[2:].partition(" ")
+        raw = base64.b64decode(blob, validate=True)
+        if sig_name != name or raw[:4] != key_id:
+            continue  # another key's signature (a witness cosignature): not ours to check
+        try:
+            public_key.verify(raw[4:], text.encode("utf-8"))
+            verified = True
+        except InvalidSignature:
+            raise Failure("the checkpoint's signature does not verify")
+    if not verified:
+        raise Failure("the checkpoint carries no signature of %s+%s" % (name, key_id.hex()))
+    lines = text.split("\n")
+    if len(lines) < 4 or lines[0] != name:
+        raise Failure("the checkpoint's origin is not the key name %s" % name)
+    if not lines[1].isdigit() or str(int(lines[1])) != lines[1]:
+        raise Failure("the checkpoint's size is not a number")
+    root = base64.b64decode(lines[2], validate=True)
+    if len(root) != 32:
+        raise Failure("the checkpoint's root is not a SHA-256 hash")
+    return lines[0], int(lines[1]), root
+
+
+def verify_inclusion(leaf, index, size, proof, root):
+    """RFC 9162 2.1.3.2."""
+    if index >= size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node(p, r)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = node(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(old_size, old_root, new_size, new_root, proof):
+    """RFC 9162 2.1.4.2."""
+    if old_size < 1 or old_size > new_size:
+        return False
+    if old_size == new_size:
+        return not proof and old_root == new_root
+    path = list(proof)
+    if old_size & (old_size - 1) == 0:
+        path.insert(0, old_root)
+    if not path:
+        return False
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr, sr = node(c, fr), node(c, sr)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            sr = node(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return fr == old_root and sr == new_root and sn == 0
+
+
+def read(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def proof_checkpoint(proof, vkey):
+    origin, size, root = open_checkpoint(proof["checkpoint"], vkey)
+    if size != proof["treeSize"] or base64.b64decode(proof["root"]) != root:
+        raise Failure("the proof's tree size or root is not its signed checkpoint's")
+    return origin, size, root
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency"])
+    ap.add_argument("file", help="the checkpoint (checkpoint) or the proof JSON (inclusion, consistency)")
+    ap.add_argument("--vkey", required=True, help="the log's verifier key (authledger checkpoint --vkey)")
+    ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
+    ap.add_argument("--old", help="consistency: the older checkpoint you kept")
+    a = ap.parse_args(argv)
+    if a.what == "checkpoint":
+        origin, size, root = open_checkpoint(read(a.file), a.vkey)
+        return "checkpoint of %s: %d events, root %s" % (origin, size, base64.b64encode(root).decode())
+    proof = json.loads(read(a.file))
+    hashes = [base64.b64decode(h, validate=True) for h in proof["proof"]]
+    origin, size, root = proof_checkpoint(proof, a.vkey)
+    if a.what == "inclusion":
+        if not a.event:
+            raise Failure("--event is required")
+        event = json.loads(read(a.event).strip())
+        if event["seq"] != proof["leafIndex"] + 1:
+            raise Failure("the event has seq %d, the proof is for seq %d" % (event["seq"], proof["leafIndex"] + 1))
+        if not verify_inclusion(leaf_hash(event), proof["leafIndex"], size, hashes, root):
+            raise Failure("the inclusion proof does not verify")
+        return "event seq %d is in the log %s of %d events" % (event["seq"], origin, size)
+    if not a.old:
+        raise Failure("--old is required")
+    old_origin, old_size, old_root = open_checkpoint(read(a.old), a.vkey)
+    if old_origin != origin or old_size != proof["oldSize"]:
+        raise Failure("the proof starts at %d events, the old checkpoint has %d" % (proof["oldSize"], old_size))
+    if not verify_consistency(old_size, old_root, size, root, hashes):
+        raise Failure("the consistency proof does not verify: the log was not only appended to")
+    return "the log %s of %d events extends the one of %d events" % (origin, size, old_size)
+
+
+if __name__ == "__main__":
+    try:
+        print("ok: " + main(sys.argv[1:]))
+    except (Failure, ValueError, KeyError, TypeError) as e:
+        sys.exit("error: %s" % e)
