@@ -46,6 +46,7 @@ struct Serve: AsyncParsableCommand {
     var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
+    @OptionGroup var sharedSignals: SharedSignalsOptions
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -114,6 +115,7 @@ struct Serve: AsyncParsableCommand {
             """)
         }
         if let now = try global.fixedNow() { config.clock = { now } }
+        try sharedSignals.apply(to: &config.sharedSignals)
 
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
