@@ -7,7 +7,7 @@ enum APIError {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
         case .invalidEvent, .invalidName, .payloadTooLarge: .badRequest
-        case .deviceNotFound, .challengeNotFound, .otpNotFound, .notFound: .notFound
+        case .deviceNotFound, .challengeNotFound, .otpNotFound, .userNotFound, .notFound: .notFound
         case .coolingPeriodActive: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .otpRateLimited, .rateLimited: .tooManyRequests
         case .unauthorized: .unauthorized

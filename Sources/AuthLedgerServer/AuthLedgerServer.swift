@@ -54,6 +54,8 @@ public final class AuthLedgerServer: Sendable {
     let buckets: TokenBuckets?
     /// Per-token open event streams (nil: unlimited).
     let subscriberSlots: SubscriberSlots?
+    /// The OpenID Shared Signals transmitter (SharedSignals/).
+    public let sharedSignals: SharedSignals
     /// Failed authentications per client address (nil: unlimited).
     let authFailures: AuthFailureLimiter?
     /// Full verifications running at once.
@@ -87,6 +89,7 @@ public final class AuthLedgerServer: Sendable {
         self.logger = logger
         self.buckets = configuration.rateLimit.map(TokenBuckets.init)
         self.subscriberSlots = configuration.maxSubscribersPerToken.map { SubscriberSlots(limit: $0) }
+        self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
         self.authFailures = configuration.authFailureLimit.map { AuthFailureLimiter($0) }
         self.verifySlots = ConcurrencyLimit(configuration.maxConcurrentVerifies)
     }
@@ -111,6 +114,7 @@ public final class AuthLedgerServer: Sendable {
             services.append(ChallengeSweeper(ledger: ledger, interval: interval, pollInterval: configuration.pollInterval,
                                              clock: configuration.clock, metrics: metrics, logger: logger))
         }
+        services.append(SSFPushService(signals: sharedSignals, logger: logger))
         if let interval = configuration.readerCheckInterval {
             services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
         }
@@ -118,8 +122,9 @@ public final class AuthLedgerServer: Sendable {
             router: table.router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
-            onServerRunning: { [logger, configuration] channel in
+            onServerRunning: { [logger, configuration, sharedSignals] channel in
                 let port = channel.localAddress?.port ?? configuration.port
+                sharedSignals.setListeningIssuer(host: configuration.host, port: port)
                 logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
                 await onListening(port)
             },
@@ -147,6 +152,8 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: LogRequestsMiddleware(.debug))
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
+        registerErasureRoutes(table)
+        registerSharedSignalsRoutes(table)
         registerVerifiableLogRoutes(table)
         return table
     }

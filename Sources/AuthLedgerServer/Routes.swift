@@ -25,9 +25,7 @@ extension AuthLedgerServer {
         on(t, .get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
             JSONResponse.make(try ledger.pending(try user(ctx), try queryOptions(req)))
         }
-        on(t, .get, "/v1/users/{user}/history", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(.array(try ledger.history(try user(ctx), try queryOptions(req)).map(\.json)))
-        }
+        registerHistoryRoute(t)
         on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
             return JSONResponse.make(try ledger.challenge(try user(ctx), id, try queryOptions(req)))

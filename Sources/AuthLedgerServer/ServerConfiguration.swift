@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable {
     /// Event streams (`GET /v1/events`, `GET /v1/subscriptions/{name}/events`) one token
     /// may hold open at once. Over it: 429 `rate_limited`. nil: no limit.
     public var maxSubscribersPerToken: Int? = 16
+    /// The Shared Signals transmitter (issuer, keys, push retries, poll waits).
+    public var sharedSignals = SharedSignalsConfiguration()
     /// How often stale LMDB reader slots (of processes that died in a read) are
     /// cleared; nil disables it (it is also done when the store is opened).
     public var readerCheckInterval: Duration? = .seconds(30)

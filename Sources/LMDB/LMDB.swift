@@ -1,5 +1,8 @@
 import CLMDB
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An LMDB failure, with the C return code kept so callers can tell them apart.
 public struct LMDBError: Error, CustomStringConvertible, Sendable {
@@ -32,11 +35,17 @@ public struct Database: Sendable, Hashable {
 /// aborted, the map doubled while no transaction of this process is open, and the
 /// body run again, so a write body must not leave effects outside the transaction.
 public final class Environment: @unchecked Sendable {
-    let env: OpaquePointer
+    var env: OpaquePointer
     public let path: String
     let gate = ResizeGate()
-    private let databasesLock = NSLock()
+    // Recursive: `database(_:)` opens in a write transaction, which may reopen the store.
+    private let databasesLock = NSRecursiveLock()
     private var databases: [String: Database] = [:]
+    private let maxDatabases: Int
+    /// The store's compaction generation (`compaction.lock`, shared by every process),
+    /// and the one this process's environment was opened at (see `compact()`).
+    private let generation: StoreGeneration
+    private var openedGeneration: UInt64
 
     /// Opens (creating if needed) the environment in directory `path`, and clears the
     /// reader slots of processes that died inside a read transaction (`mdb_reader_check`).
@@ -44,24 +53,36 @@ public final class Environment: @unchecked Sendable {
     public init(path: String, maxDatabases: Int = 16, initialMapSize: Int = 1 << 30, maxMapSize: Int = 1 << 44) throws {
         self.path = path
         self.maxMapSize = max(maxMapSize, initialMapSize)
+        self.maxDatabases = maxDatabases
+        let gen = try StoreGeneration(directory: path)
+        generation = gen
+        // Opened while no compaction swaps the store's file (see `compact()`).
+        let (env, dead, at) = try gen.withLock(LOCK_SH) {
+            let (env, dead) = try Environment.open(path: path, maxDatabases: maxDatabases, mapSize: initialMapSize)
+            return (env, dead, gen.value)
+        }
+        staleReadersCleared = dead
+        openedGeneration = at
+        self.env = env
+    }
+
+    private static func open(path: String, maxDatabases: Int, mapSize: Int) throws -> (OpaquePointer, Int) {
         var created: OpaquePointer?
         try LMDBError.check(mdb_env_create(&created), "env_create")
         guard let env = created else { throw LMDBError(code: ENOMEM, operation: "env_create") }
         do {
             try LMDBError.check(mdb_env_set_maxdbs(env, MDB_dbi(maxDatabases)), "set_maxdbs")
             try LMDBError.check(mdb_env_set_maxreaders(env, 1024), "set_maxreaders")
-            try LMDBError.check(mdb_env_set_mapsize(env, initialMapSize), "set_mapsize")
+            try LMDBError.check(mdb_env_set_mapsize(env, mapSize), "set_mapsize")
             try LMDBError.check(mdb_env_open(env, path, UInt32(MDB_NOTLS), 0o600), "env_open")
             var dead: Int32 = 0
             try LMDBError.check(mdb_reader_check(env, &dead), "reader_check")
-            staleReadersCleared = Int(dead)
+            return (env, Int(dead))
         } catch {
-            // Closed here, once: `self.env` is not set, so the object is not fully
-            // initialised and `deinit` (which closes it too) does not run.
+            // Closed here, once: the caller never holds it.
             mdb_env_close(env)
             throw error
         }
-        self.env = env
     }
 
     deinit {
@@ -69,7 +90,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     /// Reader slots of dead processes cleared when the environment was opened.
-    public private(set) var staleReadersCleared = 0
+    public private(set) var staleReadersCleared: Int
 
     /// The map never grows beyond this many bytes.
     public let maxMapSize: Int
@@ -146,6 +167,15 @@ public final class Environment: @unchecked Sendable {
                 try adoptResize()
                 continue
             }
+            // The store was compacted into a new file (by any process): reopen. A read
+            // nested in another transaction of this thread stays on that one's file
+            // (reopening waits for every transaction of the process: a deadlock).
+            if rc == 0 && generation.value != openedGeneration && ResizeGate.depth == 1 {
+                mdb_txn_abort(txn)
+                gate.leaveShared(writeTransaction: false)
+                try reopen()
+                continue
+            }
             defer { gate.leaveShared(writeTransaction: false) }
             try LMDBError.check(rc, "txn_begin(read)")
             let t = Transaction(txn: txn!, readOnly: true)
@@ -173,6 +203,17 @@ public final class Environment: @unchecked Sendable {
             guard rc == 0, let txn else {
                 gate.leaveShared(writeTransaction: true)
                 throw LMDBError(code: rc, operation: "txn_begin(write)")
+            }
+            // The store was compacted into a new file: this environment's file is no
+            // longer the store's, so reopen before writing anything.
+            if generation.value != openedGeneration {
+                mdb_txn_abort(txn)
+                gate.leaveShared(writeTransaction: true)
+                guard ResizeGate.depth == 0 else {
+                    throw LMDBError(code: MDB_BAD_TXN, operation: "txn_begin(write): the store was compacted under an open transaction")
+                }
+                try reopen()
+                continue
             }
             let result: T
             do {
@@ -208,6 +249,109 @@ public final class Environment: @unchecked Sendable {
         try LMDBError.check(mdb_env_set_mapsize(env, min(size * 2, maxMapSize)), "set_mapsize(grow)")
     }
 
+    /// Closes and reopens the environment on the store's current file, with the same
+    /// database handles, once no transaction of this process is open.
+    private func reopen() throws {
+        gate.enterExclusive()
+        defer { gate.leaveExclusive() }
+        guard generation.value != openedGeneration else { return }
+        try generation.withLock(LOCK_SH) {
+            let size = mapSize
+            mdb_env_close(env)
+            (env, _) = try Environment.open(path: path, maxDatabases: maxDatabases, mapSize: size)
+            openedGeneration = generation.value
+            databasesLock.lock()
+            defer { databasesLock.unlock() }
+            var txn: OpaquePointer?
+            try LMDBError.check(mdb_txn_begin(env, nil, 0, &txn), "txn_begin(reopen)")
+            do {
+                for (name, db) in databases.sorted(by: { $0.value.handle < $1.value.handle }) {
+                    var dbi: MDB_dbi = 0
+                    try LMDBError.check(mdb_dbi_open(txn, name, UInt32(MDB_CREATE), &dbi), "dbi_open \(name)")
+                    guard dbi == db.handle else { throw LMDBError(code: MDB_INCOMPATIBLE, operation: "reopen \(name)") }
+                }
+                try LMDBError.check(mdb_txn_commit(txn), "txn_commit(reopen)")
+            } catch {
+                mdb_txn_abort(txn)
+                throw error
+            }
+        }
+    }
+
+    /// Rewrites the store into a new, compacted file and puts it in place of the old one,
+    /// so that nothing deleted survives in free pages (LMDB is copy-on-write: freed pages
+    /// keep their old bytes until reused).
+    ///
+    /// `mdb_env_copy2(MDB_CP_COMPACT)` writes only the live part of every page. While it
+    /// runs, this environment holds the write lock (no process can commit) and the
+    /// store's lock file exclusively (no process can open the store). The generation in
+    /// `compaction.lock` is bumped before the swap: every environment, in any process,
+    /// compares it after beginning a transaction and reopens when it moved, so nobody
+    /// writes to the replaced file. Readers already in a transaction finish on the old,
+    /// unlinked file; `lock.mdb` is removed with it (the copy restarts transaction ids).
+    public func compact() throws {
+        while true {
+            gate.enterShared(writeTransaction: true)
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(env, nil, 0, &txn)
+            guard rc == 0 else {
+                gate.leaveShared(writeTransaction: true)
+                throw LMDBError(code: rc, operation: "txn_begin(compact)")
+            }
+            if generation.value != openedGeneration {
+                mdb_txn_abort(txn)
+                gate.leaveShared(writeTransaction: true)
+                try reopen()
+                continue
+            }
+            do {
+                try generation.withLock(LOCK_EX) { try swapInCompactCopy() }
+                mdb_txn_abort(txn)
+                gate.leaveShared(writeTransaction: true)
+            } catch {
+                mdb_txn_abort(txn)
+                gate.leaveShared(writeTransaction: true)
+                throw error
+            }
+            try reopen()
+            return
+        }
+    }
+
+    private func swapInCompactCopy() throws {
+        let fm = FileManager.default
+        let tmp = path + "/compact.tmp"
+        try? fm.removeItem(atPath: tmp)
+        try fm.createDirectory(atPath: tmp, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        defer { try? fm.removeItem(atPath: tmp) }
+        // The copy's read transaction runs on another thread: this one holds the write transaction.
+        let box = CopyResult()
+        let env = UncheckedPointer(self.env)
+        let done = DispatchSemaphore(value: 0)
+        let t = Thread {
+            box.rc = mdb_env_copy2(env.pointer, tmp, UInt32(MDB_CP_COMPACT))
+            done.signal()
+        }
+        t.start()
+        done.wait()
+        try LMDBError.check(box.rc, "env_copy2(compact)")
+        chmod(tmp + "/data.mdb", 0o600)
+        try Environment.fsync(tmp + "/data.mdb")
+        try generation.bump()
+        unlink(path + "/lock.mdb")
+        guard rename(tmp + "/data.mdb", path + "/data.mdb") == 0 else {
+            throw LMDBError(code: errno, operation: "rename(compact)")
+        }
+        try Environment.fsync(path)
+    }
+
+    static func fsync(_ file: String) throws {
+        let fd = Glibc.open(file, O_RDONLY)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open \(file)") }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw LMDBError(code: errno, operation: "fsync") }
+    }
+
     private func adoptResize() throws {
         gate.enterExclusive()
         defer { gate.leaveExclusive() }
@@ -235,7 +379,8 @@ final class ResizeGate: @unchecked Sendable {
         return key
     }()
 
-    private static var depth: Int {
+    /// Transactions the current thread has open.
+    static var depth: Int {
         get { Int(bitPattern: pthread_getspecific(depthKey)) }
         set { pthread_setspecific(depthKey, UnsafeRawPointer(bitPattern: newValue)) }
     }
@@ -277,6 +422,58 @@ final class ResizeGate: @unchecked Sendable {
 
     /// Resizes waiting for the gate (tests).
     var waitingResizes: Int { condition.withLock { waiting } }
+}
+
+private final class CopyResult: @unchecked Sendable { var rc: Int32 = 0 }
+private struct UncheckedPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ p: OpaquePointer) { pointer = p }
+}
+
+/// `compaction.lock` in the store directory: 8 bytes mapped shared by every process
+/// (the compaction generation), and the file that `flock` serialises opening and
+/// compacting on (each lock on its own open file description, so threads of one
+/// process exclude each other too).
+final class StoreGeneration: @unchecked Sendable {
+    let file: String
+    private let fd: Int32
+    private let map: UnsafeMutablePointer<UInt64>
+
+    init(directory: String) throws {
+        file = directory + "/compaction.lock"
+        fd = Glibc.open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LMDBError(code: errno, operation: "open compaction.lock") }
+        var st = stat()
+        if fstat(fd, &st) == 0 && st.st_size < 8 { _ = ftruncate(fd, 8) }
+        guard let m = mmap(nil, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), m != UnsafeMutableRawPointer(bitPattern: -1) else {
+            close(fd)
+            throw LMDBError(code: errno, operation: "mmap compaction.lock")
+        }
+        map = m.assumingMemoryBound(to: UInt64.self)
+    }
+
+    deinit {
+        munmap(map, 8)
+        close(fd)
+    }
+
+    /// The current generation (an aligned 8-byte load: one instruction on 64-bit machines).
+    var value: UInt64 { map.pointee }
+
+    func bump() throws {
+        map.pointee &+= 1
+        guard msync(map, 8, MS_SYNC) == 0 else { throw LMDBError(code: errno, operation: "msync compaction.lock") }
+    }
+
+    func withLock<T>(_ operation: Int32, _ body: () throws -> T) throws -> T {
+        let lfd = Glibc.open(file, O_RDWR | O_CLOEXEC)
+        guard lfd >= 0 else { throw LMDBError(code: errno, operation: "open compaction.lock") }
+        defer { close(lfd) }
+        while flock(lfd, operation) != 0 {
+            guard errno == EINTR else { throw LMDBError(code: errno, operation: "flock compaction.lock") }
+        }
+        return try body()
+    }
 }
 
 /// A transaction; valid only inside the closure that received it.

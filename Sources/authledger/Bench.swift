@@ -22,11 +22,18 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: "Concurrent writers for append_concurrent.")
     var writers = 64
 
+    @Option(name: .long, help: "Events of the user erased in the erase_user phase.")
+    var eraseUserEvents = 10_000
+
+    @Option(name: .long, help: "Past challenges of the long-history user in append_long_history.")
+    var historyChallenges = 30_000
+
     @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
     var only: String?
 
     func run() async throws {
         guard events >= 10_000 else { throw ValidationError("--events must be at least 10000") }
+        guard historyChallenges >= 1, historyChallenges <= 10_000_000 else { throw ValidationError("--history-challenges must be 1...10000000") }
         let base = (dir ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/authledger-bench-\(getpid())"
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
@@ -57,6 +64,10 @@ struct Bench: AsyncParsableCommand {
             let b = try run.appendBulk(ledger)
             report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
         }
+        if wanted("append_bulk_clear") {
+            let b = try run.appendBulkClear()
+            report("append_bulk_clear", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+        }
         if wanted("append_concurrent") {
         let before = ledger.writerStats
         let c = try await run.appendConcurrent(ledger, writers: writers)
@@ -78,6 +89,10 @@ struct Bench: AsyncParsableCommand {
             let q = try run.queryDevices(ledger)
             report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
         }
+        if wanted("erase_user") {
+            let e = try run.eraseUser(ledger, userEvents: eraseUserEvents)
+            report("erase_user", [("user_events", Double(e.erased)), ("seconds", e.seconds), ("store_mb", e.storeMB)])
+        }
         if wanted("proof_inclusion") {
             let p = try run.inclusionProofs(ledger)
             report("proof_inclusion", [("p50_us", p.p50), ("p99_us", p.p99)])
@@ -94,6 +109,10 @@ struct Bench: AsyncParsableCommand {
             let t = try run.tileReads(ledger)
             report("tile_read", [("hash_tiles_per_s", t.hashTiles), ("entry_bundles_per_s", t.entryBundles)])
         }
+        if wanted("tile_serving") {
+            let t = try await run.tileServing(ledger)
+            report("tile_serving", [("tiles_per_s", t.rate), ("p50_ms", t.p50), ("p99_ms", t.p99)])
+        }
         if wanted("append_tree_overhead") {
             let o = try run.treeOverhead()
             report("append_tree_overhead", [("with_tree_events_per_s", o.with), ("without_tree_events_per_s", o.without),
@@ -101,18 +120,27 @@ struct Bench: AsyncParsableCommand {
                                             ("overhead_pct", (o.without / o.with - 1) * 100),
                                             ("overhead_cpu_pct", (o.withoutCPU / o.withCPU - 1) * 100)])
         }
+        if wanted("append_long_history") {
+            let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
+            report("append_long_history", h.values)
+        }
         report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
 
         func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }
         let rawPut = value("raw_lmdb_put", "events_per_s"), rawScan = value("raw_lmdb_scan", "events_per_s")
-        let ratios: [(String, Double)] = [
+        // A phase left out by --only has no ratio (0/0 is not JSON).
+        let ratios: [(String, Double)] = ([
             ("append_bulk_vs_raw_lmdb_put", value("append_bulk", "events_per_s") / rawPut),
             ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),
             ("append_concurrent_vs_raw_lmdb_put", value("append_concurrent", "events_per_s") / rawPut),
             // Group commit's ceiling: every writer's event in each single-event-latency commit.
             ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
-        ]
+            // Salted commitments of personal values against hashing them in clear (SPEC 1.5).
+            ("append_bulk_commitments_vs_clear", value("append_bulk", "events_per_s") / value("append_bulk_clear", "events_per_s")),
+            // Target ≤ 1.2: an append costs the same whatever the user's past.
+            ("append_long_history_vs_fresh_user", value("append_long_history", "p50_ratio")),
+        ] as [(String, Double)]).filter { $0.1.isFinite && $0.1 > 0 }
 
         if json {
             func obj(_ values: [(String, Double)]) -> JSON { .object(values.map { ($0.0, BenchRun.number($0.1)) }) }
@@ -154,7 +182,9 @@ struct BenchRun {
     }
 
     static func number(_ v: Double) -> JSON {
-        v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
+        // A ratio over a phase left out with --only is not a number.
+        guard v.isFinite else { return .null }
+        return v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
     }
 
     static func seconds(_ f: () throws -> Void) rethrows -> Double {

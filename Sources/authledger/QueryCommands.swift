@@ -83,9 +83,18 @@ struct History: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument var user: String
     @OptionGroup var query: QueryArguments
+    @Option(name: .long, help: "Only events with a seq greater than this (the last seq of the previous page).")
+    var after: UInt64 = 0
+    @Option(name: .long, help: "At most this many events (default: all).")
+    var limit: Int?
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if after > UInt64(Int64.max) { throw ValidationError("--after must be a seq (0...\(Int64.max))") }
+    }
 
     func run() throws {
-        let events = try global.openLedger().history(user, try query.options(global))
+        let events = try global.openLedger().history(user, try query.options(global), page: HistoryPage(after: after, limit: limit))
         if global.json { return Output.json(.array(events.map(\.json))) }
         for e in events { Output.line(e.json.serialized()) }
     }

@@ -46,6 +46,7 @@ struct Serve: AsyncParsableCommand {
     var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
+    @OptionGroup var sharedSignals: SharedSignalsOptions
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -61,7 +62,11 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         config.port = port
         config.insecureDev = insecureDev
-        if let origin { try CheckpointSigner.checkOrigin(origin) }
+        // The checkpoint origin is checked now, not at the first /checkpoint.
+        try CheckpointSigner.checkOrigin(Ledger.configuredOrigin(origin))
+        if Ledger.configuredOrigin(origin) == CheckpointSigner.defaultOrigin {
+            logger.warning("checkpoints are signed for the default origin \(CheckpointSigner.defaultOrigin); set --origin or AUTHLEDGER_ORIGIN to your log's own name")
+        }
         config.checkpointOrigin = origin
         guard rateLimit >= 0, rateLimit.isFinite else { throw ValidationError("--rate-limit must be 0 (no limit) or more") }
         guard rateBurst >= 1 else { throw ValidationError("--rate-burst must be at least 1") }
@@ -110,6 +115,7 @@ struct Serve: AsyncParsableCommand {
             """)
         }
         if let now = try global.fixedNow() { config.clock = { now } }
+        try sharedSignals.apply(to: &config.sharedSignals)
 
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])

@@ -90,7 +90,7 @@ import Testing
         // It says which users it loaded
         let out = server.stdout
         for user in ["alice", "bob", "carol", "dave", "erin"] { #expect(out.contains("  \(user): "), "\(out)") }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let client = TestServer.sharedClient
         do {
             // And serves alice's devices of scenario 01 (all revoked by its end) and bob's active ones
             let alice = try await Self.get(client, url + "/v1/users/alice/devices?includeRevoked=true", token: token)
@@ -101,11 +101,7 @@ import Testing
             // And the whole recorded history is there
             let verify = try await Self.get(client, url + "/v1/verify", token: token)
             #expect((verify.json?["head"]?["seq"]?.intValue ?? 0) >= 45, "\(String(describing: verify.json))")
-        } catch {
-            try? await client.shutdown()
-            throw error
         }
-        try await client.shutdown()
     }
 
     @Test func aStoreWithEventsIsLeftAsItIs() async throws {
@@ -121,7 +117,7 @@ import Testing
         defer { server.stop() }
         let (url, token) = try await server.banner()
         #expect(!server.stdout.contains("loaded"), "\(server.stdout)")
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        let client = TestServer.sharedClient
         do {
             let alice = try await Self.get(client, url + "/v1/users/alice/devices?includeRevoked=true", token: token)
             #expect(alice.status == 200 && Self.deviceIds(alice.json) == [], "\(String(describing: alice.json))")
@@ -129,10 +125,6 @@ import Testing
             #expect(Self.deviceIds(zoe.json) == ["phone"])
             let verify = try await Self.get(client, url + "/v1/verify", token: token)
             #expect(verify.json?["head"]?["seq"]?.intValue == 1, "\(String(describing: verify.json))")
-        } catch {
-            try? await client.shutdown()
-            throw error
         }
-        try await client.shutdown()
     }
 }

@@ -57,7 +57,6 @@ struct CapturingLogHandler: LogHandler {
         func stop() async throws {
             await group.triggerGracefulShutdown()
             try await task.value
-            try await client.shutdown()
         }
     }
 
@@ -77,12 +76,11 @@ struct CapturingLogHandler: LogHandler {
         var it = ports.makeAsyncIterator()
         guard let port = await it.next() else { throw TestFailure("the server did not start") }
         return Running(dir: dir, port: port, group: group, task: task,
-                       client: HTTPClient(eventLoopGroupProvider: .singleton), logs: logs)
+                       client: TestServer.sharedClient, logs: logs)
     }
 
-    @Test func tokensCodesKeysAndTheStorePathNeverReachLogsOrErrorBodies() async throws {
-        // Given a server logging everything at trace level
-        let s = try await Self.start()
+    /// Good and bad tokens, an OTP and refusals; the error bodies, the code and the almost-token.
+    static func exercise(_ s: Running) async throws -> (bodies: [String], code: String, almost: String) {
         var bodies: [String] = []
         // When it serves good and bad tokens, an OTP and refusals
         let register = try await s.call(.POST, "/v1/users/alice/devices", token: Self.secretToken,
@@ -107,6 +105,21 @@ struct CapturingLogHandler: LogHandler {
         bodies.append(try await s.call(.POST, "/v1/events", token: Self.secretToken, body: "[{not json").body)
         _ = try await s.call(.GET, "/v1/export", token: Self.secretToken)
         _ = try await s.call(.GET, "/health", token: nil)
+        return (bodies, code, almost)
+    }
+
+    @Test func tokensCodesKeysAndTheStorePathNeverReachLogsOrErrorBodies() async throws {
+        // Given a server logging everything at trace level
+        let s = try await Self.start()
+        // A failed request must still shut the client and server down: an HTTPClient
+        // dropped without shutdown() is fatal and would take every other test with it.
+        let bodies: [String], code: String, almost: String
+        do {
+            (bodies, code, almost) = try await Self.exercise(s)
+        } catch {
+            try? await s.stop()
+            throw error
+        }
         try await s.stop()
         // Then the logs hold neither a token, nor the code, nor the target, nor the key, nor the store path
         let logs = s.logs.text
@@ -126,20 +139,25 @@ struct CapturingLogHandler: LogHandler {
 
     @Test func oversizedBodiesAndHeadersAreRefusedAndTheServerStaysUp() async throws {
         let s = try await Self.start()
-        // A command body over 64 KiB, an events body over 4 MiB: 400 payload_too_large (SPEC 5: oversized input is 400)
-        let big = #"{"name":""# + String(repeating: "n", count: 70_000) + #""}"#
-        let rename = try await s.call(.PATCH, "/v1/users/alice/devices/phone", token: Self.secretToken, body: big)
-        #expect(rename.status == 400 && rename.body.contains("payload_too_large"), "\(rename.status) \(rename.body.prefix(200))")
-        let events = "[" + String(repeating: " ", count: 5 << 20) + "]"
-        let append = try await s.call(.POST, "/v1/events", token: Self.secretToken, body: events)
-        #expect(append.status == 400 && append.body.contains("payload_too_large"), "\(append.status) \(append.body.prefix(200))")
-        // A 200 KB header: refused or the connection closed, never served
-        let hugeHeader = try? await s.call(.GET, "/v1/users/alice/devices", token: Self.secretToken,
-                                           headers: [("X-Padding", String(repeating: "p", count: 200_000))])
-        if let hugeHeader { #expect(hugeHeader.status >= 400, "a 200 KB header was served: \(hugeHeader.status)") }
-        // And the server still answers
-        #expect(try await s.call(.GET, "/health", token: nil).status == 200)
-        #expect(try await s.call(.GET, "/v1/users/alice/devices", token: Self.readerToken).status == 200)
+        do {
+            // A command body over 64 KiB, an events body over 4 MiB: 400 payload_too_large (SPEC 5: oversized input is 400)
+            let big = #"{"name":""# + String(repeating: "n", count: 70_000) + #""}"#
+            let rename = try await s.call(.PATCH, "/v1/users/alice/devices/phone", token: Self.secretToken, body: big)
+            #expect(rename.status == 400 && rename.body.contains("payload_too_large"), "\(rename.status) \(rename.body.prefix(200))")
+            let events = "[" + String(repeating: " ", count: 5 << 20) + "]"
+            let append = try await s.call(.POST, "/v1/events", token: Self.secretToken, body: events)
+            #expect(append.status == 400 && append.body.contains("payload_too_large"), "\(append.status) \(append.body.prefix(200))")
+            // A 200 KB header: refused or the connection closed, never served
+            let hugeHeader = try? await s.call(.GET, "/v1/users/alice/devices", token: Self.secretToken,
+                                               headers: [("X-Padding", String(repeating: "p", count: 200_000))])
+            if let hugeHeader { #expect(hugeHeader.status >= 400, "a 200 KB header was served: \(hugeHeader.status)") }
+            // And the server still answers
+            #expect(try await s.call(.GET, "/health", token: nil).status == 200)
+            #expect(try await s.call(.GET, "/v1/users/alice/devices", token: Self.readerToken).status == 200)
+        } catch {
+            try? await s.stop()
+            throw error
+        }
         try await s.stop()
     }
 }

@@ -49,9 +49,14 @@ final class TestServer: @unchecked Sendable {
         self.port = port
         self.group = group
         self.running = running
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
-            connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
+        client = Self.sharedClient
     }
+
+    /// One client for the whole test process, never shut down: a client dropped without
+    /// `shutdown()` (a test that threw half-way) is a fatal error in AsyncHTTPClient and
+    /// would take every other running test down with it.
+    static let sharedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+        connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
 
     static func start(dir: String? = nil, clock: TestClock = TestClock(),
                       configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
@@ -84,7 +89,6 @@ final class TestServer: @unchecked Sendable {
         try await running?.value
         group = nil
         running = nil
-        try await client.shutdown()
     }
 
     func removeStore() { try? FileManager.default.removeItem(atPath: dir) }

@@ -185,8 +185,8 @@ import Testing
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
             for item in try EventDecoder.decodeLines(bytes, file: name) { try single.append([item.input]) }
         }
-        // Then both logs are identical, and each user's maintained state equals its replay from scratch
-        #expect(try batch.exportText() == single.exportText())
+        // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
+        #expect(try batch.contentText() == single.contentText())
         let asOf = t("2030-01-01T00:00:00Z")
         for user in ["alice", "bob", "carol", "dave", "erin"] {
             let maintained = try single.state(of: user, asOf: asOf)

@@ -10,13 +10,16 @@ import Testing
         var file: String
         var code: String
         var line: Int
+        /// The refusal's `until`, where the manifest states it (RFC 3339, as answers write it).
+        var until: String?
         var testDescription: String { "\(file) → \(code) line \(line)" }
     }
 
     static let cases: [Case] = {
         guard let data = try? Data(contentsOf: Support.fixture("refused/rules/manifest.json")),
               let manifest = try? JSON.parse(Array(data)).arrayValue else { return [] }
-        return manifest.map { Case(file: $0["file"]!.stringValue!, code: $0["code"]!.stringValue!, line: Int($0["line"]!.intValue!)) }
+        return manifest.map { Case(file: $0["file"]!.stringValue!, code: $0["code"]!.stringValue!, line: Int($0["line"]!.intValue!),
+                                   until: $0["until"]?.stringValue) }
     }()
 
     static func decoded(_ c: Case) throws -> [(input: EventInput, line: Int)] {
@@ -25,9 +28,9 @@ import Testing
     }
 
     /// Where the append of `items` was refused: code and the input line (as `import` reports it).
-    static func refusedAt(_ ledger: Ledger, _ items: [(input: EventInput, line: Int)]) -> (code: String, line: Int?) {
-        guard let e = refusal({ try ledger.append(items.map(\.input)) }) else { return ("none", nil) }
-        return (e.code.rawValue, e.index.map { items[$0].line })
+    static func refusedAt(_ ledger: Ledger, _ items: [(input: EventInput, line: Int)]) -> (code: String, line: Int?, until: String?) {
+        guard let e = refusal({ try ledger.append(items.map(\.input)) }) else { return ("none", nil, nil) }
+        return (e.code.rawValue, e.index.map { items[$0].line }, e.until?.formatted)
     }
 
     @Test func theManifestCoversEveryRuleErrorCode() {
@@ -59,6 +62,7 @@ import Testing
         // Then it is refused at the manifest's line with its code, and nothing is appended
         #expect(whole.code == c.code)
         #expect(whole.line == c.line)
+        if let until = c.until { #expect(whole.until == until) }
         #expect(try fresh.head().seq == 0)
 
         // Given a store holding the valid prefix
@@ -72,6 +76,7 @@ import Testing
         // Then the same code and line, and the export is byte-identical
         #expect(rest.code == c.code)
         #expect(rest.line == c.line)
+        if let until = c.until { #expect(rest.until == until) }
         #expect(try ledger.exportText() == before)
         #expect(try ledger.head() == headBefore)
         #expect(try ledger.verify() == headBefore)

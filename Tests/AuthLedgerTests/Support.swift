@@ -56,6 +56,18 @@ extension Ledger {
     @discardableResult
     func importText(_ text: String) throws -> AppendOutcome { try append(try inputs(text)) }
 
+    /// The export without `disclosures`, `prev` and `hash`: the events' clear content, the
+    /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 1.5).
+    func contentText() throws -> String {
+        var out = ""
+        try forEachEvent { e in
+            let members = e.json.objectValue!.filter { !["disclosures", "prev", "hash"].contains($0.0) }
+            out += JSON.object(members).serialized() + "\n"
+            return true
+        }
+        return out
+    }
+
     /// The export as `authledger export` writes it.
     func exportText() throws -> String {
         var out = ""

@@ -6,7 +6,7 @@ in manifest.tsv, leaving a store populated with _base.jsonl byte-identical. Vali
 come first in most files so that the line number is tested, not just the code.
 (Rule violations of docs/REFERENCE.md section 2 live in Fixtures/refused/rules/.)
 """
-import hashlib, json, os
+import base64, hashlib, json, os
 
 here = os.path.dirname(os.path.abspath(__file__))
 os.chdir(here)
@@ -155,10 +155,25 @@ def jcs(v):
 def chain_hash(prev, body):
     leaf = hashlib.sha256(b"\x00" + jcs(body).encode()).digest()
     return hashlib.sha256(bytes.fromhex(prev) + leaf).hexdigest()
-prev, versions = "0" * 64, {}
-for line in open("_base.jsonl"):
-    if not line.strip() or line.startswith("#"):
-        continue
+# _base.jsonl is written here in the recorded form, from BASE (fixture form): its personal
+# values (names) carry fixed salts in "disclosures", so its chain, and the head the
+# recorded cases below build on, are the same in every store it is imported into.
+BASE = [
+    '{"id":"00000000-0000-4000-8000-000000000001","type":"policy.set","at":"2026-03-01T08:00:00Z","data":{"coolingSeconds":60}}',
+    '{"id":"00000000-0000-4000-8000-000000000002","type":"device.registered","user":"alice","at":"2026-03-01T09:00:00Z","data":{"deviceId":"iphone","name":"Alice\'s iPhone","kind":"mobile","platform":"ios","binding":"permanent","via":"initial"},"meta":{"requestId":"REQ-TAMPER-0001"}}',
+    '{"id":"00000000-0000-4000-8000-000000000003","type":"device.accessed","user":"alice","at":"2026-03-01T09:05:00Z","data":{"deviceId":"iphone"}}',
+    '{"id":"00000000-0000-4000-8000-000000000004","type":"challenge.issued","user":"alice","at":"2026-03-01T09:10:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"laptop","expiresAt":"2026-03-01T09:11:00Z"}}',
+    '{"id":"00000000-0000-4000-8000-000000000005","type":"challenge.approved","user":"alice","at":"2026-03-01T09:10:30Z","data":{"challengeId":"c1","approverDeviceId":"iphone"}}',
+    '{"id":"00000000-0000-4000-8000-000000000006","type":"device.registered","user":"alice","at":"2026-03-01T09:12:00Z","data":{"deviceId":"laptop","name":"Work laptop","kind":"desktop","binding":"permanent","via":"trusted_device","challengeId":"c1"}}',
+    '{"id":"00000000-0000-4000-8000-000000000007","type":"device.registered","user":"bob","at":"2026-03-01T10:00:00Z","data":{"deviceId":"pixel","name":"Bob\'s Pixel","kind":"mobile","binding":"permanent","via":"initial"}}',
+    '{"id":"00000000-0000-4000-8000-000000000008","type":"device.renamed","user":"alice","at":"2026-03-01T10:30:00Z","data":{"deviceId":"iphone","name":"Alice phone"}}',
+    '{"id":"00000000-0000-4000-8000-000000000009","type":"device.accessed","user":"bob","at":"2026-03-01T10:31:00Z","data":{"deviceId":"pixel"}}',
+    '{"id":"00000000-0000-4000-8000-000000000010","type":"device.revoked","user":"bob","at":"2026-03-01T11:00:00Z","data":{"deviceId":"pixel"},"meta":{"actor":"admin:ops"}}',
+]
+def b64url(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+prev, versions, base_out = "0" * 64, {}, []
+for line in BASE:
     e = json.loads(line)
     e["at"] = norm(e["at"])
     for k in ("expiresAt",):
@@ -168,7 +183,20 @@ for line in open("_base.jsonl"):
     versions[stream] = versions.get(stream, 0) + 1
     e["seq"] = sum(versions.values())  # events so far
     e["version"] = versions[stream]
-    prev = chain_hash(prev, e)
+    hashed = json.loads(json.dumps(e))
+    disclosures = {}
+    if "name" in e["data"]:
+        salt = b64url(hashlib.sha256(("corpus salt " + e["id"]).encode()).digest()[:16])
+        disclosures["/data/name"] = salt
+        hashed["data"]["name"] = {"_sd": b64url(hashlib.sha256(jcs([salt, e["data"]["name"]]).encode()).digest())}
+    h = chain_hash(prev, hashed)
+    if disclosures:
+        e["disclosures"] = disclosures
+    base_out.append(json.dumps(dict(e, prev=prev, hash=h), separators=(",", ":"), ensure_ascii=False))
+    prev = h
+open("_base.jsonl", "w").write("# The history every refused-input case is imported on top of: the recorded form of a valid\n"
+                               "# history (fixed ids and salts, so the chain is deterministic). Written by generate.py.\n"
+                               + "\n".join(base_out) + "\n")
 HEAD = prev
 def recorded(seq=11, version=None, prev=HEAD, hash=None, id="aaaaaaaa-0000-4000-8000-000000000011"):
     body = {"id": id, "type": "device.accessed", "user": "alice", "at": "2026-03-02T10:00:00.000Z", "data": {"deviceId": "iphone"},

@@ -35,7 +35,7 @@ def policy(at, **d): return ev("policy.set", at, d, user=None)
 P = reg("phone", "10:00:00")
 
 cases = [
- # name, code, why, events (last one is refused)
+ # name, code, why, events (last one is refused)[, more manifest members, e.g. the refusal's "until"]
  ("time_regression", "time_regression", "an event earlier than its stream's last", [P, access("phone", "09:59:59.999")]),
  ("time_regression-policy", "time_regression", "the $system stream has its own clock", [policy("10:00:00", coolingSeconds=60), policy("09:00:00", coolingSeconds=30)]),
  ("invalid_name-too-short", "invalid_name", "a name of 2 characters after trimming", [P, rename("phone", "10:01:00", "  ab  ")]),
@@ -77,6 +77,8 @@ cases = [
  ("challenge_resolved-expire", "challenge_resolved", "expiring an approved challenge", [P, issue("c1", "10:01:00", "10:02:00"), approve("c1", "10:01:10", "phone"), cexpire("c1", "10:03:00")]),
  ("challenge_expired", "challenge_expired", "approving at expiresAt (pending means at < expiresAt)", [P, issue("c1", "10:01:00", "10:02:00"), approve("c1", "10:02:00", "phone")]),
  ("challenge_expired-deny", "challenge_expired", "denying after silent expiry", [P, issue("c1", "10:01:00", "10:02:00"), deny("c1", "10:30:00", "phone")]),
+ ("challenge_expired-after-expired-event", "challenge_expired", "approving a challenge whose challenge.expired is recorded (expired, not resolved)", [P, issue("c1", "10:01:00", "10:02:00"), cexpire("c1", "10:03:00"), approve("c1", "10:04:00", "phone")], {"until": T("10:02:00.000")}),
+ ("challenge_expired-deny-after-expired-event", "challenge_expired", "denying a challenge whose challenge.expired is recorded", [P, issue("c1", "10:01:00", "10:02:00"), cexpire("c1", "10:02:00"), deny("c1", "10:02:30", "phone")], {"until": T("10:02:00.000")}),
  ("challenge_not_expired", "challenge_not_expired", "challenge.expired before expiresAt", [P, issue("c1", "10:01:00", "10:02:00"), cexpire("c1", "10:01:59.999")]),
  ("approver_not_trusted-pending-device", "approver_not_trusted", "the approver is not an active device", [P, vreq("laptop", "10:00:30"), issue("c1", "10:01:00", "10:02:00", req="tablet"), approve("c1", "10:01:10", "laptop")]),
  ("approver_not_trusted-self", "approver_not_trusted", "a requester that was not active at issue may not approve itself", [P, issue("c1", "10:01:00", "10:02:00", req="laptop"), approve("c1", "10:01:10", "laptop")]),
@@ -86,6 +88,7 @@ cases = [
  ("otp_exists", "otp_exists", "an otpId is unique per user", [P, otp("o1", "10:01:00", "10:06:00"), otp("o1", "10:02:00", "10:07:00")]),
  ("otp_rate_limited", "otp_rate_limited", "a 6th OTP within (t - 3600 s, t]", [otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:10:00", "10:15:00"), otp("o3", "10:20:00", "10:25:00"), otp("o4", "10:30:00", "10:35:00"), otp("o5", "10:40:00", "10:45:00"), otp("o6", "10:59:59.999", "11:04:00")]),
  ("otp_rate_limited-policy", "otp_rate_limited", "otpPerHour from policy.set", [policy("09:00:00", otpPerHour=1), otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:30:00", "10:35:00")]),
+ ("otp_rate_limited-lowered", "otp_rate_limited", "after otpPerHour is lowered to 2, the limit lifts when all but one of the hour's issues are over an hour old", [otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:10:00", "10:15:00"), otp("o3", "10:20:00", "10:25:00"), otp("o4", "10:30:00", "10:35:00"), policy("10:35:00", otpPerHour=2), otp("o5", "10:40:00", "10:45:00")], {"until": T("11:20:00.000")}),
  ("otp_not_found", "otp_not_found", "failing an unknown OTP", [P, ofail("o9", "10:01:00")]),
  ("otp_not_found-superseded", "otp_not_found", "a new otp.issued supersedes earlier ones", [P, otp("o1", "10:01:00", "10:06:00"), otp("o2", "10:02:00", "10:07:00"), overify("o1", "10:03:00", "g1", "10:13:00")]),
  ("otp_not_found-verified", "otp_not_found", "a verified OTP cannot be verified again", [P, otp("o1", "10:01:00", "10:06:00"), overify("o1", "10:02:00", "g1", "10:12:00"), overify("o1", "10:03:00", "g2", "10:13:00")]),
@@ -124,9 +127,9 @@ cases = [
  ("prec-otp_expired-over-otp_locked", "otp_expired", "a locked OTP, after expiry", [otp("o1", "10:00:00", "10:05:00", maxA=1), ofail("o1", "10:01:00"), ofail("o1", "10:06:00")]),
 ]
 manifest = []
-for name, code, why, events in cases:
+for name, code, why, events, *more in cases:
     lines = [f"# refused: {code} — {why}"] + [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
     open(f"{out}/{name}.jsonl", "w").write("\n".join(lines) + "\n")
-    manifest.append({"file": f"{name}.jsonl", "code": code, "line": len(lines), "why": why})
+    manifest.append({"file": f"{name}.jsonl", "code": code, "line": len(lines), "why": why, **(more[0] if more else {})})
 open(f"{out}/manifest.json", "w").write(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")
 print(len(cases), sorted(set(c[1] for c in cases)))

@@ -141,10 +141,15 @@ struct ByteReader {
 public enum EventCodec {
     static let format: UInt8 = 1
 
+    /// Format 2: an event with personal values. Its bytes hold the event without them
+    /// and, after the data, each value's pointer and commitment digest; the values and
+    /// salts live in the values store (`PersonalCodec`), so erasing them leaves these bytes.
+    static let personalFormat: UInt8 = 2
+
     public static func encode(_ r: RecordedEvent) -> [UInt8] {
         var w = ByteWriter(capacity: 160)
-        let e = r.event
-        w.u8(format)
+        let e = r.event.personal == nil ? r.event : PersonalData.withoutValues(r.event)
+        w.u8(e.personal == nil ? format : personalFormat)
         w.u8(e.type.rawValue)
         w.raw(r.prev.bytes)
         w.raw(r.hash.bytes)
@@ -164,6 +169,10 @@ public enum EventCodec {
             case let .map(m): w.map(m)
             }
         }
+        if let p = e.personal {
+            w.varint(UInt64(p.entries.count))
+            for entry in p.entries { w.string(entry.pointer); w.string(entry.digest) }
+        }
         return w.bytes
     }
 
@@ -171,10 +180,11 @@ public enum EventCodec {
     public static func decode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> RecordedEvent {
         do {
             var r = ByteReader(bytes)
-            guard seq <= UInt64(Int64.max), try r.u8() == format, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            let f = try r.u8()
+            guard seq <= UInt64(Int64.max), f == format || f == personalFormat, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
             let prev = Hash32(bytes: try r.raw(32))
             let hash = Hash32(bytes: try r.raw(32))
-            let (event, version) = try body(&r, type: type)
+            let (event, version) = try body(&r, type: type, personal: f == personalFormat)
             return RecordedEvent(event: event, seq: seq, version: version, prev: prev, hash: hash)
         } catch {
             throw LedgerError(.tampered, "stored event is not decodable", seq: seq)
@@ -185,7 +195,7 @@ public enum EventCodec {
     /// the `$system` stream (empty user), never 0 otherwise; nil when malformed.
     static func streamHash(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
         var r = ByteReader(bytes)
-        guard (try? r.u8()) == format, (try? r.skip(1 + 64 + 16)) != nil,
+        guard let f = try? r.u8(), f == format || f == personalFormat, (try? r.skip(1 + 64 + 16)) != nil,
               (try? r.varint()) != nil, (try? r.varint()) != nil, let n = try? r.count(), r.i + n <= bytes.count
         else { return nil }
         if n == 0 { return 0 }
@@ -199,15 +209,16 @@ public enum EventCodec {
     static func decodeEvent(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> (event: Event, version: UInt64) {
         do {
             var r = ByteReader(bytes)
-            guard try r.u8() == format, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            let f = try r.u8()
+            guard f == format || f == personalFormat, let type = EventType(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
             try r.skip(64)
-            return try body(&r, type: type)
+            return try body(&r, type: type, personal: f == personalFormat)
         } catch {
             throw LedgerError(.tampered, "stored event is not decodable", seq: seq)
         }
     }
 
-    private static func body(_ r: inout ByteReader, type: EventType) throws -> (Event, UInt64) {
+    private static func body(_ r: inout ByteReader, type: EventType, personal: Bool) throws -> (Event, UInt64) {
         let id = EventID(high: try r.bigEndianUInt64(), low: try r.bigEndianUInt64())
         // Positions are written as JSON integers (Int64) when hashed and exported.
         let version = try r.varint()
@@ -231,8 +242,32 @@ public enum EventCodec {
             }
             data.appendInOrder(field, value)
         }
+        var values: PersonalValues?
+        if personal {
+            let n = try r.count()
+            guard n >= 1, n <= 64 else { throw ByteReader.Corrupt() }
+            var entries: [PersonalEntry] = []
+            entries.reserveCapacity(n)
+            for _ in 0..<n {
+                let pointer = try r.string(), digest = try r.string()
+                guard PersonalData.isPersonalPointer(pointer, type: type), PersonalData.isDigest(digest) else { throw ByteReader.Corrupt() }
+                entries.append(PersonalEntry(pointer: pointer, digest: digest, salt: nil))
+            }
+            values = PersonalValues(entries)
+        }
+        let event = Event(id: id, type: type, user: user.isEmpty ? nil : user, at: at, data: data, meta: meta, personal: values)
+        // The stored bytes of an event with commitments hold none of its values, and each
+        // commitment has a place to go (a context, a meta object).
+        if personal {
+            guard PersonalData.clearValues(event).isEmpty, !user.isEmpty,
+                  Set(values!.entries.map(\.pointer)).count == values!.entries.count else { throw ByteReader.Corrupt() }
+            for entry in values!.entries {
+                if entry.pointer.hasPrefix(PersonalData.contextPrefix) { guard data[.context] != nil else { throw ByteReader.Corrupt() } }
+                if entry.pointer == PersonalData.metaIP { guard meta != nil else { throw ByteReader.Corrupt() } }
+            }
+        }
         guard r.atEnd else { throw ByteReader.Corrupt() }
-        return (Event(id: id, type: type, user: user.isEmpty ? nil : user, at: at, data: data, meta: meta), version)
+        return (event, version)
     }
 }
 
@@ -255,28 +290,16 @@ enum StateCodec {
             w.optTime(d.lastAccessAt); w.optTime(d.revokedAt)
         }
         w.varint(UInt64(s.challenges.count))
-        for c in s.challenges.values {
-            w.string(c.challengeId); w.string(c.action); w.string(c.requestingDeviceId)
-            w.time(c.issuedAt); w.time(c.expiresAt)
-            if let ctx = c.context { w.u8(1); w.map(ctx) } else { w.u8(0) }
-            w.u8(c.requesterWasActive ? 1 : 0); w.u8(c.resolution.rawValue); w.optTime(c.resolvedAt)
-            w.optString(c.approverDeviceId)
-            w.u8(c.userVerified == nil ? 2 : (c.userVerified! ? 1 : 0))
-            w.optString(c.usedBy)
-        }
+        for c in s.challenges.values { w.challenge(c) }
         w.varint(UInt64(s.otps.count))
-        for o in s.otps.values {
-            w.string(o.otpId); w.string(o.channel); w.string(o.target); w.string(o.codeHash)
-            w.time(o.issuedAt); w.time(o.expiresAt); w.signed(o.maxAttempts); w.signed(o.failures)
-            w.u8(o.verified ? 1 : 0)
-        }
+        for o in s.otps.values { w.otp(o) }
         w.optString(s.latestOtpId)
         w.varint(UInt64(s.otpIssueTimes.count))
         for t in s.otpIssueTimes { w.time(t) }
         w.varint(UInt64(s.grants.count))
-        for g in s.grants.values {
-            w.string(g.grantId); w.string(g.otpId); w.time(g.expiresAt); w.optString(g.usedBy)
-        }
+        for g in s.grants.values { w.grant(g) }
+        // Appended only when set: states written before erasure existed decode unchanged.
+        if s.erased { w.u8(1) }
         return w.bytes
     }
 
@@ -304,27 +327,13 @@ enum StateCodec {
         let challenges = try r.count()
         s.challenges.reserveCapacity(challenges)
         for _ in 0..<challenges {
-            let id = try r.string(), action = try r.string(), req = try r.string()
-            let issued = try r.time(), expires = try r.time()
-            let ctx: StringMap? = try r.u8() == 0 ? nil : try r.map()
-            var c = ChallengeRecord(challengeId: id, action: action, requestingDeviceId: req, issuedAt: issued,
-                                    expiresAt: expires, context: ctx, requesterWasActive: try r.u8() != 0)
-            guard let res = ChallengeOutcome(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
-            c.resolution = res
-            c.resolvedAt = try r.optTime()
-            c.approverDeviceId = try r.optString()
-            let uv = try r.u8()
-            c.userVerified = uv == 2 ? nil : uv == 1
-            c.usedBy = try r.optString()
-            s.challenges[id] = c
+            let c = try r.challenge()
+            s.challenges[c.challengeId] = c
         }
         let otps = try r.count()
         s.otps.reserveCapacity(otps)
         for _ in 0..<otps {
-            var o = OTPRecord(otpId: try r.string(), channel: try r.string(), target: try r.string(), codeHash: try r.string(),
-                              issuedAt: try r.time(), expiresAt: try r.time(), maxAttempts: try r.signed())
-            o.failures = try r.signed()
-            o.verified = try r.u8() != 0
+            let o = try r.otp()
             s.otps[o.otpId] = o
         }
         s.latestOtpId = try r.optString()
@@ -332,9 +341,10 @@ enum StateCodec {
         let grants = try r.count()
         s.grants.reserveCapacity(grants)
         for _ in 0..<grants {
-            let g = GrantRecord(grantId: try r.string(), otpId: try r.string(), expiresAt: try r.time(), usedBy: try r.optString())
+            let g = try r.grant()
             s.grants[g.grantId] = g
         }
+        if !r.atEnd { s.erased = try r.u8() == 1 }
         guard r.atEnd else { throw ByteReader.Corrupt() }
         return s
     }

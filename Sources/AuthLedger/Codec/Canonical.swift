@@ -1,7 +1,9 @@
 import Crypto
 
-/// The JCS (RFC 8785) canonical bytes of a recorded event without `prev` and `hash`,
-/// written straight from the typed event: no JSON tree, no sorting of known keys.
+/// The JCS (RFC 8785) canonical bytes of a recorded event's hashed form (without `prev`,
+/// `hash` and `disclosures`, personal values as their commitments), written straight
+/// from the typed event: no JSON tree, no sorting of known keys (events with personal
+/// values go through the JSON tree).
 ///
 /// The member order is fixed at compile time: top-level keys in UTF-16 order
 /// (`at`, `data`, `id`, `meta`, `seq`, `type`, `user`, `version`), `data` fields in
@@ -24,6 +26,15 @@ enum CanonicalEvent {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func write(_ e: Event, seq: UInt64, version: UInt64, into out: inout [UInt8]) {
+        let personal = e.personal
+        if let personal, personal.hasErased {
+            // The hashed form (SPEC 1.2) of an event with erased values (absent from `data`
+            // and `meta`, placed by their pointers): built through the JSON tree.
+            out += JSON.object(RecordedEvent.contentMembers(e, seq: seq, version: version)).canonicalBytes()
+            return
+        }
+        // Sealed personal values are written as their commitments `{"_sd":"…"}` in place.
+        let personalFields = personal == nil ? [] : PersonalData.personalFields(e.type)
         out.append(contentsOf: #"{"at":""#.utf8)
         e.at.writeFormatted(into: &out)
         out.append(contentsOf: #"","data":{"#.utf8)
@@ -32,6 +43,16 @@ enum CanonicalEvent {
             if !first { out.append(44) }
             first = false
             out.append(contentsOf: fieldKeys[Int(field.rawValue)])
+            if let personal {
+                if personalFields.contains(field), let entry = personal.entry(PersonalData.fieldPointers[Int(field.rawValue)]) {
+                    writeCommitment(entry.digest, into: &out)
+                    continue
+                }
+                if field == .context, e.type == .challengeIssued, case let .map(m) = value {
+                    writeMap(m, into: &out) { key, _ in personal.entry(PersonalData.contextPrefix + PersonalData.escape(key))?.digest }
+                    continue
+                }
+            }
             switch value {
             case let .string(s): JSON.writeString(s, into: &out)
             case let .time(t): out.append(34); t.writeFormatted(into: &out); out.append(34)
@@ -45,7 +66,11 @@ enum CanonicalEvent {
         out.append(34)
         if let meta = e.meta {
             out.append(contentsOf: #","meta":"#.utf8)
-            writeMap(meta, into: &out)
+            if let personal {
+                writeMap(meta, into: &out) { key, _ in key == "ip" ? personal.entry(PersonalData.metaIP)?.digest : nil }
+            } else {
+                writeMap(meta, into: &out)
+            }
         }
         out.append(contentsOf: #","seq":"#.utf8)
         writeUInt(seq, into: &out)
@@ -60,16 +85,28 @@ enum CanonicalEvent {
         out.append(125)
     }
 
-    static func writeMap(_ m: StringMap, into out: inout [UInt8]) {
+    /// `commitment(key, value)` gives the digest that stands for a personal value.
+    static func writeMap(_ m: StringMap, into out: inout [UInt8], commitment: ((String, String) -> String?)? = nil) {
         out.append(123)
         let pairs = m.pairs.count < 2 ? m.pairs : m.pairs.sorted { JSON.utf16Less($0.key, $1.key) }
         for (k, (key, value)) in pairs.enumerated() {
             if k > 0 { out.append(44) }
             JSON.writeString(key, into: &out)
             out.append(58)
-            JSON.writeString(value, into: &out)
+            if let d = commitment?(key, value) {
+                writeCommitment(d, into: &out)
+            } else {
+                JSON.writeString(value, into: &out)
+            }
         }
         out.append(125)
+    }
+
+    /// `{"_sd":"<digest>"}` (the digest is base64url: nothing to escape).
+    static func writeCommitment(_ digest: String, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"_sd":""#.utf8)
+        out.append(contentsOf: digest.utf8)
+        out.append(contentsOf: #""}"#.utf8)
     }
 
     static func writeUInt(_ v: UInt64, into out: inout [UInt8]) {

@@ -131,14 +131,19 @@ public struct Event: Equatable, Sendable {
     public var at: Timestamp
     public var data: EventData
     public var meta: StringMap?
+    /// The commitments of the personal values (SPEC 1.5): salts of the disclosed values,
+    /// digests of every one (erased values are absent from `data` and `meta`).
+    public var personal: PersonalValues?
 
-    public init(id: EventID? = nil, type: EventType, user: String?, at: Timestamp, data: EventData, meta: StringMap? = nil) {
+    public init(id: EventID? = nil, type: EventType, user: String?, at: Timestamp, data: EventData, meta: StringMap? = nil,
+                personal: PersonalValues? = nil) {
         self.id = id
         self.type = type
         self.user = user
         self.at = at
         self.data = data
         self.meta = meta
+        self.personal = personal
     }
 
     public var stream: String { user ?? systemStream }
@@ -148,8 +153,14 @@ public struct Event: Equatable, Sendable {
 
     /// Same content, ignoring the id (for idempotent re-appends). Content is JSON: the
     /// order of members in `meta` and `context` is not content (SPEC 1.1 "identical").
+    /// Salts are not content either: a personal value is the same when its clear value
+    /// is, or, where one side has only a commitment, when the commitments are (an erased
+    /// value cannot be compared with a clear one that has no salt: that counts as the same).
     func sameContent(as other: Event) -> Bool {
         guard type == other.type, user == other.user, at == other.at else { return false }
+        if personal?.hasErased == true || other.personal?.hasErased == true {
+            return PersonalData.sameContent(self, other)
+        }
         if data == other.data && meta == other.meta { return true }
         return data.json.canonicalBytes() == other.data.json.canonicalBytes()
             && meta?.json.canonicalBytes() == other.meta?.json.canonicalBytes()
@@ -174,21 +185,29 @@ public struct RecordedEvent: Equatable, Sendable {
 
     public var id: EventID { event.id! }
 
-    /// The recorded form without `prev` and `hash`: the object that is canonicalised for the leaf.
-    static func contentMembers(_ e: Event, seq: UInt64, version: UInt64) -> [(String, JSON)] {
+    /// The recorded form without `prev`, `hash` and `disclosures`; with `hashed`, every
+    /// personal value replaced by its commitment: the object canonicalised for the leaf.
+    static func contentMembers(_ e: Event, seq: UInt64, version: UInt64, hashed: Bool = true) -> [(String, JSON)] {
         var m: [(String, JSON)] = [("seq", .int(Int64(seq))), ("version", .int(Int64(version))),
                                    ("id", .string(e.id!.description)), ("type", .string(e.type.name))]
         if let u = e.user { m.append(("user", .string(u))) }
         m.append(("at", .string(e.at.formatted)))
-        m.append(("data", e.data.json))
-        if let meta = e.meta { m.append(("meta", meta.json)) }
+        let (data, meta) = PersonalData.json(e, hashed: hashed)
+        m.append(("data", data))
+        if let meta { m.append(("meta", meta)) }
         return m
     }
 
-    /// The recorded form (SPEC 1.2), as `export` writes it and the feed delivers it.
+    /// The recorded form (SPEC 1.2), as `export` writes it and the feed delivers it:
+    /// clear personal values with their salts in `disclosures`, commitments of erased ones.
     public var json: JSON {
-        .object(RecordedEvent.contentMembers(event, seq: seq, version: version) + [("prev", .string(prev.description)), ("hash", .string(hash.description))])
+        var m = RecordedEvent.contentMembers(event, seq: seq, version: version, hashed: false)
+        if let d = event.personal?.disclosures, !d.pairs.isEmpty { m.append(("disclosures", d.json)) }
+        return .object(m + [("prev", .string(prev.description)), ("hash", .string(hash.description))])
     }
+
+    /// The hashed form (SPEC 1.2) without `prev` and `hash`: what a leaf commits to.
+    public var hashedJSON: JSON { .object(RecordedEvent.contentMembers(event, seq: seq, version: version)) }
 
     /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`, written directly
     /// from the typed event (`CanonicalEvent`).

@@ -15,6 +15,7 @@ public enum EventType: UInt8, CaseIterable, Sendable {
     case otpIssued = 13
     case otpFailed = 14
     case otpVerified = 15
+    case userErased = 16
 
     public var name: String {
         switch self {
@@ -33,6 +34,7 @@ public enum EventType: UInt8, CaseIterable, Sendable {
         case .otpIssued: "otp.issued"
         case .otpFailed: "otp.failed"
         case .otpVerified: "otp.verified"
+        case .userErased: "user.erased"
         }
     }
 
@@ -69,6 +71,7 @@ public enum EventType: UInt8, CaseIterable, Sendable {
             return [(.otpId, true), (.channel, true), (.target, true), (.codeHash, true), (.expiresAt, true), (.maxAttempts, true)]
         case .otpFailed: return [(.otpId, true)]
         case .otpVerified: return [(.otpId, true), (.grantId, true), (.grantExpiresAt, true)]
+        case .userErased: return [(.reason, false)]
         }
     }
 

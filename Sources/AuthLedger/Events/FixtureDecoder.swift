@@ -19,9 +19,12 @@ public struct RecordedClaims: Sendable, Equatable {
 public struct EventInput: Sendable {
     public var event: Event
     public var claims: RecordedClaims
-    public init(event: Event, claims: RecordedClaims = RecordedClaims()) {
+    /// The recorded form's `disclosures` (pointer → salt): the salts of its clear personal values.
+    public var disclosures: StringMap?
+    public init(event: Event, claims: RecordedClaims = RecordedClaims(), disclosures: StringMap? = nil) {
         self.event = event
         self.claims = claims
+        self.disclosures = disclosures
     }
 }
 
@@ -73,6 +76,7 @@ public enum EventDecoder {
         guard case let .object(members) = json else { throw .invalid("an event must be a JSON object") }
         var typeName: String?, user: String?, atText: String?, dataJSON: JSON?, idText: String?, metaJSON: JSON?
         var claims = RecordedClaims()
+        var disclosures: StringMap?
         for (key, value) in members {
             switch key {
             case "type": typeName = try string(value, "type")
@@ -85,6 +89,7 @@ public enum EventDecoder {
             case "version" where allowRecorded: claims.version = try position(value, "version")
             case "prev" where allowRecorded: claims.prev = try hash(value, "prev")
             case "hash" where allowRecorded: claims.hash = try hash(value, "hash")
+            case "disclosures" where allowRecorded: disclosures = try stringMap(value, "disclosures")
             default: throw .invalid("unknown field \"\(clip(key))\"", field: key)
             }
         }
@@ -99,8 +104,22 @@ public enum EventDecoder {
         guard let atText else { throw .invalid("missing field \"at\"", field: "at") }
         guard let at = Timestamp(rfc3339: atText) else { throw .invalid("\"at\" is not an RFC 3339 time with a zone", field: "at") }
         guard at.isWithinEventRange else { throw .invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at") }
-        guard let dataJSON else { throw .invalid("missing field \"data\"", field: "data") }
-        let data = try decodeData(dataJSON, type: type)
+        guard var dataJSON else { throw .invalid("missing field \"data\"", field: "data") }
+        // Commitments `{"_sd": D}` stand for erased personal values (SPEC 1.5).
+        let commitments = try PersonalData.extractCommitments(type: type, data: &dataJSON, meta: &metaJSON)
+        if type == .userErased && claims.hash == nil {
+            throw .invalid("user.erased is appended by erase, not imported in the fixture form", field: "type")
+        }
+        if (!commitments.isEmpty || disclosures != nil) && claims.hash == nil {
+            throw .invalid("commitments and disclosures belong to the recorded form (with its hash)", field: commitments.isEmpty ? "disclosures" : "data")
+        }
+        if let disclosures {
+            for (pointer, salt) in disclosures.pairs where !PersonalData.isSalt(salt) || !PersonalData.isPersonalPointer(pointer, type: type) {
+                throw .invalid("disclosure \(clip(pointer)) is not a personal value with a 16-byte base64url salt", field: "disclosures")
+            }
+        }
+        let erasedFields = Set(commitments.compactMap { c in Field.byName[String(c.pointer.dropFirst(PersonalData.dataPrefix.count))] })
+        let data = try decodeData(dataJSON, type: type, erasedFields: erasedFields)
         var id: EventID?
         if let idText {
             guard let parsed = EventID(idText) else { throw .invalid("\"id\" is not a UUID", field: "id") }
@@ -114,12 +133,13 @@ public enum EventDecoder {
             }
             meta = m
         }
-        let event = Event(id: id, type: type, user: user, at: at, data: data, meta: meta)
-        return EventInput(event: event, claims: claims)
+        let event = Event(id: id, type: type, user: user, at: at, data: data, meta: meta,
+                          personal: commitments.isEmpty ? nil : PersonalValues(commitments))
+        return EventInput(event: event, claims: claims, disclosures: disclosures)
     }
 
     /// Decodes `data` for `type`: known fields only, of the right kind, required ones present.
-    public static func decodeData(_ json: JSON, type: EventType) throws(LedgerError) -> EventData {
+    public static func decodeData(_ json: JSON, type: EventType, erasedFields: Set<Field> = []) throws(LedgerError) -> EventData {
         guard case let .object(members) = json else { throw .invalid("\"data\" must be an object", field: "data") }
         let schema = type.schema
         var data = EventData()
@@ -129,7 +149,7 @@ public enum EventDecoder {
             }
             data[field] = try fieldValue(value, field: field, type: type)
         }
-        for (field, required) in schema where required && data[field] == nil {
+        for (field, required) in schema where required && data[field] == nil && !erasedFields.contains(field) {
             throw .invalid("missing field \"data.\(field.name)\" for \(type.name)", field: "data.\(field.name)")
         }
         if type == .policySet && data.entries.isEmpty {

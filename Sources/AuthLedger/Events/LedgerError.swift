@@ -27,6 +27,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case otpExpired = "otp_expired"
     case otpLocked = "otp_locked"
     case otpInvalid = "otp_invalid"
+    case userNotFound = "user_not_found"
     case tampered = "tampered"
     case storageError = "storage_error"
     case storageFull = "storage_full"

@@ -47,6 +47,9 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
+    /// Whether personal values get salted commitments (SPEC 1.5). Off only for the
+    /// benchmark's comparison run: values are then hashed in clear.
+    var sealPersonalData = true
     // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
     private var tree: TreeFrontier?
     private var savedTree: TreeFrontier?
@@ -54,7 +57,11 @@ final class AppendSession {
     init(_ w: any StorageWriter) throws {
         self.w = w
         head = try w.head()
+        startSeq = head.seq
     }
+
+    /// The head when the session began: a session that starts the log marks its layout.
+    private let startSeq: UInt64
 
     /// Starts from states cached by the previous transaction of this writer. Only
     /// valid when nothing was committed since (the caller compares heads): the cache
@@ -155,14 +162,18 @@ final class AppendSession {
             throw LedgerError.invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at")
         }
         if let id = event.id, let existing = try w.seq(forId: id) {
-            let old = try w.withEventBytes(existing) { bytes -> RecordedEvent in
-                guard let bytes else { throw LedgerError(.tampered, "id index points at a missing event", seq: existing) }
-                return try EventCodec.decode(bytes, seq: existing)
-            }
+            let old = try w.recordedEvent(at: existing)
             if old.event.sameContent(as: event) { return nil }
             throw LedgerError(.duplicateEventId, "event id \(id) is already in the log (seq \(existing)) with other content", field: "id")
         }
         if event.id == nil { event.id = .random() }
+        // Personal values get their salted commitments (SPEC 1.5): the leaf hashes those,
+        // the event's bytes keep only the digests, the values and salts go to the values store.
+        if sealPersonalData {
+            try PersonalData.seal(&event, disclosures: input.disclosures)
+        } else if input.disclosures != nil || event.personal != nil {
+            throw LedgerError.invalid("this ledger does not take commitments", field: "disclosures")
+        }
         let stream = event.stream
         let seq = head.seq + 1
         // Recorded-form claims are checked before the rules: an edited export (a line
@@ -187,7 +198,21 @@ final class AppendSession {
             try loadUser(stream)
             try checkExpected(stream, users[stream]!.version, expectedVersions, &checked)
             if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
+            // The records the event names come from their indexes (the state keeps live ones
+            // only); what it changes goes back there, and what is settled leaves the state.
+            let records = UserState.recordIds(of: event)
+            for (kind, id) in records where !users[stream]!.hasRecord(kind, id) {
+                guard let bytes = try w.record(kind, user: stream, id: id) else { continue }
+                do { try users[stream]!.load(kind, bytes) } catch {
+                    throw LedgerError(.tampered, "a stored \(kind) record of \(stream) is not decodable")
+                }
+            }
+            let supersededOtp = users[stream]!.latestOtpId
             try users[stream]!.evolve(event, policy: policy)
+            for (kind, id) in records {
+                if let bytes = users[stream]!.encodedRecord(kind, id) { try w.putRecord(kind, user: stream, id: id, bytes) }
+            }
+            users[stream]!.evict(records + (supersededOtp.map { [(.otp, $0)] } ?? []))
             version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
@@ -196,6 +221,10 @@ final class AppendSession {
         let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
+        if let user = event.user {
+            if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
+            if event.type == .userErased { try erase(user, before: seq) }
+        }
         try appendToTree(leaf, seq: seq)
         head = Head(seq: seq, hash: hash)
         return recorded
@@ -207,6 +236,23 @@ final class AppendSession {
         if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
         guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
         try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
+    }
+
+    /// Destroys the personal values of `user`'s events before `seq` (SPEC 1.5), and the
+    /// copies kept in the challenge and OTP indexes (contexts, targets).
+    private func erase(_ user: String, before seq: UInt64) throws {
+        for s in try w.erasePersonalValues(user: user, before: seq) {
+            let e = try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
+            guard let e else { continue }
+            if e.type == .challengeIssued, let id = e.data.string(.challengeId),
+               let bytes = try w.record(.challenge, user: user, id: id) {
+                let c = try RecordCodec.decodeChallenge(bytes)
+                try w.putRecord(.challenge, user: user, id: id, RecordCodec.encode(PersonalData.scrubbed(c)))
+            } else if e.type == .otpIssued, let id = e.data.string(.otpId), let bytes = try w.record(.otp, user: user, id: id) {
+                let o = try RecordCodec.decodeOTP(bytes)
+                try w.putRecord(.otp, user: user, id: id, RecordCodec.encode(PersonalData.scrubbed(o)))
+            }
+        }
     }
 
     /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.
@@ -232,6 +278,7 @@ final class AppendSession {
         if systemDirty, let s = system { try w.putProjectionState(systemStream, StateCodec.encode(s)) }
         try w.setHead(head)
         try w.setCheckpoint(head.seq)
+        if startSeq == 0 && head.seq > 0 { try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout) }
         dirtyUsers = []
         systemDirty = false
     }

@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import LMDB
 
-/// The LMDB backend: one environment directory with six named databases.
+/// The LMDB backend: one environment directory with these named databases.
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
@@ -11,6 +11,9 @@ import LMDB
 /// - `states`: stream key → maintained projection state
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
+/// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
+///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
@@ -18,6 +21,8 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
     let tree: Database
+    let records: [RecordKind: Database]
+    let personal: Database
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String, maxMapSize: Int) throws {
@@ -36,6 +41,9 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
             states = try environment.database("states")
             meta = try environment.database("meta")
             tree = try environment.database("tree")
+            records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
+                       .grant: try environment.database("grants")]
+            personal = try environment.database("personal")
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError
@@ -70,6 +78,12 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func checkReaders() throws -> Int {
         do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
     }
+
+    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
+    /// the store is rewritten compacted and swapped in (`Environment.compact`).
+    public func purgeDeleted() throws {
+        do { try environment.compact() } catch let e as LMDBError { throw e.ledgerError }
+    }
 }
 
 extension LMDBError: TransactionFailure {
@@ -90,6 +104,7 @@ extension LMDBError: TransactionFailure {
         }
         return LedgerError(.storageError, "storage failure in \(operation.split(separator: ":").first ?? ""): \(reason)")
     }
+
 }
 
 final class LMDBAccess: StorageWriter {
@@ -132,6 +147,39 @@ final class LMDBAccess: StorageWriter {
         }
     }
 
+    /// The key of a user's record: user ‖ 0x00 ‖ id (neither has control characters, so
+    /// the split is unique), or when that is longer than LMDB's 511-byte limit, 0x01 ‖
+    /// SHA-256 of it (0x01 never starts a user key).
+    static func recordKey(_ user: String, _ id: String) -> [UInt8] {
+        let k = Array(user.utf8) + [0] + Array(id.utf8)
+        if k.count <= 511 { return k }
+        return [1] + Array(SHA256.hash(data: k))
+    }
+
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
+        try txn.get(s.records[kind]!, LMDBAccess.recordKey(user, id))
+    }
+
+    func recordCount(_ kind: RecordKind) throws -> Int { try txn.count(s.records[kind]!) }
+
+    func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
+        try txn.put(s.records[kind]!, LMDBAccess.recordKey(user, id), bytes)
+    }
+
+    func clearRecords() throws {
+        for kind in RecordKind.allCases { try txn.clear(s.records[kind]!) }
+    }
+
+    func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        let prefix = LMDBAccess.storedKey(stream) + [0]
+        let c = try txn.cursor(s.streams)
+        var entry = try c.seek(prefix + version.bigEndianBytes)
+        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
+            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
+            entry = try c.next()
+        }
+    }
+
     func head() throws -> Head {
         guard let v = try txn.get(s.meta, Array("head".utf8)), v.count == 40 else { return .empty }
         let seq = v[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -159,13 +207,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws {
-        let prefix = LMDBAccess.storedKey(stream) + [0]
-        let c = try txn.cursor(s.streams)
-        var entry = try c.seek(prefix)
-        while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
-            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
-            entry = try c.next()
-        }
+        try scanStream(stream, fromVersion: 0, body)
     }
 
     func seq(stream: String, version: UInt64) throws -> UInt64? {
@@ -192,6 +234,47 @@ final class LMDBAccess: StorageWriter {
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
         (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
+    }
+
+    // The values store is keyed by seq alone (appended in order, like `events`: a batch
+    // dirties a few leaf pages, not one per user); a user's records are found through
+    // the streams index.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        try seq.bigEndianBytes.withUnsafeBytes { k in try txn.get(s.personal, k).map { Array($0) } }
+    }
+
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        var seqs: [UInt64] = []
+        try scanStream(user) { _, seq in seqs.append(seq); return true }
+        for seq in seqs {
+            let more = try seq.bigEndianBytes.withUnsafeBytes { k in
+                try txn.get(s.personal, k).map { try body(seq, $0) } ?? true
+            }
+            if !more { return }
+        }
+    }
+
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
+        var key = seq.bigEndian
+        try withUnsafeBytes(of: &key) { k in
+            try bytes.withUnsafeBytes { v in try txn.put(s.personal, k, v, flags: UInt32(MDB_APPEND)) }
+        }
+    }
+
+    func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
+        var doomed: [(UInt64, Int)] = []
+        try scanPersonalValues(user: user) { seq, v in
+            if seq < before { doomed.append((seq, v.count)) }
+            return true
+        }
+        for (seq, size) in doomed {
+            let key = seq.bigEndianBytes
+            // Zeros first, in place (same size): the page written by this transaction then
+            // holds no copy of the value in its free space once the record is deleted.
+            try txn.put(s.personal, key, [UInt8](repeating: 0, count: size))
+            _ = try txn.delete(s.personal, key)
+        }
+        return doomed.map(\.0)
     }
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {

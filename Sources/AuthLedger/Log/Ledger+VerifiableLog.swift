@@ -75,6 +75,22 @@ extension Ledger {
             var out = [UInt8]()
             out.reserveCapacity(32 * width)
             let first = index * UInt64(Ledger.tileWidth)
+            if hashLevel == 0 {
+                // Leaf hashes lie in stored-index order with the subtrees each one completes
+                // between them: one cursor walk instead of a lookup per hash.
+                var n = first, next = MerkleTree.storedHashIndex(level: 0, first)
+                let end = first + UInt64(width)
+                try r.scanTree(from: next) { stored, value in
+                    guard stored == next else { return stored < next }
+                    guard value.count == 32 else { return false }
+                    out.append(contentsOf: value)
+                    next += 1 + UInt64((~n).trailingZeroBitCount)
+                    n += 1
+                    return n < end
+                }
+                guard n == end else { throw LedgerError(.tampered, "the Merkle tree has no hash for leaf \(n)", seq: n + 1) }
+                return out
+            }
             for k in 0..<UInt64(width) {
                 let stored = MerkleTree.storedHashIndex(level: hashLevel, first + k)
                 try r.withTreeHash(stored) { b in

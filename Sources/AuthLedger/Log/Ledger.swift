@@ -28,13 +28,21 @@ public final class Ledger: @unchecked Sendable {
         self.path = path
         self.writer = Writer(storage: storage)
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
-        let (head, checkpoint) = try storage.read { r in (try r.head(), try r.checkpoint()) }
+        let (head, checkpoint, layout) = try storage.read { r in
+            (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
+        }
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
+            _ = try replay()
+        } else if head.seq > 0 && layout != Ledger.projectionLayout {
+            // A store written before challenges, OTPs and grants had their own indexes
+            // (replay rebuilds the Merkle tree too).
+            logger.notice("projections in an older layout; rebuilding", metadata: ["head": "\(head.seq)"])
             _ = try replay()
         } else {
             try ensureTree()
         }
+        try finishPendingPurge()
     }
 
     deinit { writer.stop() }
@@ -73,6 +81,7 @@ public final class Ledger: @unchecked Sendable {
     public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
         let outcome = try storage.write { w in
             let session = try AppendSession(w)
+            session.sealPersonalData = writer.sealPersonalData
             let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
             try session.finish()
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
@@ -82,6 +91,14 @@ public final class Ledger: @unchecked Sendable {
     }
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
+
+    /// Whether appends hash salted commitments of personal values (SPEC 1.5), the default.
+    /// `false` hashes them in clear, as before commitments existed: only for the
+    /// benchmark's same-run comparison, never for a store that must honour erasure.
+    @_spi(Benchmark) public var commitsPersonalData: Bool {
+        get { writer.sealPersonalData }
+        set { writer.sealPersonalData = newValue }
+    }
 
     // MARK: Reading the log
 
@@ -96,16 +113,12 @@ public final class Ledger: @unchecked Sendable {
                     return true
                 }
                 for seq in seqs {
-                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
-                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                        return try EventCodec.decode(b, seq: seq)
-                    }
-                    if try !body(e) { return }
+                    if try !body(try r.recordedEvent(at: seq)) { return }
                 }
             } else {
                 try r.scan(from: max(from, 1)) { seq, bytes in
                     guard seq <= through else { return false }
-                    return try body(try EventCodec.decode(bytes, seq: seq))
+                    return try body(try r.recordedEvent(seq, bytes))
                 }
             }
         }
@@ -126,20 +139,31 @@ public final class Ledger: @unchecked Sendable {
     /// The user's state after the events with `seq <= position` and `at <= asOf`.
     /// Served from the maintained projection when it reflects exactly that, else by
     /// replaying the user's stream (and the policy stream) from scratch.
+    ///
+    /// Either way the state is in its maintained form: devices, cooling, unresolved
+    /// challenges, the latest OTP; settled challenges, older OTPs and grants are in their
+    /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
     public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
         try storage.read { r in
-            let head = try r.head()
-            let pos = min(position ?? head.seq, head.seq)
-            if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
-                let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
-                if (system.lastAt ?? .min) <= asOf {
-                    guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos) }
-                    let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
-                    if (s.lastAt ?? .min) <= asOf { return (s, pos) }
-                }
-            }
-            return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos)
+            let (s, pos, maintained) = try Ledger.state(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
+            return (maintained ? s : s.compacted(), pos)
         }
+    }
+
+    /// The state inside one read, and whether it is the maintained one (true) or a full replay.
+    static func state(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
+                      fromScratch: Bool) throws -> (state: UserState, position: UInt64, maintained: Bool) {
+        let head = try r.head()
+        let pos = min(position ?? head.seq, head.seq)
+        if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
+            let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
+            if (system.lastAt ?? .min) <= asOf {
+                guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos, true) }
+                let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
+                if (s.lastAt ?? .min) <= asOf { return (s, pos, true) }
+            }
+        }
+        return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos, false)
     }
 
     static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {
@@ -156,12 +180,7 @@ public final class Ledger: @unchecked Sendable {
                 return true
             }
         }
-        func load(_ seq: UInt64) throws -> RecordedEvent {
-            try r.withEventBytes(seq) { b in
-                guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                return try EventCodec.decode(b, seq: seq)
-            }
-        }
+        func load(_ seq: UInt64) throws -> RecordedEvent { try r.recordedEvent(at: seq) }
         var state = UserState(user: user)
         var policy = Policy()
         var k = 0
@@ -208,7 +227,8 @@ public final class Ledger: @unchecked Sendable {
                 guard seq == expected else {
                     throw LedgerError(.tampered, seq < expected ? "unexpected event key" : "event missing", seq: min(seq, expected))
                 }
-                let rec = try EventCodec.decode(bytes, seq: seq)
+                // Disclosed values must match their commitments (the values store is checked too).
+                let rec = try r.recordedEvent(seq, bytes, check: true)
                 guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
                 let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
                 let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
@@ -250,7 +270,7 @@ public final class Ledger: @unchecked Sendable {
                     stored += 1
                     let same = key == systemStream
                         ? (try? StateCodec.decodeSystem(bytes)) == system
-                        : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]
+                        : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]!.compacted()
                     guard same else {
                         throw LedgerError(.tampered, "a maintained projection differs from a replay of its stream", seq: lastSeq[key] ?? last + 1)
                     }
@@ -258,6 +278,21 @@ public final class Ledger: @unchecked Sendable {
                 }
                 guard stored == users.count + (system.version > 0 ? 1 : 0) else {
                     throw LedgerError(.tampered, "a stream has no maintained projection", seq: last + 1)
+                }
+                // The challenge, OTP and grant indexes: exactly the records of the replay.
+                var counts: [RecordKind: Int] = [:]
+                for (user, s) in users {
+                    for (kind, id, bytes) in s.encodedRecords() {
+                        guard try r.record(kind, user: user, id: id) == bytes else {
+                            throw LedgerError(.tampered, "a \(kind) index entry differs from a replay of its stream", seq: lastSeq[user] ?? last + 1)
+                        }
+                        counts[kind, default: 0] += 1
+                    }
+                }
+                for kind in RecordKind.allCases {
+                    guard try r.recordCount(kind) == counts[kind, default: 0] else {
+                        throw LedgerError(.tampered, "the \(kind) index holds entries no event made", seq: last + 1)
+                    }
                 }
             }
             return head
@@ -278,6 +313,7 @@ public final class Ledger: @unchecked Sendable {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
+            try w.clearRecords()
             let cores = ProcessInfo.processInfo.activeProcessorCount
             let parts = max(1, min(Int(ProcessInfo.processInfo.environment["AUTHLEDGER_REPLAY_PARTITIONS"] ?? "") ?? cores, 8))
             let box = ReplayPartitions(parts)
@@ -305,6 +341,7 @@ public final class Ledger: @unchecked Sendable {
             for part in 0..<parts {
                 let r = try box.results[part]!.get()
                 for (user, bytes) in r.states { try w.putProjectionState(user, bytes) }
+                for (kind, user, id, bytes) in r.records { try w.putRecord(kind, user: user, id: id, bytes) }
                 n += r.userEvents
                 if part == 0 { system = r.system; n += r.system.version }
             }
@@ -314,6 +351,7 @@ public final class Ledger: @unchecked Sendable {
             // Tells writers that cached states from before this rebuild are not to be reused.
             let (a, b) = RandomBits.shared.next2()
             try w.putMetaValue(Ledger.projectionGenerationKey, a.bigEndianBytes8 + b.bigEndianBytes8)
+            try w.putMetaValue(Ledger.projectionLayoutKey, head.seq > 0 ? Ledger.projectionLayout : nil)
             progress?(n, head.seq)
             return n
         }
@@ -321,9 +359,14 @@ public final class Ledger: @unchecked Sendable {
 
     /// Meta key changed by every rebuild of the projections.
     static let projectionGenerationKey = "projectionGeneration"
+    /// Meta key of the projections' layout: 2 since challenges, OTPs and grants have indexes
+    /// (`RecordKind`) and the states hold live ones only. Written with the first event.
+    static let projectionLayoutKey = "projectionLayout"
+    static let projectionLayout: [UInt8] = [2]
 
     struct ReplayPartition: Sendable {
         var states: [(String, [UInt8])]
+        var records: [(RecordKind, String, String, [UInt8])]
         var system: SystemState
         var userEvents: UInt64
     }
@@ -342,7 +385,7 @@ public final class Ledger: @unchecked Sendable {
             }
             let isSystem = owner == 0
             if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return true }
-            let e = try EventCodec.decodeEvent(bytes, seq: seq).event
+            let e = try r.storedEvent(seq, bytes).event
             if let user = e.user {
                 try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 n += 1
@@ -352,10 +395,14 @@ public final class Ledger: @unchecked Sendable {
             return true
         }
         var states: [(String, [UInt8])] = []
+        var records: [(RecordKind, String, String, [UInt8])] = []
         states.reserveCapacity(users.count)
         // Each state is freed as soon as it is encoded: the two never coexist in full.
-        while let (user, s) = users.popFirst() { states.append((user, StateCodec.encode(s))) }
-        return ReplayPartition(states: states, system: system, userEvents: n)
+        while let (user, s) = users.popFirst() {
+            states.append((user, StateCodec.encode(s.compacted())))
+            for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
+        }
+        return ReplayPartition(states: states, records: records, system: system, userEvents: n)
     }
 }
 

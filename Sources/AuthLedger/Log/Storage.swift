@@ -28,10 +28,23 @@ public protocol StorageReader {
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+    /// The disclosed personal values of the event at `seq` of `user` (SPEC 1.5), kept
+    /// apart from the event's bytes; nil when it has none or they were erased.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
+    /// Visits `(seq, record)` of every stored personal-values record of `user`.
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// The stored bytes of a user's challenge, OTP or grant record (see `RecordKind`).
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]?
+    /// Number of stored records of `kind`, all users together (for `verify`).
+    func recordCount(_ kind: RecordKind) throws -> Int
+    /// Visits `(version, seq)` of one stream from `version` on, in version order, until `body` returns false.
+    func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws
     /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
     /// How many Merkle tree hashes are stored.
     func treeHashCount() throws -> UInt64
+    /// Visits the stored Merkle tree hashes with index >= `from` in index order until `body` returns false.
+    func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
 }
 
 /// Write access inside one durable transaction.
@@ -41,8 +54,16 @@ public protocol StorageWriter: StorageReader {
     func setHead(_ head: Head) throws
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws
     func clearProjectionStates() throws
+    /// Stores (replaces) a user's record; written in the transaction of the event that changed it.
+    func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws
+    /// Removes every record (a rebuild writes them again).
+    func clearRecords() throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
+    /// Stores the personal values of the event at `seq` of `user`, in the same transaction as the event.
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws
+    /// Destroys the personal values of `user`'s events with `seq < before`; returns the seqs of the records.
+    func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64]
     /// Stores the 32-byte Merkle tree hash at `index`, which follows every stored one.
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws
     /// Removes every Merkle tree hash (before a rebuild).
@@ -55,6 +76,8 @@ public protocol StorageWriter: StorageReader {
 public protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+    /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
+    func purgeDeleted() throws
 }
 
 /// A storage failure that may spoil the whole write transaction it happened in (a full

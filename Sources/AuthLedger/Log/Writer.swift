@@ -25,6 +25,8 @@ final class Writer: @unchecked Sendable {
     static let maxCachedUsers = 10_000
     /// At most this many requests share one transaction.
     let maxBatch: Int
+    /// Whether appends seal personal values as commitments (off only for the benchmark's baseline).
+    var sealPersonalData = true
     /// Called on the writer thread after each commit with the new head.
     var didCommit: (@Sendable (Head) -> Void)?
 
@@ -109,6 +111,7 @@ final class Writer: @unchecked Sendable {
                 // The body may run again after the map grows: start from scratch each time.
                 results = []
                 let session = try AppendSession(w)
+                session.sealPersonalData = sealPersonalData
                 // Another process (or Ledger.append) may have committed in between, or
                 // a replay rewritten the projections: the cache is only used when the
                 // head and the projections' generation are still the ones it reflects.

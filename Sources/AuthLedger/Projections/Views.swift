@@ -71,12 +71,15 @@ public enum Views {
             ("asOf", .string(o.asOf.formatted)),
             ("devices", .array(listedDevices(s, includeRevoked: o.includeRevoked).map { device($0, current: o.current) })),
             ("cooling", .object(cooling(s, asOf: o.asOf))),
-        ])
+        ] + erasedMember(s))
     }
 
-    /// `{"user","active","until","statusCode"}` (SPEC 3), nothing more.
+    /// `"erased": true` on every answer about a user whose personal values were erased (SPEC 3, 1.5).
+    static func erasedMember(_ s: UserState) -> [(String, JSON)] { s.erased ? [("erased", .bool(true))] : [] }
+
+    /// `{"user","active","until","statusCode"}` (SPEC 3), and `erased` after an erasure.
     public static func coolingAnswer(_ s: UserState, position: UInt64, options o: QueryOptions) -> JSON {
-        .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf))
+        .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf) + erasedMember(s))
     }
 
     public static func pendingChallenges(_ s: UserState, asOf: Timestamp) -> [ChallengeRecord] {
@@ -93,13 +96,15 @@ public enum Views {
                 ("requestingDeviceId", .string(c.requestingDeviceId)),
                 ("issuedAt", .string(c.issuedAt.formatted)),
                 ("expiresAt", .string(c.expiresAt.formatted)),
-                ("context", c.context?.json ?? .object([])),
-            ])
+                ("context", .object((c.context?.pairs ?? []).map { p -> (String, JSON) in
+                    (p.key, p.value == PersonalData.erasedMarker ? JSON.null : JSON.string(p.value))
+                })),
+            ] + erasedMember(s))
         })
     }
 
     /// `status` is what the requester may learn: denial and expiry look the same.
-    public static func challenge(_ c: ChallengeRecord, options o: QueryOptions) -> JSON {
+    public static func challenge(_ c: ChallengeRecord, options o: QueryOptions, erased: Bool = false) -> JSON {
         let outcome = c.outcome(at: o.asOf)
         let status = switch outcome {
         case .pending: "pending"
@@ -109,6 +114,7 @@ public enum Views {
         // SPEC 3: `{"challengeId","status","outcome"}`; the requester's view has `status` only.
         var m: [(String, JSON)] = [("challengeId", .string(c.challengeId)), ("status", .string(status))]
         if !o.asRequester { m.append(("outcome", .string(outcome.name))) }
+        if erased { m.append(("erased", .bool(true))) }
         return .object(m)
     }
 }
@@ -134,21 +140,21 @@ extension Ledger {
 
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
-        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-        guard let c = s.challenges[id] else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
-        return Views.challenge(c, options: o)
+        // A settled challenge is not in the maintained state: its index has it.
+        let found = try storage.read { r -> (ChallengeRecord, Bool)? in
+            let (s, _, maintained) = try Ledger.state(r, of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+            if let c = s.challenges[id] { return (c, s.erased) }
+            guard maintained, let bytes = try r.record(.challenge, user: user, id: id) else { return nil }
+            do { return (try RecordCodec.decodeChallenge(bytes), s.erased) } catch {
+                throw LedgerError(.tampered, "a stored challenge record of \(user) is not decodable")
+            }
+        }
+        guard let c = found else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
+        return Views.challenge(c.0, options: o, erased: c.1)
     }
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
-        try EventDecoder.checkUser(user)
-        let through = o.position ?? .max
-        var out: [RecordedEvent] = []
-        try forEachEvent(user: user, through: through) { e in
-            guard e.event.at <= o.asOf else { return false }
-            out.append(e)
-            return true
-        }
-        return out
+        try history(user, o, page: HistoryPage())
     }
 }

@@ -94,6 +94,9 @@ public struct UserState: Equatable, Sendable {
     /// Issue times of OTPs within the last hour before `lastAt` (rate limit).
     public var otpIssueTimes: [Timestamp] = []
     public var grants: [String: GrantRecord] = [:]
+    /// Whether personal values of this user were erased (SPEC 1.5): a `user.erased`, or an
+    /// event whose values are gone. Erased values are nil or `PersonalData.erasedMarker`.
+    public var erased = false
 
     public init(user: String) { self.user = user }
 
@@ -169,7 +172,7 @@ public struct UserState: Equatable, Sendable {
             }
             var d = devices[id] ?? DeviceRecord(deviceId: id, status: .pending)
             d.requestedAt = at
-            if let v = data.string(.name) { d.name = v }
+            if let v = data.string(.name) { d.name = v } else if event.personal?.entry("/data/name") != nil { d.name = nil }
             if let v = data.string(.kind) { d.kind = v }
             if let v = data.string(.platform) { d.platform = v }
             devices[id] = d
@@ -177,7 +180,8 @@ public struct UserState: Equatable, Sendable {
         case .registered:
             let id = data.string(.deviceId)!
             let via = data.string(.via)!
-            try EventDecoder.checkName(data.string(.name)!)
+            // An erased name was judged when it was appended.
+            if let name = data.string(.name) { try EventDecoder.checkName(name) }
             let existing = devices[id]
             if existing?.status == .active { throw LedgerError(.deviceExists, "device \(id) is already registered", field: "deviceId") }
             if existing?.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
@@ -214,7 +218,7 @@ public struct UserState: Equatable, Sendable {
             d.kind = data.string(.kind)
             d.platform = data.string(.platform) ?? d.platform
             d.appId = data.string(.appId)
-            d.pushToken = data.string(.pushToken)
+            d.pushToken = data.string(.pushToken) ?? erasedMarker(event, "/data/pushToken")
             d.binding = data.string(.binding)
             d.via = via
             d.registeredAt = at
@@ -227,10 +231,10 @@ public struct UserState: Equatable, Sendable {
 
         case .renamed:
             let id = data.string(.deviceId)!
-            let name = data.string(.name)!
-            try EventDecoder.checkName(name)
+            let name = data.string(.name)
+            if let name { try EventDecoder.checkName(name) }
             guard let d = devices[id], d.status == .active else { throw LedgerError(.deviceNotFound, "no active device \(id)", field: "deviceId") }
-            if EventDecoder.trimName(name) == EventDecoder.trimName(d.name ?? "") {
+            if let name, EventDecoder.trimName(name) == EventDecoder.trimName(d.name ?? "") {
                 throw LedgerError(.nameUnchanged, "device \(id) already has that name", field: "name")
             }
             try coolingCheck(at)
@@ -244,7 +248,7 @@ public struct UserState: Equatable, Sendable {
 
         case .pushTokenUpdated:
             let i = try activeDeviceIndex(data.string(.deviceId)!)
-            devices.values[i].pushToken = data.string(.pushToken)
+            devices.values[i].pushToken = data.string(.pushToken) ?? erasedMarker(event, "/data/pushToken")
 
         case .revoked:
             let id = data.string(.deviceId)!
@@ -273,15 +277,19 @@ public struct UserState: Equatable, Sendable {
             let requester = data.string(.requestingDeviceId)!
             challenges[cid] = ChallengeRecord(
                 challengeId: cid, action: data.string(.action)!, requestingDeviceId: requester,
-                issuedAt: at, expiresAt: expiresAt, context: data.map(.context),
+                issuedAt: at, expiresAt: expiresAt, context: UserState.context(event),
                 requesterWasActive: devices[requester]?.status == .active)
 
         case .challengeApproved, .challengeDenied:
             let cid = data.string(.challengeId)!
             let approver = data.string(.approverDeviceId)!
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+            // SPEC 2.6: expired — by time, with or without its `challenge.expired` — is
+            // `challenge_expired`; `challenge_resolved` is for approved and denied ones.
+            if c.resolution == .expired || (c.resolution == .pending && at >= c.expiresAt) {
+                throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
+            }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
-            if at >= c.expiresAt { throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
             let approverActive = devices[approver]?.status == .active
             let selfApproval = approver == c.requestingDeviceId
             let trusted = selfApproval
@@ -312,10 +320,12 @@ public struct UserState: Equatable, Sendable {
             let windowStart = at.adding(seconds: -3600)
             let recent = otpIssueTimes.filter { $0 > windowStart }
             if Int64(recent.count) >= policy.otpPerHour {
-                let until = recent.first!.adding(seconds: 3600)
+                // The limit lifts once all but `otpPerHour - 1` of the hour's issues are an
+                // hour old — not the first of them, when `otpPerHour` was lowered since.
+                let until = recent[recent.count - Int(policy.otpPerHour)].adding(seconds: 3600)
                 throw LedgerError(.otpRateLimited, "at most \(policy.otpPerHour) OTPs per hour", until: until)
             }
-            otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target)!,
+            otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target) ?? PersonalData.erasedMarker,
                                   codeHash: data.string(.codeHash)!, issuedAt: at, expiresAt: expiresAt,
                                   maxAttempts: data.int(.maxAttempts)!)
             latestOtpId = oid
@@ -333,8 +343,35 @@ public struct UserState: Equatable, Sendable {
             let grantExpiresAt = data.time(.grantExpiresAt)!
             otps[oid]!.verified = true
             grants[gid] = GrantRecord(grantId: gid, otpId: oid, expiresAt: grantExpiresAt)
+
+        case .userErased:
+            // The values of every earlier event are destroyed: the state keeps no copy either.
+            for id in devices.keys {
+                devices[id]!.name = nil
+                if devices[id]!.pushToken != nil { devices[id]!.pushToken = PersonalData.erasedMarker }
+            }
+            // (Settled challenges and older OTPs live in their indexes: the append scrubs those.)
+            for (id, c) in challenges { challenges[id] = PersonalData.scrubbed(c) }
+            for (id, o) in otps { otps[id] = PersonalData.scrubbed(o) }
+            erased = true
         }
+        if event.personal?.hasErased == true { erased = true }
         version += 1
         lastAt = at
+    }
+
+    private func erasedMarker(_ event: Event, _ pointer: String) -> String? {
+        event.personal?.entry(pointer) != nil ? PersonalData.erasedMarker : nil
+    }
+
+    /// A challenge's context, with a marker for each erased value (the keys stay).
+    static func context(_ event: Event) -> StringMap? {
+        var ctx = event.data.map(.context)
+        for entry in event.personal?.entries ?? [] where entry.salt == nil && entry.pointer.hasPrefix(PersonalData.contextPrefix) {
+            let key = PersonalData.unescape(String(entry.pointer.dropFirst(PersonalData.contextPrefix.count)))
+            ctx = ctx ?? StringMap()
+            ctx!.pairs.append((key, PersonalData.erasedMarker))
+        }
+        return ctx
     }
 }

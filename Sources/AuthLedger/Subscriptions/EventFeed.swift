@@ -189,10 +189,7 @@ extension Ledger {
                 }
                 var scanned = 0
                 while let seq = try r.seq(stream: user, version: version), seq <= head {
-                    let e = try r.withEventBytes(seq) { b throws -> RecordedEvent in
-                        guard let b else { throw LedgerError(.tampered, "stream index points at a missing event", seq: seq) }
-                        return try EventCodec.decode(b, seq: seq)
-                    }
+                    let e = try r.recordedEvent(at: seq)
                     if filter.matches(e) { out.append(e) }
                     version += 1
                     scanned += 1
@@ -204,7 +201,7 @@ extension Ledger {
             var scanned = 0
             try r.scan(from: from) { seq, bytes in
                 guard seq <= head else { return false }
-                let e = try EventCodec.decode(bytes, seq: seq)
+                let e = try r.recordedEvent(seq, bytes)
                 if filter.matches(e) { out.append(e) }
                 next = seq + 1
                 scanned += 1

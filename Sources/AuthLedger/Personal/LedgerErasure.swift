@@ -1,0 +1,62 @@
+import Foundation
+
+/// What an erasure did.
+public struct ErasureOutcome: Sendable {
+    /// The `user.erased` event.
+    public var event: RecordedEvent
+    /// Events whose personal values were destroyed.
+    public var erasedEvents: Int
+    public var head: Head
+}
+
+extension Ledger {
+    /// Meta key set by an erasure until the store was purged of the erased bytes (so an
+    /// interrupted purge is finished when the store is next opened).
+    static let purgePendingKey = "erasurePurgePending"
+
+    /// Erases the personal values of `user` (SPEC 1.5): appends `user.erased`, destroys the
+    /// values and salts of the user's earlier events in the same transaction, then purges
+    /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
+    public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {
+        try EventDecoder.checkUser(user)
+        var dataJSON: [(String, JSON)] = []
+        if let reason { dataJSON.append(("reason", .string(reason))) }
+        let data = try EventDecoder.decodeData(.object(dataJSON), type: .userErased)
+        var meta: StringMap?
+        if let actor {
+            guard EventDecoder.isValidActor(actor) else {
+                throw LedgerError.invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "actor")
+            }
+            meta = StringMap([("actor", actor)])
+        }
+        let outcome = try storage.write { w -> ErasureOutcome in
+            let session = try AppendSession(w)
+            let state = try session.userState(user)
+            guard state.version > 0 else { throw LedgerError(.userNotFound, "no events for user \(user)", field: "user") }
+            // Never before the stream's last event: an erasure is not refused for the clock.
+            let at = max(now, state.lastAt ?? now)
+            var records = 0
+            try w.scanPersonalValues(user: user) { _, _ in records += 1; return true }
+            var checked = Set<String>()
+            let input = EventInput(event: Event(type: .userErased, user: user, at: at, data: data, meta: meta))
+            guard let r = try session.append(input, checked: &checked) else { throw LedgerError(.storageError, "erasure not appended") }
+            try w.putMetaValue(Ledger.purgePendingKey, [1])
+            try session.finish()
+            return ErasureOutcome(event: r, erasedEvents: records, head: session.head)
+        }
+        notifyCommit(outcome.head)
+        try purgeErasedBytes()
+        return outcome
+    }
+
+    /// Rewrites the store so no deleted byte remains in its files, then clears the flag.
+    func purgeErasedBytes() throws {
+        try storage.purgeDeleted()
+        try storage.write { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
+    }
+
+    /// Finishes a purge an erasure could not (a crash between its commit and the purge).
+    func finishPendingPurge() throws {
+        if try storage.read({ try $0.metaValue(Ledger.purgePendingKey) }) != nil { try purgeErasedBytes() }
+    }
+}

@@ -1,0 +1,57 @@
+import AuthLedger
+import Foundation
+import Hummingbird
+
+/// The Shared Signals routes (docs/SHARED-SIGNALS.md): metadata and keys are open
+/// (receivers discover them without a token), stream management is `admin`, polling
+/// needs `read`.
+extension AuthLedgerServer {
+    func registerSharedSignalsRoutes(_ t: RouteTable) {
+        let ssf = sharedSignals
+        on(t, .get, "/.well-known/ssf-configuration", .open) { _, _ in JSONResponse.make(try ssf.metadata()) }
+        on(t, .get, "/ssf/jwks", .open) { _, _ in JSONResponse.make(try ssf.keys().jwks) }
+        on(t, .post, "/ssf/keys/rotate", .scope(.admin)) { _, _ in
+            let keys = try ssf.keys()
+            let kid = try keys.rotate()
+            return JSONResponse.make(.object([("kid", .string(kid)), ("published", .array(keys.published.map { .string($0.kid) }))]))
+        }
+
+        on(t, .post, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+            JSONResponse.make(try await ssf.createStream(try await ssfBody(req)), status: .created)
+        }
+        on(t, .get, "/ssf/streams", .scope(.admin)) { req, _ in
+            JSONResponse.make(try ssf.readStreams(req.uri.queryParameters.get("stream_id")))
+        }
+        on(t, .patch, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+            JSONResponse.make(try await ssf.updateStream(try await ssfBody(req), replacing: false))
+        }
+        on(t, .put, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+            JSONResponse.make(try await ssf.updateStream(try await ssfBody(req), replacing: true))
+        }
+        on(t, .delete, "/ssf/streams", .scope(.admin)) { req, _ in
+            try await ssf.deleteStream(req.uri.queryParameters.get("stream_id"))
+            return Response(status: .noContent)
+        }
+        on(t, .get, "/ssf/status", .scope(.admin)) { req, _ in
+            JSONResponse.make(try ssf.streamStatus(req.uri.queryParameters.get("stream_id")))
+        }
+        on(t, .post, "/ssf/status", .scope(.admin)) { [self] req, _ in
+            JSONResponse.make(try await ssf.setStatus(try await ssfBody(req)))
+        }
+        on(t, .post, "/ssf/verify", .scope(.admin)) { [self] req, _ in
+            try await ssf.requestVerification(try await ssfBody(req))
+            return Response(status: .noContent)
+        }
+        on(t, .post, "/ssf/poll/{streamId}", .scope(.read)) { [self] req, ctx in
+            guard let raw = ctx.parameters.get("streamId"), let id = percentDecoded(raw) else {
+                throw LedgerError(.notFound, "no stream", field: "stream_id")
+            }
+            let body = try await RequestBody.readJSON(req, limit: configuration.maxAppendBytes, optional: true)
+            return JSONResponse.make(try await ssf.poll(streamId: id, body: body))
+        }
+    }
+
+    func ssfBody(_ req: Request) async throws -> JSON {
+        try await RequestBody.readJSON(req, limit: configuration.maxBodyBytes, optional: false)!
+    }
+}

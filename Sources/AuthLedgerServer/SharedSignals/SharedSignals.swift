@@ -1,0 +1,177 @@
+import AuthLedger
+import Foundation
+
+/// The OpenID Shared Signals transmitter of a server: metadata, keys, streams (SSF
+/// 1.0), SET building (RFC 8417) and poll delivery (RFC 8936). Push delivery
+/// (RFC 8935) runs in `SSFPushService`. Delivery reads the log like any feed
+/// subscriber: it never sits on the append path, so a slow or dead receiver does
+/// not slow appends.
+///
+/// The keys are loaded (and created) on first use, so a server that never serves
+/// Shared Signals never generates one.
+public final class SharedSignals: @unchecked Sendable {
+    public let ledger: Ledger
+    public let configuration: SharedSignalsConfiguration
+    let store: SSFStreamStore
+    let clock: @Sendable () -> Timestamp
+    private let lock = NSLock()
+    private var issuerValue: String?
+    private var keysValue: SSFKeys?
+    private var secretsValue: SSFSecrets?
+    /// Rung when a stream changes (the push service reconciles its workers).
+    let changes = SSFSignal()
+
+    public init(ledger: Ledger, configuration: SharedSignalsConfiguration, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) {
+        self.ledger = ledger
+        self.configuration = configuration
+        self.store = SSFStreamStore(ledger: ledger)
+        self.clock = clock
+        issuerValue = configuration.issuer.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+    }
+
+    /// The issuer: configured, or the listening address once known.
+    public var issuer: String? { lock.withLock { issuerValue } }
+
+    func setListeningIssuer(host: String, port: Int) {
+        lock.withLock {
+            if issuerValue == nil { issuerValue = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        }
+    }
+
+    func requireIssuer() throws -> String {
+        guard let i = issuer else { throw LedgerError(.storageError, "the transmitter's issuer is not known yet") }
+        return i
+    }
+
+    var keyDirectory: String {
+        get throws {
+            guard let d = configuration.keyDirectory ?? SSFKeys.defaultDirectory(storePath: ledger.path) else {
+                throw LedgerError(.storageError, "no shared signals key directory (AUTHLEDGER_SSF_KEY_DIR)")
+            }
+            return d
+        }
+    }
+
+    /// Held while the keys are loaded or created, so that two first uses at once
+    /// (a JWKS request and a push worker) do not create two keys.
+    private let creating = NSLock()
+
+    public func keys() throws -> SSFKeys {
+        if let k = lock.withLock({ keysValue }) { return k }
+        creating.lock()
+        defer { creating.unlock() }
+        if let k = lock.withLock({ keysValue }) { return k }
+        let k = try SSFKeys(directory: try keyDirectory, retention: configuration.keyRetention)
+        lock.withLock { keysValue = k }
+        return k
+    }
+
+    func secrets() throws -> SSFSecrets {
+        if let s = lock.withLock({ secretsValue }) { return s }
+        creating.lock()
+        defer { creating.unlock() }
+        if let s = lock.withLock({ secretsValue }) { return s }
+        let s = try SSFSecrets.loadOrCreate(directory: try keyDirectory)
+        lock.withLock { secretsValue = s }
+        return s
+    }
+
+    // MARK: Metadata
+
+    /// `GET /.well-known/ssf-configuration`.
+    func metadata() throws -> JSON {
+        let i = try requireIssuer()
+        return .object([
+            ("spec_version", .string("1_0")),
+            ("issuer", .string(i)),
+            ("jwks_uri", .string(i + "/ssf/jwks")),
+            ("delivery_methods_supported", .array([.string(SSFStream.Method.push.rawValue), .string(SSFStream.Method.poll.rawValue)])),
+            ("configuration_endpoint", .string(i + "/ssf/streams")),
+            ("status_endpoint", .string(i + "/ssf/status")),
+            ("verification_endpoint", .string(i + "/ssf/verify")),
+            ("critical_subject_members", .array([.string("user")])),
+            // Bearer access tokens (RFC 6750) of the OAuth 2.0 framework (RFC 6749), as the
+            // CAEP interoperability profile asks: the service's configured tokens.
+            ("authorization_schemes", .array([.object([("spec_urn", .string("urn:ietf:rfc:6749"))]),
+                                              .object([("spec_urn", .string("urn:ietf:rfc:6750"))])])),
+            ("default_subjects", .string("ALL")),
+        ])
+    }
+
+    // MARK: SETs
+
+    /// The claims of the SET for ledger event `e` on stream `s`, or nil when `e` is
+    /// not delivered as a Security Event.
+    func claims(_ s: SSFStream, _ e: RecordedEvent, issuer: String) -> JSON? {
+        guard let m = SSFEventMapping.map(e) else { return nil }
+        return .object([
+            ("iss", .string(issuer)),
+            ("jti", .string(s.jti(seq: e.seq))),
+            ("iat", .int(clock().milliseconds / 1000)),
+            ("aud", .string(s.aud)),
+            ("txn", .string(e.id.description)),
+            ("sub_id", m.subject),
+            ("events", .object([(m.type.rawValue, m.body)])),
+        ])
+    }
+
+    /// A verification SET (SSF 1.0 section 8.1.4.1): the subject is the stream.
+    func verificationClaims(_ s: SSFStream, _ v: SSFStream.Verification, issuer: String) -> JSON {
+        .object([
+            ("iss", .string(issuer)),
+            ("jti", .string(s.jti(verification: v.n))),
+            ("iat", .int(clock().milliseconds / 1000)),
+            ("aud", .string(s.aud)),
+            ("sub_id", SSFEventMapping.opaque(s.id)),
+            ("events", .object([(SSFEventType.verification, .object(v.state.map { [("state", JSON.string($0))] } ?? []))])),
+        ])
+    }
+
+    /// Signs the claims, several at once (the key pool), keeping their order.
+    func sign(_ all: [JSON]) async throws -> [String] {
+        let keys = try keys()
+        if all.count == 1 { return [try await keys.sign(all[0])] }
+        return try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for (i, c) in all.enumerated() { group.addTask { (i, try await keys.sign(c)) } }
+            var out = [String](repeating: "", count: all.count)
+            for try await (i, jwt) in group { out[i] = jwt }
+            return out
+        }
+    }
+}
+
+/// Wakes one waiting task (coalescing rings), with a timeout.
+final class SSFSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var rung = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func ring() {
+        let ws: [CheckedContinuation<Void, Never>] = lock.withLock {
+            if waiters.isEmpty { rung = true; return [] }
+            defer { waiters = [] }
+            return waiters
+        }
+        for w in ws { w.resume() }
+    }
+
+    func wait(timeout: Duration) async {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.ring()
+        }
+        defer { timer.cancel() }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now: Bool = lock.withLock {
+                    if rung || Task.isCancelled { rung = false; return true }
+                    waiters.append(c)
+                    return false
+                }
+                if now { c.resume() }
+            }
+        } onCancel: {
+            ring()
+        }
+    }
+}

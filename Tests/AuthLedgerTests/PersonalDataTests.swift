@@ -1,0 +1,377 @@
+@testable import AuthLedger
+import Foundation
+import Testing
+
+/// SPEC 1.5: personal values hashed as salted commitments, kept apart, and erased for good.
+@Suite struct PersonalDataTests {
+    static let codeHash = String(repeating: "ab", count: 32)
+
+    /// Alice with every kind of personal value, and Bob (who is not erased).
+    static let history = [
+        line("device.registered", at: "2026-03-01T09:00:00Z",
+             data: #"{"deviceId":"iphone","name":"Marguerite's iPhone","kind":"mobile","binding":"permanent","via":"initial","pushToken":"apns-7f3e9c1d-token"}"#,
+             meta: #"{"actor":"user","ip":"203.0.113.77"}"#),
+        line("challenge.issued", at: "2026-03-01T09:01:00Z",
+             data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"laptop","expiresAt":"2026-03-01T09:11:00Z","context":{"ip":"198.51.100.23","location":"Quimper, FR"}}"#),
+        line("otp.issued", at: "2026-03-01T09:02:00Z",
+             data: #"{"otpId":"o1","channel":"sms","target":"+33***9871","codeHash":"\#(codeHash)","expiresAt":"2026-03-01T09:07:00Z","maxAttempts":5}"#),
+        line("device.renamed", at: "2026-03-01T09:03:00Z", data: #"{"deviceId":"iphone","name":"Marguerite's Work Phone"}"#),
+        line("device.push_token_updated", at: "2026-03-01T09:04:00Z", data: #"{"deviceId":"iphone","pushToken":"apns-second-token-55"}"#),
+        line("device.accessed", at: "2026-03-01T09:05:00Z", data: #"{"deviceId":"iphone"}"#),
+        line("device.registered", user: "bob", at: "2026-03-01T09:06:00Z",
+             data: #"{"deviceId":"pixel","name":"Bartholomew's Pixel","kind":"mobile","binding":"permanent","via":"initial"}"#),
+    ].joined(separator: "\n")
+
+    /// Alice's values, none of which may survive her erasure anywhere in the store.
+    static let aliceValues = ["Marguerite's iPhone", "Marguerite's Work Phone", "apns-7f3e9c1d-token", "apns-second-token-55",
+                              "203.0.113.77", "198.51.100.23", "Quimper, FR", "+33***9871"]
+
+    static func exportLines(_ ledger: Ledger) throws -> [JSON] {
+        try ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+    }
+
+    @Test func recordedFormShowsValuesWithDisclosuresAndHashesCommitments() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        let lines = try Self.exportLines(ledger)
+        let registered = lines[0]
+        #expect(registered["data"]?["name"] == .string("Marguerite's iPhone"))
+        let disclosures = try #require(registered["disclosures"]?.objectValue)
+        #expect(Set(disclosures.map(\.0)) == ["/data/name", "/data/pushToken", "/meta/ip"])
+        for (_, salt) in disclosures {
+            // 16 bytes, base64url without padding; fresh for each value.
+            let s = try #require(salt.stringValue)
+            #expect(s.count == 22 && !s.contains("=") && !s.contains("+") && !s.contains("/"))
+        }
+        #expect(Set(disclosures.compactMap { $0.1.stringValue }).count == 3)
+        let context = try #require(lines[1]["disclosures"]?.objectValue).map(\.0)
+        #expect(Set(context) == ["/data/context/ip", "/data/context/location"])
+        #expect(lines[2]["disclosures"]?["/data/target"] != nil)
+        // No personal value: no disclosures, hashed exactly as before commitments existed.
+        #expect(lines[5]["disclosures"] == nil)
+        let accessed = try #require(try ledger.events(from: 6, limit: 1).first)
+        #expect(accessed.event.personal == nil)
+        #expect(RecordedEvent.referenceLeaf(accessed.event, seq: 6, version: 6) == Array(RecordedEvent.leaf(accessed.event, seq: 6, version: 6)))
+
+        // The hashed form carries the commitment in place of each value.
+        let first = try #require(try ledger.events(limit: 1).first)
+        let hashed = first.hashedJSON
+        let salt = try #require(disclosures.first { $0.0 == "/data/name" }?.1.stringValue)
+        #expect(hashed["data"]?["name"] == .object([("_sd", .string(PersonalData.digest(salt: salt, value: "Marguerite's iPhone")))]))
+        #expect(hashed["disclosures"] == nil)
+        #expect(!String(decoding: hashed.canonicalBytes(), as: UTF8.self).contains("Marguerite"))
+        // The direct canonical writer (commitments written in place) agrees with the JSON tree for every event.
+        for r in try ledger.events() {
+            #expect(RecordedEvent.referenceLeaf(r.event, seq: r.seq, version: r.version) == Array(RecordedEvent.leaf(r.event, seq: r.seq, version: r.version)))
+        }
+        #expect(RecordedEvent.computeHash(first.event, seq: 1, version: 1, prev: .zero) == first.hash)
+    }
+
+    @Test func storedEventBytesHoldNoPersonalValue() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        try ledger.storage.read { r in
+            try r.scan(from: 1) { _, bytes in
+                let text = String(decoding: bytes, as: UTF8.self)
+                for v in Self.aliceValues { #expect(!text.contains(v)) }
+                return true
+            }
+        }
+        // … and the answers read them back from the values store.
+        let devices = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        #expect(devices["devices"]?.arrayValue?.first?["name"] == .string("Marguerite's Work Phone"))
+        #expect(devices["erased"] == nil)
+    }
+
+    @Test func exportReimportsWithIdenticalHashesAndSalts() throws {
+        let a = try Support.freshLedger()
+        try a.importText(Self.history)
+        let text = try a.exportText()
+        let b = try Support.freshLedger()
+        let outcome = try b.append(try inputs(text))
+        #expect(outcome.head == (try a.head()))
+        #expect(try b.exportText() == text)
+        try b.verify()
+    }
+
+    @Test func editedDisclosureIsAChainMismatch() throws {
+        let a = try Support.freshLedger()
+        try a.importText(Self.history)
+        let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
+        let b = try Support.freshLedger()
+        #expect(refusal { _ = try b.append(try inputs(text)) }?.code == .chainMismatch)
+        #expect(try b.head() == .empty)
+    }
+
+    @Test func fixtureFormMayNotCarryCommitmentsOrErasures() throws {
+        let ledger = try Support.freshLedger()
+        let sd = String(repeating: "A", count: 43)
+        let commitment = line("device.registered", at: "2026-03-01T09:00:00Z",
+                              data: #"{"deviceId":"d","name":{"_sd":"\#(sd)"},"kind":"mobile","binding":"permanent","via":"initial"}"#)
+        #expect(refusal { try ledger.importText(commitment) }?.code == .invalidEvent)
+        #expect(refusal { try ledger.importText(line("user.erased", at: "2026-03-01T09:00:00Z", data: "{}")) }?.code == .invalidEvent)
+    }
+
+    @Test func reappendingTheSameIdAndContentIsANoOp() throws {
+        let ledger = try Support.freshLedger()
+        let id = "0190f0b2-6c1e-7d2a-8f00-000000000001"
+        let event = line("device.registered", at: "2026-03-01T09:00:00Z",
+                         data: #"{"deviceId":"iphone","name":"Alice's iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#,
+                         meta: #"{"ip":"192.0.2.1"}"#, id: id)
+        try ledger.importText(event)
+        let again = try ledger.importText(event)
+        #expect(again.appended.isEmpty && again.duplicates == 1)
+        let other = event.replacingOccurrences(of: "Alice's iPhone", with: "Alice's iPad")
+        #expect(refusal { try ledger.importText(other) }?.code == .duplicateEventId)
+        let otherIP = event.replacingOccurrences(of: "192.0.2.1", with: "192.0.2.2")
+        #expect(refusal { try ledger.importText(otherIP) }?.code == .duplicateEventId)
+        // After the erasure the value cannot be compared: the same id and other content is still a duplicate.
+        _ = try ledger.erase("alice", now: t("2026-03-01T10:00:00Z"))
+        #expect(try ledger.importText(event).duplicates == 1)
+        #expect(refusal { try ledger.importText(event.replacingOccurrences(of: "mobile", with: "tablet")) }?.code == .duplicateEventId)
+    }
+
+    /// Every file of the store directory, as bytes.
+    static func storeFiles(_ path: String) throws -> [(String, Data)] {
+        let fm = FileManager.default
+        var out: [(String, Data)] = []
+        let e = fm.enumerator(atPath: path)
+        while let name = e?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            let full = path + "/" + name
+            if fm.fileExists(atPath: full, isDirectory: &isDir), !isDir.boolValue {
+                out.append((name, try Data(contentsOf: URL(fileURLWithPath: full))))
+            }
+        }
+        return out
+    }
+
+    static func occurrences(_ value: String, in files: [(String, Data)]) -> [String] {
+        let needle = Data(value.utf8)
+        return files.filter { $0.1.range(of: needle) != nil }.map(\.0)
+    }
+
+    @Test func erasureLeavesNoByteOfTheValuesInAnyFileOfTheStore() throws {
+        let path = Support.tempDir()
+        do {
+            let ledger = try Ledger(path: path)
+            try ledger.importText(Self.history)
+            // Churn: the values are copied into many pages (and freed pages) before the erasure.
+            for k in 0..<200 {
+                try ledger.importText(line("device.accessed", at: "2026-03-01T09:\(10 + k / 60):\(String(format: "%02d", k % 60))Z",
+                                           data: #"{"deviceId":"iphone"}"#, meta: #"{"ip":"203.0.113.77"}"#))
+            }
+            // A settled challenge and a superseded OTP: kept in their indexes, not in the state.
+            try ledger.importText(line("challenge.expired", at: "2026-03-01T09:20:00Z", data: #"{"challengeId":"c1"}"#))
+            try ledger.importText(line("otp.issued", at: "2026-03-01T09:21:00Z",
+                                       data: #"{"otpId":"o2","channel":"email","target":"m***@example.org","codeHash":"\#(Self.codeHash)","expiresAt":"2026-03-01T09:26:00Z","maxAttempts":5}"#))
+            let before = try Self.storeFiles(path)
+            for v in Self.aliceValues { #expect(!Self.occurrences(v, in: before).isEmpty, "the scan finds \(v) before the erasure") }
+            let headBefore = try ledger.head()
+            let outcome = try ledger.erase("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
+            #expect(outcome.event.event.type == .userErased)
+            #expect(outcome.erasedEvents == 206)
+            // Leaves are unchanged: the chain up to the erasure is the same.
+            var seen = 0
+            try ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
+            #expect(seen == Int(headBefore.seq))
+            #expect(try ledger.events(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
+            try ledger.verify()
+        }
+        let after = try Self.storeFiles(path)
+        for v in Self.aliceValues + ["m***@example.org"] {
+            #expect(Self.occurrences(v, in: after).isEmpty, "\(v) remains in \(Self.occurrences(v, in: after))")
+        }
+        // Bob's values are untouched, and the store still opens and verifies.
+        #expect(!Self.occurrences("Bartholomew's Pixel", in: after).isEmpty)
+        let reopened = try Ledger(path: path)
+        try reopened.verify()
+    }
+
+    /// Why the erasure rewrites the store: deleting the records alone leaves their bytes in
+    /// LMDB's freed pages (copy-on-write), where the byte scan finds them.
+    @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() throws {
+        let path = Support.tempDir()
+        let ledger = try Ledger(path: path)
+        try ledger.importText(Self.history)
+        let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
+        #expect(records.count == 5)
+        #expect(try ledger.storage.read { r in try r.personalValues(user: "alice", seq: 1) } == nil)
+        #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
+    }
+
+    /// A process that dies between the erasure's commit and the rewrite: the next open of
+    /// the store finishes the rewrite.
+    @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() throws {
+        let path = Support.tempDir()
+        do {
+            let ledger = try Ledger(path: path)
+            try ledger.importText(Self.history)
+            try ledger.storage.write { w in
+                _ = try w.erasePersonalValues(user: "alice", before: .max)
+                try w.putMetaValue(Ledger.purgePendingKey, [1])
+            }
+            #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
+        }
+        let reopened = try Ledger(path: path)
+        #expect(Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
+        #expect(try reopened.storage.read { try $0.metaValue(Ledger.purgePendingKey) } == nil)
+    }
+
+    /// `authledger erase` from the command line.
+    @Test func eraseFromTheCLI() throws {
+        let store = Support.tempDir()
+        try Ledger(path: store).importText(Self.history)
+        func cli(_ args: [String]) throws -> (Int32, String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Support.binary)
+            p.arguments = args
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return (p.terminationStatus, text)
+        }
+        var (status, text) = try cli(["erase", "alice", "--reason", "request 12", "--actor", "admin:dpo", "--store", store, "--json"])
+        #expect(status == 0, "\(text)")
+        let answer = try JSON.parse(Array(text.utf8))
+        #expect(answer["erased"] == .bool(true) && answer["erasedEvents"] == .int(5))
+        (status, text) = try cli(["devices", "alice", "--store", store, "--json"])
+        #expect(status == 0 && text.contains("\"erased\":true") && !text.contains("Marguerite"))
+        (status, text) = try cli(["erase", "nobody", "--store", store])
+        #expect(status == 1 && text.hasPrefix("error: user_not_found"), "\(text)")
+        (status, _) = try cli(["verify", "--store", store])
+        #expect(status == 0)
+        let erased = try Ledger(path: store).events(types: [.userErased])
+        #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
+    }
+
+    @Test func answersAfterErasureShowNullAndErased() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        _ = try ledger.erase("alice", now: t("2026-03-01T09:06:30Z"))
+        let o = QueryOptions(asOf: t("2026-03-01T09:06:40Z"))
+        for fromScratch in [false, true] {
+            var q = o
+            q.fromScratch = fromScratch
+            let devices = try ledger.devices("alice", q)
+            #expect(devices["erased"] == .bool(true))
+            let iphone = try #require(devices["devices"]?.arrayValue?.first)
+            #expect(iphone["name"] == .null)
+            #expect(iphone["pushEnrolled"] == .bool(true))
+            #expect(try ledger.cooling("alice", q)["erased"] == .bool(true))
+            // Time travel to before the erasure: the values are gone there too.
+            var early = q
+            early.position = 1
+            #expect(try ledger.devices("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
+            #expect(try ledger.devices("alice", early)["erased"] == .bool(true))
+            #expect(try ledger.devices("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
+            #expect(try ledger.devices("bob", q)["erased"] == nil)
+        }
+        let pending = try ledger.pending("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
+        #expect(pending.arrayValue?.first?["context"] == .object([("ip", .null), ("location", .null)]))
+        try ledger.verify()
+    }
+
+    @Test func exportAfterErasureShowsCommitmentsAndReimports() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        let before = try Self.exportLines(ledger)
+        _ = try ledger.erase("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
+        // A later re-registration of the user is not erased.
+        try ledger.importText(line("device.registered", at: "2026-03-01T09:30:00Z",
+                                   data: #"{"deviceId":"tablet","name":"New Tablet","kind":"tablet","binding":"permanent","via":"admin"}"#))
+        let text = try ledger.exportText()
+        let lines = try Self.exportLines(ledger)
+        for v in Self.aliceValues { #expect(!text.contains(v)) }
+        #expect(lines[0]["disclosures"] == nil)
+        #expect(lines[0]["data"]?["name"]?["_sd"] != nil)
+        #expect(lines[0]["meta"]?["ip"]?["_sd"] != nil)
+        #expect(lines[1]["data"]?["context"]?["location"]?["_sd"] != nil)
+        #expect(lines[2]["data"]?["target"]?["_sd"] != nil)
+        for k in 0..<7 { #expect(lines[k]["hash"] == before[k]["hash"]) }
+        #expect(lines[6]["data"]?["name"] == .string("Bartholomew's Pixel"))
+        #expect(lines[7]["type"] == .string("user.erased"))
+        #expect(lines[8]["data"]?["name"] == .string("New Tablet") && lines[8]["disclosures"] != nil)
+        let answer = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let names = answer["devices"]?.arrayValue?.map { $0["name"] }
+        #expect(names == [.null, .string("New Tablet")])
+        try ledger.verify()
+
+        // Export → import of the erased store: identical hashes, same answers.
+        let copy = try Support.freshLedger()
+        #expect(try copy.append(try inputs(text)).head == (try ledger.head()))
+        #expect(try copy.exportText() == text)
+        try copy.verify()
+        #expect(try copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
+    }
+
+    /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
+    @Test func rootsAndProofsAreTheSameAfterErasure() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        let head = try ledger.head().seq
+        let root = try ledger.treeHead(size: head)
+        let proofs = try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) }
+        _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        #expect(try ledger.treeHead(size: head) == root)
+        #expect(try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) } == proofs)
+        let consistency = try ledger.consistencyProof(from: head, to: head + 1)
+        #expect(MerkleTree.verifyConsistency(oldSize: head, oldRoot: root.root, newSize: head + 1,
+                                             newRoot: try ledger.treeHead().root, proof: consistency.proof))
+        try ledger.verify()
+    }
+
+    @Test func eraseUnknownUserIsRefused() throws {
+        let ledger = try Support.freshLedger()
+        #expect(refusal { _ = try ledger.erase("nobody") }?.code == .userNotFound)
+        #expect(try ledger.head() == .empty)
+    }
+
+    /// Another ledger on the same store (as another process would be) keeps working after
+    /// the compaction swapped the store's file: it reopens, and its appends are not lost.
+    @Test func anotherOpenLedgerFollowsTheCompactedStore() async throws {
+        let path = Support.tempDir()
+        let a = try Ledger(path: path)
+        let b = try Ledger(path: path)
+        try a.importText(Self.history)
+        #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
+        _ = try a.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
+        try b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
+        _ = try await b.submit(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
+        #expect(try a.head().seq == 10)
+        let c = try Ledger(path: path)
+        #expect(try c.head().seq == 10)
+        try c.verify()
+    }
+
+    /// The chain re-derived by code we did not write: tools/verify-export.py with the
+    /// PyPI `rfc8785` JCS implementation (tools/test installs it), before and after erasure.
+    @Test func chainVerifiesWithAnIndependentJCS() throws {
+        let ledger = try Support.freshLedger()
+        try ledger.importText(Self.history)
+        for phase in ["before erasure", "after erasure"] {
+            let file = Support.tempDir() + "/export.jsonl"
+            try ledger.exportText().write(toFile: file, atomically: true, encoding: .utf8)
+            let python = ProcessInfo.processInfo.environment["AUTHLEDGER_PYTHON"]
+                ?? Support.root.appendingPathComponent(".build/python/bin/python3").path
+            #expect(FileManager.default.isExecutableFile(atPath: python), "run tools/test (it installs rfc8785 into .build/python)")
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: python)
+            p.arguments = [Support.root.appendingPathComponent("tools/verify-export.py").path, "--rfc8785"]
+            p.standardInput = FileHandle(forReadingAtPath: file)
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "\(phase): \(text)")
+            #expect(text == "ok: \(try ledger.head().seq) events, head \(try ledger.head().hash)\n", "\(phase)")
+            if phase == "before erasure" { _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z")) }
+        }
+    }
+}
