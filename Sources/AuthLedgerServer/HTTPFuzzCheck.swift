@@ -45,6 +45,10 @@ public enum HTTPFuzzCheck {
             config.authFailureLimit = nil
             config.sweepInterval = nil
             config.readerCheckInterval = nil
+            // Shared Signals: a configured issuer (no listening address in process) and
+            // polls that answer at once instead of waiting for events.
+            config.sharedSignals.issuer = "https://fuzz.example"
+            config.sharedSignals.pollWait = .milliseconds(1)
             let now = Timestamp(rfc3339: "2026-03-01T09:00:30Z")!
             config.clock = { now }
             server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
