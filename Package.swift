@@ -76,12 +76,15 @@ let package = Package(
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
         .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger", "AuthLedgerServer"]),
-        .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+        // Test helpers shared by the test targets (a small real filesystem for full-disk tests).
+        .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
         .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import AuthLedger
 @testable import AuthLedgerServer
+import AuthLedgerTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,3 +1,4 @@
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 @testable import LMDB

@@ -3,12 +3,12 @@ import Foundation
 /// A real, small filesystem for full-disk tests: a tmpfs of `megabytes` mounted on a
 /// fresh directory (needs root, as on CI). nil when mounting is impossible here; the
 /// caller then skips with the reason.
-final class SmallFilesystem {
-    let path: String
+public final class SmallFilesystem {
+    public let path: String
 
     private init(path: String) { self.path = path }
 
-    static func mount(megabytes: Int) -> (filesystem: SmallFilesystem?, reason: String) {
+    public static func mount(megabytes: Int) -> (filesystem: SmallFilesystem?, reason: String) {
         let dir = NSTemporaryDirectory() + "authledger-tmpfs-" + UUID().uuidString
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -24,7 +24,7 @@ final class SmallFilesystem {
     }
 
     /// Fills the filesystem until writing fails (ENOSPC); the file is `path`/filler.
-    func fill() {
+    public func fill() {
         let fd = open(path + "/filler", O_WRONLY | O_CREAT | O_APPEND, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }
@@ -35,9 +35,9 @@ final class SmallFilesystem {
     }
 
     /// Frees what `fill()` took.
-    func free() { unlink(path + "/filler") }
+    public func free() { unlink(path + "/filler") }
 
-    func unmount() {
+    public func unmount() {
         _ = SmallFilesystem.run("/bin/umount", ["-l", path])
         try? FileManager.default.removeItem(atPath: path)
     }
