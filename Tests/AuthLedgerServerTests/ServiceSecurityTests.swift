@@ -49,7 +49,9 @@ struct CapturingLogHandler: LogHandler {
         func call(_ method: HTTPMethod, _ path: String, token: String?, body: String? = nil,
                   headers: [(String, String)] = []) async throws -> (status: Int, body: String) {
             let req = TestServer.request(base: "http://127.0.0.1:\(port)", method, path, token: token, body: body, headers: headers)
-            let resp = try await client.execute(req, timeout: .seconds(30))
+            // Generous: the full suite runs crash and concurrency tests beside this one, and
+            // what is checked here is what reaches logs and bodies, not how fast.
+            let resp = try await client.execute(req, timeout: .seconds(120))
             let buffer = try await resp.body.collect(upTo: 16 << 20)
             return (Int(resp.status.code), String(buffer: buffer))
         }
