@@ -5,6 +5,7 @@ import Logging
 import Metrics
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The request context of the service: Hummingbird's core context plus the channel
@@ -301,21 +302,20 @@ extension Double {
 }
 
 /// At most `limit` of something at once (`GET /v1/verify`); more are refused, not queued.
-final class ConcurrencyLimit: @unchecked Sendable {
+final class ConcurrencyLimit: Sendable {
     let limit: Int
-    private let lock = NSLock()
-    private var running = 0
+    private let running = Mutex(0)
 
     init(_ limit: Int) { self.limit = limit }
 
     func tryAcquire() -> Bool {
-        lock.withLock {
+        running.withLock { running in
             guard running < limit else { return false }
             running += 1
             return true
         }
     }
 
-    func release() { lock.withLock { running -= 1 } }
-    var inUse: Int { lock.withLock { running } }
+    func release() { running.withLock { $0 -= 1 } }
+    var inUse: Int { running.withLock { $0 } }
 }
