@@ -142,6 +142,8 @@ public final class AuthLedgerServer: Sendable {
 
     // MARK: Routing
 
+    // @unchecked: Hummingbird's Router is not Sendable; the table is filled once while routes are
+    // registered, before the server starts, and only read afterwards.
     final class RouteTable: @unchecked Sendable {
         let router = Router(context: ServerRequestContext.self)
         var endpoints: [Endpoint] = []

@@ -17,8 +17,7 @@ import Foundation
 /// `<name>+<8 hex digits key id>+<base64(0x01 ‖ public key)>`. A note may carry more
 /// signature lines after ours (witness cosignatures); verifiers skip the ones they
 /// do not know.
-// @unchecked: the private key is an immutable value (swift-crypto does not mark it Sendable).
-public struct CheckpointSigner: @unchecked Sendable {
+public struct CheckpointSigner: Sendable {
     /// The origin when none is configured; operators are told to set their own.
     public static let defaultOrigin = "authledger.example/log"
     /// The signature algorithm byte of Ed25519 in signed notes.
