@@ -70,7 +70,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case notFound = "not_found"
     /// HTTP only: the request body is over the size limit.
     case payloadTooLarge = "payload_too_large"
-    /// HTTP only: a limit on requests was reached (a token's rate, failed authentications, concurrent verifies).
+    /// HTTP only: a limit of SPEC 5.5 was reached (a token's request rate or open streams, an address's failed authentications, concurrent verifications).
     case rateLimited = "rate_limited"
 }
 
