@@ -155,7 +155,7 @@ public struct StringMap: Equatable, Sendable {
     public var json: JSON { .object(pairs.map { ($0.key, .string($0.value)) }) }
 }
 
-/// The value of one `data` field, typed by its ``Field/kind``.
+/// The value of one `data` field, typed by its field's `kind`.
 public enum FieldValue: Equatable, Sendable {
     case string(String)
     case time(Timestamp)
