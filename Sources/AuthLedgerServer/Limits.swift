@@ -11,9 +11,12 @@ struct Caller: Hashable, Sendable {
 
 /// A request rate: `perSecond` on average, up to `burst` at once (a token bucket).
 public struct RateLimit: Sendable, Equatable {
+    /// The average rate allowed, in requests per second (above 0).
     public var perSecond: Double
+    /// How many requests may come at once after a quiet spell (at least 1).
     public var burst: Int
 
+    /// A rate of `perSecond` with bursts of `burst`; checked when the server is created.
     public init(perSecond: Double, burst: Int) {
         self.perSecond = perSecond
         self.burst = burst
@@ -22,6 +25,7 @@ public struct RateLimit: Sendable, Equatable {
 
 /// The configuration is not usable (a limit of zero or less, say).
 public struct ServerConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong with the configuration.
     public var description: String
     init(_ d: String) { description = d }
 }

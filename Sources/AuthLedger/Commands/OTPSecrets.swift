@@ -7,6 +7,7 @@ import Foundation
 public struct OTPSecrets: Sendable {
     let key: SymmetricKey
 
+    /// Secrets under `key`, which must be at least 32 bytes (a precondition).
     public init(key: [UInt8]) {
         precondition(key.count >= 32, "the server key must have at least 32 bytes")
         self.key = SymmetricKey(data: key)

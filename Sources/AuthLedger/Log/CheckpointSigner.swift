@@ -23,9 +23,13 @@ public struct CheckpointSigner: Sendable {
     /// The signature algorithm byte of Ed25519 in signed notes.
     static let ed25519: UInt8 = 0x01
 
+    /// The log's origin: the first line of each checkpoint and the key's name.
     public let origin: String
     let key: Curve25519.Signing.PrivateKey
 
+    /// A signer for `origin` with the Ed25519 private key of the 32-byte `seed`. Throws `invalid_event` for an
+    /// origin that is empty, over 256 bytes, or has white space, a control character or `+`; swift-crypto's
+    /// error for a seed that is not 32 bytes.
     public init(origin: String, seed: [UInt8]) throws {
         try CheckpointSigner.checkOrigin(origin)
         self.origin = origin
