@@ -102,58 +102,6 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
     }
 }
 
-/// Wakes one waiting task: rung from any thread (a commit observer runs on the
-/// writer thread and must never block), or by a timeout, or by cancellation.
-final class Doorbell: @unchecked Sendable {
-    private let lock = NSLock()
-    private var rung = false
-    private var waiter: CheckedContinuation<Void, Never>?
-
-    func ring() {
-        lock.lock()
-        if let w = waiter {
-            waiter = nil
-            lock.unlock()
-            w.resume()
-            return
-        }
-        rung = true
-        lock.unlock()
-    }
-
-    /// Returns when rung (now or since the last wait), after `timeout`, or on cancellation.
-    private func consumeRing() -> Bool {
-        lock.withLock {
-            defer { rung = false }
-            return rung
-        }
-    }
-
-    func wait(timeout: Duration) async {
-        if consumeRing() { return }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            self?.ring()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if rung || Task.isCancelled {
-                    rung = false
-                    lock.unlock()
-                    c.resume()
-                    return
-                }
-                waiter = c
-                lock.unlock()
-            }
-        } onCancel: {
-            ring()
-        }
-    }
-}
-
 extension Ledger {
     /// The event feed from `from` (inclusive) on: catch-up, then live. `from: nil`
     /// means live from the head: the first event delivered is the first one committed
