@@ -15,6 +15,8 @@ public final class Ledger: @unchecked Sendable {
     private let observersLock = NSLock()
     private var observers: [Int: @Sendable (Head) -> Void] = [:]
     private var nextObserver = 0
+    /// The shared notifier and reader of new commits for this ledger's live feeds.
+    let feedHub = FeedHub()
 
     /// Opens the LMDB store at `path` (created 0700 when missing). Maintained
     /// projections that are behind the log (an older format, an interrupted rebuild)
@@ -43,6 +45,8 @@ public final class Ledger: @unchecked Sendable {
             try ensureTree()
         }
         try finishPendingPurge()
+        feedHub.attach(self)
+        _ = addCommitObserver { [commits = feedHub.commits] _ in commits.ring() }
     }
 
     deinit { writer.stop() }
