@@ -96,6 +96,14 @@ public final class Ledger: @unchecked Sendable {
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
 
+    /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
+    /// on by default (`AUTHLEDGER_PIPELINED_COMMIT=0` turns it off); the benchmark
+    /// measures both in one run.
+    @_spi(Benchmark) public var pipelinesCommits: Bool {
+        get { writer.pipelined }
+        set { writer.pipelined = newValue }
+    }
+
     /// Whether appends hash salted commitments of personal values (SPEC 1.5), the default.
     /// `false` hashes them in clear, as before commitments existed: only for the
     /// benchmark's same-run comparison, never for a store that must honour erasure.

@@ -101,7 +101,10 @@ final class FeedHub: @unchecked Sendable {
     /// Reads the events committed since the last read (at most `capacity`: older ones
     /// are read from the log by whoever still needs them) and rings every subscriber.
     func refresh() {
-        guard let ledger, let head = try? ledger.head().seq else { return }
+        guard let ledger, var head = try? ledger.head().seq else { return }
+        // A pipelined commit of this process not yet durable: not delivered until it is
+        // (the writer's commit observer rings again then).
+        if let from = ledger.writer.nonDurableFrom, from > 0 { head = Swift.min(head, from - 1) }
         let from: UInt64 = lock.withLock { known + 1 }
         guard head >= from else { return }
         let first = head - from + 1 > UInt64(capacity) ? head - UInt64(capacity) + 1 : from
