@@ -272,7 +272,7 @@ loop:
 
 	var delivered int64
 	complete := 0
-	var problems []string
+	problems := []string{}
 	var lags []float64
 	for k, s := range subs {
 		n := atomic.LoadInt64(&s.received)
