@@ -97,7 +97,7 @@ public final class Ledger: @unchecked Sendable {
     public func head() throws -> Head { try storage.read { try $0.head() } }
 
     /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
-    /// on by default (`AUTHLEDGER_PIPELINED_COMMIT=0` turns it off); the benchmark
+    /// off by default (`AUTHLEDGER_PIPELINED_COMMIT=1` turns it on); the benchmark
     /// measures both in one run.
     @_spi(Benchmark) public var pipelinesCommits: Bool {
         get { writer.pipelined }

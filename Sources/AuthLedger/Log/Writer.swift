@@ -38,14 +38,9 @@ final class Writer: @unchecked Sendable {
         set { lock.lock(); pipelinedValue = newValue; lock.unlock() }
     }
     private var pipelinedValue = Writer.pipelinedByDefault
-    /// `AUTHLEDGER_PIPELINED_COMMIT=0` turns pipelining off (1 turns it on).
-    static let pipelinedByDefault: Bool = {
-        switch ProcessInfo.processInfo.environment["AUTHLEDGER_PIPELINED_COMMIT"] {
-        case "0": false
-        case "1": true
-        default: true
-        }
-    }()
+    /// Off by default: measured on this project's machine it did not pay (see
+    /// docs/BENCHMARKS.md, "Pipelined commit"); `AUTHLEDGER_PIPELINED_COMMIT=1` turns it on.
+    static let pipelinedByDefault = ProcessInfo.processInfo.environment["AUTHLEDGER_PIPELINED_COMMIT"] == "1"
     /// A committed batch waiting for its commit to become durable (writer thread only).
     private struct Held {
         let batch: [Pending]
