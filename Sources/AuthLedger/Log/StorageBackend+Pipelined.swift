@@ -3,9 +3,11 @@
 /// group-commit writer acknowledges such a commit only once a later commit's sync, or
 /// an explicit `sync()`, made it durable. Other backends commit durably every time.
 extension StorageBackend {
+    /// A durable `write`: `durable` and `synced` are both true.
     public func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
         (try write(body), true, true)
     }
 
+    /// Nothing to do: every `write` of such a backend is durable when it returns.
     public func sync() throws {}
 }
