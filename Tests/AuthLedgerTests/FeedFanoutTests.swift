@@ -45,4 +45,28 @@ import Testing
         #expect(ledger.feedHub.reads > 0)
         #expect(ledger.feedHub.reads <= commits)
     }
+
+    /// Read-your-writes: an event whose append was acknowledged is returned by a read that
+    /// does not wait (`next(idle: .zero)`, what a poll with `returnImmediately` does), even
+    /// when the shared notifier has not read that commit yet.
+    @Test func anAcknowledgedEventIsSeenByAReadThatDoesNotWait() async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
+        // A live subscriber keeps the hub busy with every commit.
+        let live = try ledger.events(from: nil, filter: .all, pollInterval: .seconds(5))
+        let follower = Task { () throws -> Int in
+            var n = 0
+            var it = live.makeAsyncIterator()
+            while n < 200, try await it.next(idle: .seconds(60)) != nil { n += 1 }
+            return n
+        }
+        for k in 0..<200 {
+            let acked = try await ledger.submit(AppendRequest(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1, startMinute: k + 1))))
+            let seq = try #require(acked.appended.last?.seq)
+            var it = try ledger.events(from: seq, filter: .all).makeAsyncIterator()
+            #expect(try await it.next(idle: .zero)?.seq == seq, "append \(k)")
+        }
+        #expect(try await follower.value == 200)
+    }
 }

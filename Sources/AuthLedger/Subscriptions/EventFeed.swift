@@ -86,21 +86,32 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
                     continue
                 case .behind:
                     // Catching up (or fallen behind the window): read the log itself.
-                    let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
-                    position = page.next
-                    buffer = page.events.map { FeedEntry(event: $0, frame: nil) }
-                    index = 0
-                    if !buffer.isEmpty { continue }
-                    // A page with no match short of the head (a filter that matches little):
-                    // read on at once, waiting is only for events not yet committed.
-                    if !page.caughtUp { await Task.yield() }
+                    try await readLog()
                     continue
                 case .ahead:
+                    // The hub has not read the newest commits yet, but a commit that was
+                    // acknowledged before this call must be seen by it: look at the log's
+                    // head (one read transaction) before waiting for the hub's ring.
+                    if try feed.ledger.head().seq >= position {
+                        try await readLog()
+                        continue
+                    }
                     let now = clock.now
                     if now >= deadline { return nil }
                     await waker.doorbell.wait(timeout: now.duration(to: deadline))
                 }
             }
+        }
+
+        /// One page from the log itself into the buffer.
+        private mutating func readLog() async throws {
+            let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
+            position = page.next
+            buffer = page.events.map { FeedEntry(event: $0, frame: nil) }
+            index = 0
+            // A page with no match short of the head (a filter that matches little):
+            // read on at once, waiting is only for events not yet committed.
+            if buffer.isEmpty && !page.caughtUp { await Task.yield() }
         }
     }
 
