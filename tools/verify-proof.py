@@ -19,7 +19,10 @@ Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
 The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
 signed-note (key id = first 4 bytes of SHA-256(name || "\\n" || 0x01 || public key)).
 """
-import argparse, base64, hashlib, json, sys
+import argparse, base64, hashlib, json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ledgerhash import leaf_hash  # the hashed form, personal values as commitments
 
 try:
     from cryptography.exceptions import InvalidSignature
@@ -34,22 +37,6 @@ class Failure(Exception):
 
 def node(left, right):
     return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def jcs(value):
-    """RFC 8785 for the ledger's events (strings, integers, booleans, objects, arrays)."""
-    if isinstance(value, dict):
-        items = sorted(value.items(), key=lambda kv: kv[0].encode("utf-16-be"))
-        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(v) for k, v in items) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(jcs(v) for v in value) + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
-def leaf_hash(event):
-    """leaf = SHA-256(0x00 || JCS(recorded event without prev and hash))."""
-    body = {k: v for k, v in event.items() if k not in ("prev", "hash")}
-    return hashlib.sha256(b"\x00" + jcs(body).encode("utf-8")).digest()
 
 
 def parse_vkey(vkey):

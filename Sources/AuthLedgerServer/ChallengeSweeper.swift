@@ -114,7 +114,7 @@ struct ChallengeSweeper: Service {
         func due(at now: Timestamp) -> [UnresolvedChallenge] {
             lock.withLock {
                 open.flatMap { user, cs in
-                    cs.filter { $0.value <= now }.map { UnresolvedChallenge(user: user, challengeId: $0.key, expiresAt: $0.value) }
+                    cs.filter { ChallengeRecord.hasExpired($0.value, at: now) }.map { UnresolvedChallenge(user: user, challengeId: $0.key, expiresAt: $0.value) }
                 }.sorted { ($0.expiresAt, $0.user, $0.challengeId) < ($1.expiresAt, $1.user, $1.challengeId) }
             }
         }

@@ -38,8 +38,8 @@ extension AuthLedgerServer {
             if try b.string("via") == "admin" { try require(.admin, ctx, for: "registering via admin") }
             return try await perform(.register(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.requiredString("name", raw: true),
-                kind: try b.string("kind") ?? "other", platform: try b.string("platform"), appId: try b.string("appId"),
-                pushToken: try b.string("pushToken"), binding: try b.string("binding") ?? "permanent", via: try b.string("via"),
+                kind: try b.string("kind") ?? Command.Default.kind, platform: try b.string("platform"), appId: try b.string("appId"),
+                pushToken: try b.string("pushToken"), binding: try b.string("binding") ?? Command.Default.binding, via: try b.string("via"),
                 grantId: try b.string("grantId"), challengeId: try b.string("challengeId")), b, status: .created)
         }
         on(t, .patch, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
@@ -73,7 +73,7 @@ extension AuthLedgerServer {
             let b = try await body(req, ["requestingDeviceId", "action", "context", "actor"])
             return try await perform(.issueChallenge(
                 user: try user(ctx), requestingDeviceId: try b.requiredString("requestingDeviceId"),
-                action: try b.string("action") ?? "login", context: try b.stringMap("context")), b, status: .created)
+                action: try b.string("action") ?? Command.Default.action, context: try b.stringMap("context")), b, status: .created)
         }
         on(t, .post, "/v1/users/{user}/challenges/{challengeId}/approve", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "userVerified", "actor"])

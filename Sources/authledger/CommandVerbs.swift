@@ -45,11 +45,11 @@ struct Register: ParsableCommand {
     @Argument var user: String
     @Argument var device: String
     @Option var name: String
-    @Option var kind = "other"
+    @Option var kind = Command.Default.kind
     @Option var platform: String?
     @Option(name: .customLong("app-id")) var appId: String?
     @Option(name: .customLong("push-token")) var pushToken: String?
-    @Option var binding = "permanent"
+    @Option var binding = Command.Default.binding
     @Option var via: String?
     @Option var grant: String?
     @Option var challenge: String?
@@ -114,7 +114,7 @@ struct IssueChallenge: ParsableCommand {
     @OptionGroup var actor: ActorOption
     @Argument var user: String
     @Option(help: "The requesting device.") var device: String
-    @Option var action = "login"
+    @Option var action = Command.Default.action
     @Option(help: "Context as key=value (ip, location, app, bindingMessage); repeatable.") var context: [String] = []
     func run() throws {
         var ctx: StringMap?

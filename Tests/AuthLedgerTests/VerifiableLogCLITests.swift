@@ -65,6 +65,12 @@ import Testing
         let event = try s.write("event.json", String(try s.run("export", "--from", "7").stdout.split(separator: "\n")[0]) + "\n")
         let included = try s.verifier(["inclusion", inclusionFile, "--vkey", vkey, "--event", event])
         #expect(included.status == 0 && included.stdout.contains("event seq 7 is in the log"), "\(included.stderr)")
+        // …also an event with personal values (its leaf is over their commitments, not the values)
+        let firstLine = String(try s.run("export").stdout.split(separator: "\n")[0]) + "\n"
+        #expect(firstLine.contains("\"disclosures\":{\"/data/name\""))
+        let personal = try s.verifier(["inclusion", try s.write("inclusion1.json", try s.run("prove", "1", "--json").stdout),
+                                       "--vkey", vkey, "--event", try s.write("event1.json", firstLine)])
+        #expect(personal.status == 0 && personal.stdout.contains("event seq 1 is in the log"), "\(personal.stderr)")
 
         // Forgeries: another event, a changed proof hash, a rewritten history, another key
         let other = try s.write("other.json", try s.run("export", "--from", "8").stdout.split(separator: "\n")[0]

@@ -16,6 +16,17 @@ public enum Command: Sendable {
     case verifyOTP(user: String, otpId: String, code: String)
     case setPolicy(EventData)
 
+    /// What a command's optional fields mean when a caller leaves them out (SPEC 2, 5), in
+    /// one place for the CLI and the HTTP API.
+    public enum Default {
+        /// `register`: the device's `kind`.
+        public static let kind = "other"
+        /// `register`: the device's `binding`.
+        public static let binding = "permanent"
+        /// `issueChallenge`: the `action` to approve.
+        public static let action = "login"
+    }
+
     public var user: String? {
         switch self {
         case let .requestVerification(u, _, _, _, _), let .register(u, _, _, _, _, _, _, _, _, _, _),
@@ -246,7 +257,7 @@ extension Ledger {
         try storage.read { r in
             try r.scanProjectionStates { key, bytes in
                 guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
-                for c in s.challenges.values where c.resolution == .pending && c.expiresAt <= now {
+                for c in s.challenges.values where c.isOverdue(at: now) {
                     due.append((key, c.challengeId))
                 }
                 return true

@@ -51,8 +51,18 @@ public struct ChallengeRecord: Equatable, Sendable {
 
     /// The outcome at time `t`: a challenge is expired from `expiresAt` on, event or not.
     public func outcome(at t: Timestamp) -> ChallengeOutcome {
-        resolution == .pending && t >= expiresAt ? .expired : resolution
+        isOverdue(at: t) ? .expired : resolution
     }
+
+    /// Still recorded as pending at `t` although its time is up: its `challenge.expired`
+    /// is owed (what the sweepers append) and approving or denying it is `challenge_expired`.
+    public func isOverdue(at t: Timestamp) -> Bool {
+        resolution == .pending && Self.hasExpired(expiresAt, at: t)
+    }
+
+    /// SPEC 2.6, the one place the expiry rule is written: a challenge that expires at
+    /// `expiresAt` is expired at every `t ≥ expiresAt`.
+    public static func hasExpired(_ expiresAt: Timestamp, at t: Timestamp) -> Bool { t >= expiresAt }
 }
 
 public struct OTPRecord: Equatable, Sendable {
@@ -286,7 +296,7 @@ public struct UserState: Equatable, Sendable {
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
             // SPEC 2.6: expired — by time, with or without its `challenge.expired` — is
             // `challenge_expired`; `challenge_resolved` is for approved and denied ones.
-            if c.resolution == .expired || (c.resolution == .pending && at >= c.expiresAt) {
+            if c.outcome(at: at) == .expired {
                 throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
             }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
@@ -309,7 +319,7 @@ public struct UserState: Equatable, Sendable {
             let cid = data.string(.challengeId)!
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
-            if at < c.expiresAt { throw LedgerError(.challengeNotExpired, "challenge \(cid) expires at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
+            if !ChallengeRecord.hasExpired(c.expiresAt, at: at) { throw LedgerError(.challengeNotExpired, "challenge \(cid) expires at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
             challenges[cid]!.resolution = .expired
             challenges[cid]!.resolvedAt = at
 
