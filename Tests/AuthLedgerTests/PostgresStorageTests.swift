@@ -87,6 +87,51 @@ struct PostgresStorageTests {
         #expect(try a.verify().seq == 3)
     }
 
+    @Test func anotherServersCommitWakesTheFeedWithoutWaitingForItsPoll() async throws {
+        // Given two ledgers on one store, and a feed on the second that polls only once an hour
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
+        let first = Task { () -> UInt64? in
+            for try await e in feed { return e.seq }
+            return nil
+        }
+        // When the first ledger appends (after the feed went to sleep)
+        try await Task.sleep(for: .milliseconds(300))
+        try a.importText(LedgerTests.phone)
+        // Then the feed delivers it, woken by the notification (a 60 s guard: the poll would take an hour)
+        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
+        let seq = try await first.value
+        guardTask.cancel()
+        #expect(seq == 1)
+    }
+
+    @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
+        // Given a challenge past its expiry, and two ledgers (servers) on the store
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let at = t("2026-05-01T10:00:00Z")
+        _ = try await a.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
+                                          appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+                                clock: { at })
+        _ = try await a.perform(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: nil),
+                                clock: { at.adding(seconds: 60) })
+        // When both sweep at once, several times
+        let later = at.adding(seconds: 3600)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<6 {
+                let ledger = k % 2 == 0 ? a : b
+                group.addTask { _ = try ledger.expireDueChallenges(now: later) }
+            }
+            try await group.waitForAll()
+        }
+        // Then the challenge expired exactly once
+        #expect(try a.events(types: [.challengeExpired]).count == 1)
+        #expect(try b.verify().seq == 3)
+    }
+
     @Test func theSchemaIsVersionedAndANewerOneIsRefused() throws {
         // Given a store opened once (schema created)
         let store = StorageKind.postgres.freshStore()

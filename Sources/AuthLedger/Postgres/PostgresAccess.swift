@@ -12,9 +12,12 @@ final class PostgresAccess: StorageWriter {
     /// Rows fetched per query by the scans (the scans run in one snapshot, page by page).
     static let page = 512
 
-    init(session: PostgresSession, tables: PostgresTables) {
+    let instance: String
+
+    init(session: PostgresSession, tables: PostgresTables, instance: String) {
         self.s = session
         self.t = tables
+        self.instance = instance
     }
 
     // MARK: Binding helpers
@@ -212,9 +215,17 @@ final class PostgresAccess: StorageWriter {
                     }, doing: "store an event")
     }
 
+    /// Moves the head and, in the same statement, notifies the other servers (delivered at
+    /// COMMIT; see `PostgresCommitListener`).
     func setHead(_ head: Head) throws {
-        try s.query("UPDATE \(t.head) SET seq = $1, hash = $2",
-                    binds { $0.append(Self.int(head.seq)); $0.append(Self.bytes(head.hash.bytes)) }, doing: "advance the head")
+        try s.query("""
+            WITH moved AS (UPDATE \(t.head) SET seq = $1, hash = $2 RETURNING seq)
+            SELECT pg_notify($3, $4) FROM moved
+            """,
+            binds {
+                $0.append(Self.int(head.seq)); $0.append(Self.bytes(head.hash.bytes))
+                $0.append(t.schema); $0.append("\(head.seq) \(head.hash) \(instance)")
+            }, doing: "advance the head")
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import NIOCore
 import PostgresNIO
 
@@ -17,6 +18,10 @@ public final class PostgresStorage: StorageBackend, @unchecked Sendable {
     public let location: PostgresLocation
     let connections: PostgresConnections
     let tables: PostgresTables
+    /// This process's id in commit notifications (its own are not rung twice).
+    let instance = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    private let listenerLock = NSLock()
+    private var listener: PostgresCommitListener?
 
     /// Connects to the database of `url` and creates or migrates the ledger's tables.
     public init(url: String) throws {
@@ -34,6 +39,20 @@ public final class PostgresStorage: StorageBackend, @unchecked Sendable {
     }
 
     deinit { connections.shutdown() }
+
+    /// Calls `onCommit` with the new head after each commit of another process on this
+    /// store (see `PostgresCommitListener`); a failure to listen only logs (feeds poll).
+    func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {
+        listenerLock.lock()
+        defer { listenerLock.unlock() }
+        guard listener == nil else { return }
+        do {
+            listener = try PostgresCommitListener(storage: self, onCommit)
+        } catch {
+            Logger(label: "authledger.postgres").warning("not listening for other servers' commits (feeds poll)",
+                                                         metadata: ["error": "\((error as? LedgerError)?.message ?? "\(type(of: error))")"])
+        }
+    }
 
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
@@ -54,7 +73,7 @@ public final class PostgresStorage: StorageBackend, @unchecked Sendable {
             }
             let result: T
             do {
-                result = try body(PostgresAccess(session: s, tables: tables))
+                result = try body(PostgresAccess(session: s, tables: tables, instance: instance))
             } catch {
                 if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
                 throw error
@@ -102,8 +121,9 @@ extension PostgresStorage {
 
 /// The qualified table names of one schema.
 struct PostgresTables: Sendable {
-    let head, events, states, meta, tree, records, personal: String
+    let schema, head, events, states, meta, tree, records, personal: String
     init(schema: String) {
+        self.schema = schema
         head = schema + ".head"
         events = schema + ".events"
         states = schema + ".states"
