@@ -33,7 +33,40 @@ final class PostgresAccess: StorageWriter {
     private static func text(_ s: String) -> ByteBuffer { ByteBuffer(string: s) }
 
     private func one(_ sql: String, _ b: PostgresBindings, doing: String) throws -> PostgresRow? {
-        try s.query(sql, b, doing: doing).first
+        try q(sql, b, doing: doing).first
+    }
+
+    // MARK: Pipelined writes
+
+    /// Writes sent and not yet answered. Writes do not wait for their answer: the writer
+    /// thread goes on encoding the next event while PostgreSQL runs them, and the answers
+    /// are collected (`drain`) before the next read, at the end of each request's
+    /// savepoint (so a refused statement is still that request's) and before COMMIT.
+    private var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
+
+    private func send(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws {
+        inFlight.append((s.send(sql, b), doing))
+        if inFlight.count >= 256 { try drain() }
+    }
+
+    /// Waits for every write sent; throws the first failure.
+    func drain() throws {
+        let pending = inFlight
+        inFlight = []
+        var first: (any Error)?
+        for (future, doing) in pending {
+            do { _ = try future.wait() } catch {
+                if first == nil { first = PostgresFailure(error, doing: doing, location: s.location) }
+            }
+        }
+        if let first { throw first }
+    }
+
+    /// A read: the writes before it are answered first (their failure is reported, not
+    /// the "transaction is aborted" of the read).
+    private func q(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        try drain()
+        return try s.query(sql, b, doing: doing)
     }
 
     private func bytesValue(_ sql: String, _ b: PostgresBindings, doing: String) throws -> [UInt8]? {
@@ -79,7 +112,7 @@ final class PostgresAccess: StorageWriter {
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
         while true {
-            let rows = try s.query("SELECT seq, bytes FROM \(t.events) WHERE seq >= $1 ORDER BY seq LIMIT \(Self.page)",
+            let rows = try q("SELECT seq, bytes FROM \(t.events) WHERE seq >= $1 ORDER BY seq LIMIT \(Self.page)",
                                    binds { $0.append(next) }, doing: "scan the log")
             for row in rows {
                 let (seq, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the log")
@@ -98,7 +131,7 @@ final class PostgresAccess: StorageWriter {
         var next = Int64(bitPattern: min(version, UInt64(Int64.max)))
         let key = Self.text(stream)
         while true {
-            let rows = try s.query("SELECT version, seq FROM \(t.events) WHERE stream = $1 AND version >= $2 ORDER BY version LIMIT \(Self.page)",
+            let rows = try q("SELECT version, seq FROM \(t.events) WHERE stream = $1 AND version >= $2 ORDER BY version LIMIT \(Self.page)",
                                    binds { $0.append(key); $0.append(next) }, doing: "scan a stream")
             for row in rows {
                 let (v, seq) = try decode2(row, Int64.self, Int64.self, doing: "scan a stream")
@@ -124,10 +157,10 @@ final class PostgresAccess: StorageWriter {
         while true {
             let rows: [PostgresRow]
             if let after {
-                rows = try s.query("SELECT key, bytes FROM \(t.states) WHERE key > $1 ORDER BY key LIMIT \(Self.page)",
+                rows = try q("SELECT key, bytes FROM \(t.states) WHERE key > $1 ORDER BY key LIMIT \(Self.page)",
                                    binds { $0.append(after) }, doing: "scan the projections")
             } else {
-                rows = try s.query("SELECT key, bytes FROM \(t.states) ORDER BY key LIMIT \(Self.page)",
+                rows = try q("SELECT key, bytes FROM \(t.states) ORDER BY key LIMIT \(Self.page)",
                                    PostgresBindings(), doing: "scan the projections")
             }
             for row in rows {
@@ -160,7 +193,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let rows = try s.query("SELECT seq, bytes FROM \(t.personal) WHERE owner = $1 ORDER BY seq",
+        let rows = try q("SELECT seq, bytes FROM \(t.personal) WHERE owner = $1 ORDER BY seq",
                                binds { $0.append(Self.text(user)) }, doing: "scan personal values")
         for row in rows {
             let (seq, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan personal values")
@@ -194,7 +227,7 @@ final class PostgresAccess: StorageWriter {
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
         while true {
-            let rows = try s.query("SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 ORDER BY idx LIMIT \(Self.page * 4)",
+            let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 ORDER BY idx LIMIT \(Self.page * 4)",
                                    binds { $0.append(next) }, doing: "scan the tree")
             for row in rows {
                 let (idx, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the tree")
@@ -208,7 +241,7 @@ final class PostgresAccess: StorageWriter {
     // MARK: StorageWriter
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {
-        try s.query("INSERT INTO \(t.events) (seq, id, stream, version, bytes) VALUES ($1, $2, $3, $4, $5)",
+        try send("INSERT INTO \(t.events) (seq, id, stream, version, bytes) VALUES ($1, $2, $3, $4, $5)",
                     binds {
                         $0.append(Self.int(seq)); $0.append(Self.bytes(id.bytes)); $0.append(Self.text(stream))
                         $0.append(Self.int(version)); $0.append(Self.bytes(bytes))
@@ -218,7 +251,7 @@ final class PostgresAccess: StorageWriter {
     /// Moves the head and, in the same statement, notifies the other servers (delivered at
     /// COMMIT; see `PostgresCommitListener`).
     func setHead(_ head: Head) throws {
-        try s.query("""
+        try send("""
             WITH moved AS (UPDATE \(t.head) SET seq = $1, hash = $2 RETURNING seq)
             SELECT pg_notify($3, $4) FROM moved
             """,
@@ -229,16 +262,16 @@ final class PostgresAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try s.query("INSERT INTO \(t.states) (key, bytes) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes",
+        try send("INSERT INTO \(t.states) (key, bytes) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes",
                     binds { $0.append(Self.text(key)); $0.append(Self.bytes(bytes)) }, doing: "store a projection")
     }
 
     func clearProjectionStates() throws {
-        try s.query("DELETE FROM \(t.states)", doing: "clear the projections")
+        try send("DELETE FROM \(t.states)", doing: "clear the projections")
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try s.query("""
+        try send("""
             INSERT INTO \(t.records) (kind, owner, id, bytes) VALUES ($1, $2, $3, $4)
             ON CONFLICT (kind, owner, id) DO UPDATE SET bytes = EXCLUDED.bytes
             """,
@@ -247,7 +280,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func clearRecords() throws {
-        try s.query("DELETE FROM \(t.records)", doing: "clear the records")
+        try send("DELETE FROM \(t.records)", doing: "clear the records")
     }
 
     func setCheckpoint(_ seq: UInt64) throws {
@@ -256,51 +289,54 @@ final class PostgresAccess: StorageWriter {
 
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws {
         if let bytes {
-            try s.query("INSERT INTO \(t.meta) (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            try send("INSERT INTO \(t.meta) (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                         binds { $0.append(Self.text(key)); $0.append(Self.bytes(bytes)) }, doing: "store a meta value")
         } else {
-            try s.query("DELETE FROM \(t.meta) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "delete a meta value")
+            try send("DELETE FROM \(t.meta) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "delete a meta value")
         }
     }
 
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
-        try s.query("INSERT INTO \(t.personal) (seq, owner, bytes) VALUES ($1, $2, $3)",
+        try send("INSERT INTO \(t.personal) (seq, owner, bytes) VALUES ($1, $2, $3)",
                     binds { $0.append(Self.int(seq)); $0.append(Self.text(user)); $0.append(Self.bytes(bytes)) },
                     doing: "store personal values")
     }
 
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
-        let rows = try s.query("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
+        let rows = try q("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
                                binds { $0.append(Self.text(user)); $0.append(Self.int(before)) }, doing: "erase personal values")
         return try rows.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "erase personal values")) }.sorted()
     }
 
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws {
-        try s.query("INSERT INTO \(t.tree) (idx, hash) VALUES ($1, $2)",
+        try send("INSERT INTO \(t.tree) (idx, hash) VALUES ($1, $2)",
                     binds { $0.append(Self.int(index)); $0.append(ByteBuffer(bytes: hash)) }, doing: "store a tree hash")
     }
 
     func clearTree() throws {
-        try s.query("DELETE FROM \(t.tree)", doing: "clear the tree")
+        try send("DELETE FROM \(t.tree)", doing: "clear the tree")
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         savepoints += 1
         defer { savepoints -= 1 }
         let name = "authledger_\(savepoints)"
-        try s.query("SAVEPOINT \(name)", doing: "savepoint")
+        try send("SAVEPOINT \(name)", doing: "savepoint")
         let result: T
         do {
             result = try body()
+            try drain()
         } catch {
+            // The writes still in flight are rolled back with the savepoint.
+            _ = try? drain()
             do {
-                try s.query("ROLLBACK TO SAVEPOINT \(name)", doing: "rollback to savepoint")
+                try q("ROLLBACK TO SAVEPOINT \(name)", doing: "rollback to savepoint")
             } catch let e as PostgresFailure {
                 throw PostgresFailure(spoiling: e)
             }
             throw error
         }
-        try s.query("RELEASE SAVEPOINT \(name)", doing: "release savepoint")
+        try send("RELEASE SAVEPOINT \(name)", doing: "release savepoint")
         return result
     }
 }

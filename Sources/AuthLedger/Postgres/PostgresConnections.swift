@@ -121,6 +121,12 @@ struct PostgresSession {
     let logger: Logger
     let location: PostgresLocation
 
+    /// Sends `sql` with `binds` without waiting (PostgreSQL runs a connection's statements
+    /// in the order they were sent).
+    func send(_ sql: String, _ binds: PostgresBindings) -> EventLoopFuture<PostgresQueryResult> {
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+    }
+
     /// Runs `sql` with `binds` and waits for all its rows.
     @discardableResult
     func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {

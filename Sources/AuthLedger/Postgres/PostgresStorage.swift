@@ -72,9 +72,12 @@ public final class PostgresStorage: StorageBackend, @unchecked Sendable {
                 try s.query("SELECT seq FROM \(tables.head) FOR UPDATE", doing: "lock the head")
             }
             let result: T
+            let access = PostgresAccess(session: s, tables: tables, instance: instance)
             do {
-                result = try body(PostgresAccess(session: s, tables: tables, instance: instance))
+                result = try body(access)
+                try access.drain()
             } catch {
+                _ = try? access.drain()
                 if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
                 throw error
             }
