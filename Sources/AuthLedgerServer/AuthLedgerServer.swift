@@ -5,18 +5,22 @@ import Logging
 import Metrics
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 /// The request context of the service: Hummingbird's core context plus the channel
 /// (an event stream cuts off a subscriber that stopped reading by closing it).
 public struct ServerRequestContext: RequestContext {
+    /// Hummingbird's per-request storage (request decoder, logger, …).
     public var coreContext: CoreRequestContextStorage
+    /// The connection the request came in on.
     public let channel: any Channel
     /// Who the request comes from, once authorized (nil on open routes).
     var caller: Caller?
     /// The scopes of the caller's token (admin expanded; empty on open routes).
     var scopes: Set<Scope> = []
 
+    /// The context of a new request, as Hummingbird creates it.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         channel = source.channel
@@ -35,9 +39,13 @@ public enum Access: Sendable, Hashable {
 
 /// One route of the API, as registered with the router (OpenAPI path syntax).
 public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The HTTP method (`GET`, `POST`, …).
     public let method: String
+    /// The path in OpenAPI syntax (`/v1/users/{user}/devices`).
     public let path: String
+    /// What the route demands of its caller.
     public let access: Access
+    /// `METHOD path`.
     public var description: String { "\(method) \(path)" }
 }
 
@@ -46,7 +54,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 /// Routes call the same command and query layer as the CLI; appends go through the
 /// ledger's writer thread (`perform`, `submit`), never blocking an event loop.
 public final class AuthLedgerServer: Sendable {
+    /// The ledger the routes read and write.
     public let ledger: Ledger
+    /// The configuration the server was created with.
     public let configuration: ServerConfiguration
     let metrics: ServerMetrics
     let logger: Logger
@@ -63,6 +73,9 @@ public final class AuthLedgerServer: Sendable {
     /// The checkpoint signer, loaded at first use.
     let checkpointSigners = CheckpointSignerCache()
 
+    /// A server for `ledger` (it does not listen until `run(onListening:)` or
+    /// `serviceGroup(…)`). Throws when no tokens are
+    /// configured without `insecureDev`, or a limit of the configuration is out of range.
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
         guard !configuration.tokens.isEmpty || configuration.insecureDev else {
             throw TokenConfigurationError("no tokens configured (AUTHLEDGER_TOKENS or --tokens FILE); refusing to start without --insecure-dev")
@@ -141,6 +154,8 @@ public final class AuthLedgerServer: Sendable {
 
     // MARK: Routing
 
+    // @unchecked: Hummingbird's Router is not Sendable; the table is filled once while routes are
+    // registered, before the server starts, and only read afterwards.
     final class RouteTable: @unchecked Sendable {
         let router = Router(context: ServerRequestContext.self)
         var endpoints: [Endpoint] = []
@@ -301,21 +316,20 @@ extension Double {
 }
 
 /// At most `limit` of something at once (`GET /v1/verify`); more are refused, not queued.
-final class ConcurrencyLimit: @unchecked Sendable {
+final class ConcurrencyLimit: Sendable {
     let limit: Int
-    private let lock = NSLock()
-    private var running = 0
+    private let running = Mutex(0)
 
     init(_ limit: Int) { self.limit = limit }
 
     func tryAcquire() -> Bool {
-        lock.withLock {
+        running.withLock { running in
             guard running < limit else { return false }
             running += 1
             return true
         }
     }
 
-    func release() { lock.withLock { running -= 1 } }
-    var inUse: Int { lock.withLock { running } }
+    func release() { running.withLock { $0 -= 1 } }
+    var inUse: Int { running.withLock { $0 } }
 }

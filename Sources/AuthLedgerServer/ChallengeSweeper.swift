@@ -2,6 +2,7 @@ import AuthLedger
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Appends `challenge.expired` (actor `system`) for unresolved challenges once past
 /// `expiresAt`, so subscribers learn of expiry without timers of their own.
@@ -87,32 +88,31 @@ struct ChallengeSweeper: Service {
     }
 
     /// Unresolved challenges by (user, id), fed by the event feed.
-    final class Tracker: @unchecked Sendable {
-        private let lock = NSLock()
-        private var open: [String: [String: Timestamp]] = [:]
+    final class Tracker: Sendable {
+        private let open = Mutex<[String: [String: Timestamp]]>([:])
 
         func add(_ list: [UnresolvedChallenge]) {
-            lock.withLock { for c in list { open[c.user, default: [:]][c.challengeId] = c.expiresAt } }
+            open.withLock { open in for c in list { open[c.user, default: [:]][c.challengeId] = c.expiresAt } }
         }
 
         func apply(_ e: RecordedEvent) {
             guard let user = e.event.user, let cid = e.event.data.string(.challengeId) else { return }
             if e.event.type == .challengeIssued, let expiresAt = e.event.data.time(.expiresAt) {
-                lock.withLock { open[user, default: [:]][cid] = expiresAt }
+                open.withLock { $0[user, default: [:]][cid] = expiresAt }
             } else {
                 remove(user, cid)
             }
         }
 
         func remove(_ user: String, _ cid: String) {
-            lock.withLock {
+            open.withLock { open in
                 open[user]?[cid] = nil
                 if open[user]?.isEmpty == true { open[user] = nil }
             }
         }
 
         func due(at now: Timestamp) -> [UnresolvedChallenge] {
-            lock.withLock {
+            open.withLock { open in
                 open.flatMap { user, cs in
                     cs.filter { ChallengeRecord.hasExpired($0.value, at: now) }.map { UnresolvedChallenge(user: user, challengeId: $0.key, expiresAt: $0.value) }
                 }.sorted { ($0.expiresAt, $0.user, $0.challengeId) < ($1.expiresAt, $1.user, $1.challengeId) }

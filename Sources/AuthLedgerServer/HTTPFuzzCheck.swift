@@ -20,6 +20,7 @@ public enum HTTPFuzzCheck {
     /// The statuses the API answers with.
     static let documented: Set<Int> = [200, 201, 204, 400, 401, 403, 404, 405, 409, 423, 429]
 
+    // @unchecked: Hummingbird's RouterResponder is not Sendable; the harness only calls it, never mutates it.
     final class Harness: @unchecked Sendable {
         let server: AuthLedgerServer
         let responder: RouterResponder<ServerRequestContext>

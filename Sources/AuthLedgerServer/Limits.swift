@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Who a request comes from, for the per-token limits: the SHA-256 digest of its bearer
 /// token (never the token itself). Under `--insecure-dev` without tokens every caller
@@ -10,9 +11,12 @@ struct Caller: Hashable, Sendable {
 
 /// A request rate: `perSecond` on average, up to `burst` at once (a token bucket).
 public struct RateLimit: Sendable, Equatable {
+    /// The average rate allowed, in requests per second (above 0).
     public var perSecond: Double
+    /// How many requests may come at once after a quiet spell (at least 1).
     public var burst: Int
 
+    /// A rate of `perSecond` with bursts of `burst`; checked when the server is created.
     public init(perSecond: Double, burst: Int) {
         self.perSecond = perSecond
         self.burst = burst
@@ -21,23 +25,55 @@ public struct RateLimit: Sendable, Equatable {
 
 /// The configuration is not usable (a limit of zero or less, say).
 public struct ServerConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong with the configuration.
     public var description: String
     init(_ d: String) { description = d }
+}
+
+/// A token bucket: up to `burst` tokens, refilled at `perSecond`; a request takes one.
+/// The one definition behind the per-token rate limit and the failed-authentication limit.
+struct TokenBucket {
+    var tokens: Double
+    var refilled: ContinuousClock.Instant
+
+    /// A full bucket at `now`.
+    init(full limit: RateLimit, at now: ContinuousClock.Instant) {
+        tokens = Double(limit.burst)
+        refilled = now
+    }
+
+    /// Adds what refilled since the last call (never above `burst`).
+    mutating func refill(_ limit: RateLimit, at now: ContinuousClock.Instant) {
+        guard now > refilled else { return }
+        let d = refilled.duration(to: now)
+        let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        tokens = min(Double(limit.burst), tokens + seconds * limit.perSecond)
+        refilled = now
+    }
+
+    /// Takes one token: true when there was one.
+    mutating func take() -> Bool {
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+
+    /// Whole seconds until the next token (at least 1, at most a day): `Retry-After`.
+    func secondsUntilToken(_ limit: RateLimit) -> Int {
+        let wait = ((1 - tokens) / limit.perSecond).rounded(.up)
+        return wait.isFinite ? max(1, Int(min(wait, 86_400))) : 86_400
+    }
+
+    func isFull(_ limit: RateLimit) -> Bool { tokens >= Double(limit.burst) }
 }
 
 /// One token bucket per caller. Buckets exist only for authenticated callers (a
 /// configured token's digest, or `anonymous`), so there are at most as many as there
 /// are configured tokens, plus one: unknown tokens are refused (401) before a bucket
 /// is looked up.
-final class TokenBuckets: @unchecked Sendable {
-    struct Bucket {
-        var tokens: Double
-        var refilled: ContinuousClock.Instant
-    }
-
+final class TokenBuckets: Sendable {
     let limit: RateLimit
-    private let lock = NSLock()
-    private var buckets: [Caller: Bucket] = [:]
+    private let buckets = Mutex<[Caller: TokenBucket]>([:])
 
     init(_ limit: RateLimit) { self.limit = limit }
 
@@ -45,40 +81,30 @@ final class TokenBuckets: @unchecked Sendable {
     /// the whole seconds (at least 1) until the next token (`Retry-After`). A refused
     /// request takes nothing.
     func take(_ caller: Caller, at now: ContinuousClock.Instant = ContinuousClock().now) -> Int? {
-        let capacity = Double(limit.burst)
-        return lock.withLock { () -> Int? in
-            var b = buckets[caller] ?? Bucket(tokens: capacity, refilled: now)
-            if now > b.refilled {
-                let d = b.refilled.duration(to: now)
-                let seconds = Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-                b.tokens = min(capacity, b.tokens + seconds * limit.perSecond)
-                b.refilled = now
-            }
-            let granted = b.tokens >= 1
-            if granted { b.tokens -= 1 }
+        buckets.withLock { buckets -> Int? in
+            var b = buckets[caller] ?? TokenBucket(full: limit, at: now)
+            b.refill(limit, at: now)
+            let granted = b.take()
             buckets[caller] = b
-            if granted { return nil }
-            let wait = ((1 - b.tokens) / limit.perSecond).rounded(.up)
-            return wait.isFinite ? max(1, Int(min(wait, 86_400))) : 86_400
+            return granted ? nil : b.secondsUntilToken(limit)
         }
     }
 
     /// How many callers have a bucket (tests: bounded by the configured tokens).
-    var count: Int { lock.withLock { buckets.count } }
+    var count: Int { buckets.withLock { $0.count } }
 }
 
 /// Open event streams per caller, at most `limit` each. A caller's entry goes away
 /// with its last stream, so the table holds only callers with open streams.
-final class SubscriberSlots: @unchecked Sendable {
+final class SubscriberSlots: Sendable {
     let limit: Int
-    private let lock = NSLock()
-    private var open: [Caller: Int] = [:]
+    private let open = Mutex<[Caller: Int]>([:])
 
     init(limit: Int) { self.limit = limit }
 
     /// A slot for one more stream of `caller`, or nil when it has `limit` open.
     func acquire(_ caller: Caller) -> SubscriberSlot? {
-        let granted = lock.withLock { () -> Bool in
+        let granted = open.withLock { open -> Bool in
             let n = open[caller, default: 0]
             guard n < limit else { return false }
             open[caller] = n + 1
@@ -88,25 +114,24 @@ final class SubscriberSlots: @unchecked Sendable {
     }
 
     fileprivate func release(_ caller: Caller) {
-        lock.withLock {
+        open.withLock { open in
             let n = open[caller, default: 0] - 1
             open[caller] = n > 0 ? n : nil
         }
     }
 
-    func count(_ caller: Caller) -> Int { lock.withLock { open[caller, default: 0] } }
+    func count(_ caller: Caller) -> Int { open.withLock { $0[caller, default: 0] } }
     /// How many callers have an entry (tests: none once every stream closed).
-    var callers: Int { lock.withLock { open.count } }
+    var callers: Int { open.withLock { $0.count } }
 }
 
 /// One open stream's place in its caller's quota. Released when the stream ends, and
 /// in any case when the slot is dropped (a response whose body never ran, a request
 /// that failed after acquiring it): a slot cannot leak.
-final class SubscriberSlot: @unchecked Sendable {
+final class SubscriberSlot: Sendable {
     private let owner: SubscriberSlots
     private let caller: Caller
-    private let lock = NSLock()
-    private var released = false
+    private let released = Atomic<Bool>(false)
 
     fileprivate init(_ owner: SubscriberSlots, _ caller: Caller) {
         self.owner = owner
@@ -114,11 +139,8 @@ final class SubscriberSlot: @unchecked Sendable {
     }
 
     func release() {
-        let first = lock.withLock { () -> Bool in
-            defer { released = true }
-            return !released
-        }
-        if first { owner.release(caller) }
+        // Only the first call gives the place back.
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { owner.release(caller) }
     }
 
     deinit { release() }

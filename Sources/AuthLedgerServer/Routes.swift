@@ -431,25 +431,16 @@ func percentDecoded(_ s: String) -> String? {
     var out: [UInt8] = []
     var bytes = Array(s.utf8)[...]
     while let c = bytes.popFirst() {
-        if c == 37 {
+        if c == UInt8(ascii: "%") {
             guard bytes.count >= 2 else { return nil }
             let h = bytes.popFirst()!, l = bytes.popFirst()!
-            guard let hi = hexDigit(h), let lo = hexDigit(l) else { return nil }
+            guard let hi = hexValue(h), let lo = hexValue(l) else { return nil }
             out.append(hi << 4 | lo)
         } else {
             out.append(c)
         }
     }
     return String(validating: out, as: UTF8.self)
-}
-
-private func hexDigit(_ c: UInt8) -> UInt8? {
-    switch c {
-    case 48...57: c - 48
-    case 97...102: c - 87
-    case 65...70: c - 55
-    default: nil
-    }
 }
 
 /// Runs blocking work (a full `verify`) on its own thread, off the event loops and

@@ -53,5 +53,6 @@ public struct ServerConfiguration: Sendable {
     /// The origin of signed checkpoints (SPEC 6); nil: `AUTHLEDGER_ORIGIN`, else the default.
     public var checkpointOrigin: String?
 
+    /// The defaults: 127.0.0.1:8080, no tokens, the limits of SPEC 5.5 at their default values.
     public init() {}
 }

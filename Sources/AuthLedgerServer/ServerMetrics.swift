@@ -3,6 +3,7 @@ import CoreMetrics
 import Foundation
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The service's metrics, recorded through swift-metrics into this server's own
 /// Prometheus registry (so several servers in one process — tests — don't mix).
@@ -14,8 +15,7 @@ final class ServerMetrics: Sendable {
     private let subscribers: Meter
     private let cutOff: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
-    private let refusalsLock = NSLock()
-    nonisolated(unsafe) private var refusals: [ErrorCode: CoreMetrics.Counter] = [:]
+    private let refusals = Mutex<[ErrorCode: CoreMetrics.Counter]>([:])
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -41,15 +41,12 @@ final class ServerMetrics: Sendable {
     }
 
     func refused(_ code: ErrorCode) {
-        refusalsLock.lock()
-        let c: CoreMetrics.Counter
-        if let existing = refusals[code] {
-            c = existing
-        } else {
-            c = CoreMetrics.Counter(label: "authledger_refusals_total", dimensions: [("code", code.rawValue)], factory: factory)
+        let c = refusals.withLock { refusals in
+            if let existing = refusals[code] { return existing }
+            let c = CoreMetrics.Counter(label: "authledger_refusals_total", dimensions: [("code", code.rawValue)], factory: factory)
             refusals[code] = c
+            return c
         }
-        refusalsLock.unlock()
         c.increment()
     }
 

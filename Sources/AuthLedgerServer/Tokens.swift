@@ -12,6 +12,7 @@ import Crypto
 public enum Scope: String, Sendable, CaseIterable, Comparable {
     case read, write, audit, `import`, admin
 
+    /// Orders scopes as `allCases` lists them: `read`, `write`, `audit`, `import`, `admin`.
     public static func < (a: Scope, b: Scope) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
@@ -30,6 +31,7 @@ public struct TokenStore: Sendable {
 
     private var entries: [Entry] = []
 
+    /// A store with no tokens.
     public init() {}
 
     /// Parses `token:scope+scope` entries separated by commas or new lines
@@ -64,11 +66,14 @@ public struct TokenStore: Sendable {
         }
     }
 
+    /// Adds `token` with `scopes`; only its SHA-256 digest is kept. The same token added twice has both entries' scopes.
     public mutating func add(token: String, scopes: Set<Scope>) {
         entries.append(Entry(digest: Self.digest(token), scopes: scopes))
     }
 
+    /// Whether no token is configured (the server then refuses to start without `insecureDev`).
     public var isEmpty: Bool { entries.isEmpty }
+    /// How many tokens are configured.
     public var count: Int { entries.count }
 
     /// The scopes of `token` (admin expanded to every scope), or nil for an unknown token.
@@ -95,6 +100,7 @@ public struct TokenStore: Sendable {
 
 /// A `--tokens` file or `AUTHLEDGER_TOKENS` that cannot be used.
 public struct TokenConfigurationError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong, naming the line; never the token itself.
     public var description: String
     init(_ d: String) { description = d }
 }

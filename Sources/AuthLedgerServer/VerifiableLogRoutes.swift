@@ -2,6 +2,7 @@ import AuthLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// The verifiable log over HTTP (SPEC 6), audit scope: the signed checkpoint and the
 /// C2SP `tlog-tiles` layout (hash tiles and entry bundles), so any tlog client computes
@@ -52,12 +53,11 @@ extension AuthLedgerServer {
 }
 
 /// The checkpoint signer, loaded (its key file created) at the first request that needs it.
-final class CheckpointSignerCache: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cached: CheckpointSigner?
+final class CheckpointSignerCache: Sendable {
+    private let cached = Mutex<CheckpointSigner?>(nil)
 
     func signer(_ ledger: Ledger, origin: String?) throws -> CheckpointSigner {
-        try lock.withLock {
+        try cached.withLock { cached throws -> CheckpointSigner in
             if let cached { return cached }
             let s = try ledger.checkpointSigner(origin: origin)
             cached = s

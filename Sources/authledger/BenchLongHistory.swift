@@ -1,5 +1,6 @@
 import AuthLedger
 import Foundation
+import Synchronization
 
 /// The `append_long_history` phase: does one append cost more for a user with a long past?
 ///
@@ -110,12 +111,11 @@ struct BenchLongHistory {
 }
 
 /// A clock for the benchmark's commands: one millisecond later at every call.
-final class Tick: @unchecked Sendable {
-    private let lock = NSLock()
-    private var t: Timestamp
-    init(_ t: Timestamp) { self.t = t }
+final class Tick: Sendable {
+    private let t: Mutex<Timestamp>
+    init(_ t: Timestamp) { self.t = Mutex(t) }
     @Sendable func next() -> Timestamp {
-        lock.withLock {
+        t.withLock { t in
             t = Timestamp(milliseconds: t.milliseconds + 1)
             return t
         }

@@ -95,7 +95,7 @@ struct Serve: AsyncParsableCommand {
             guard ["127.0.0.1", "localhost", "::1"].contains(host) else {
                 throw ValidationError("--dev listens on loopback only (127.0.0.1, ::1 or localhost)")
             }
-            let token = "dev-" + (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            let token = "dev-" + hexString((0..<24).map { _ in UInt8.random(in: 0...255) })
             config.tokens.add(token: token, scopes: [.admin])
             devToken = token
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthLedger
 import Foundation
+import Synchronization
 
 /// Internal helper of the crash and concurrency harnesses (hidden from help): appends
 /// in a loop from several tasks and reports, on stdout, one line per event **after**
@@ -145,26 +146,25 @@ struct StressAppend: ParsableCommand {
     }
 }
 
-final class LockedError: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: Error?
-    func set(_ e: Error) { lock.lock(); error = e; lock.unlock() }
-    func get() -> Error? { lock.lock(); defer { lock.unlock() }; return error }
+final class LockedError: Sendable {
+    private let error = Mutex<(any Error)?>(nil)
+    func set(_ e: any Error) { error.withLock { $0 = e } }
+    func get() -> (any Error)? { error.withLock { $0 } }
 }
 
 /// Writes whole lines to stdout with one `write(2)` each, so lines from several tasks never interleave.
-final class Reporter: @unchecked Sendable {
-    private let lock = NSLock()
+final class Reporter: Sendable {
+    private let lock = Mutex(())
 
     func line(_ s: String) {
         let bytes = Array((s + "\n").utf8)
-        lock.lock()
-        defer { lock.unlock() }
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-            if n <= 0 { if errno == EINTR { continue }; return }
-            off += n
+        lock.withLock { _ in
+            var off = 0
+            while off < bytes.count {
+                let n = bytes[off...].withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+                if n <= 0 { if errno == EINTR { continue }; return }
+                off += n
+            }
         }
     }
 

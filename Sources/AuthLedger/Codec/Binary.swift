@@ -146,6 +146,7 @@ public enum EventCodec {
     /// salts live in the values store (`PersonalCodec`), so erasing them leaves these bytes.
     static let personalFormat: UInt8 = 2
 
+    /// The bytes the store keeps for `r`: personal values are left out (they are stored apart), so erasing them leaves these bytes unchanged.
     public static func encode(_ r: RecordedEvent) -> [UInt8] {
         var w = ByteWriter(capacity: 160)
         let e = r.event.personal == nil ? r.event : PersonalData.withoutValues(r.event)

@@ -6,13 +6,16 @@
 public enum JSON: Equatable, Sendable {
     case null
     case bool(Bool)
+    /// A number written as an integer that fits in `Int64`.
     case int(Int64)
     /// A number that is not an integer in Int64 range, kept as its literal text.
     case number(String)
     case string(String)
     case array([JSON])
+    /// An object: its members in their given order (the parser refuses duplicate names).
     case object([(String, JSON)])
 
+    /// Structural equality in which the order of object members counts (`.int(1)` and `.number("1.0")` differ).
     public static func == (a: JSON, b: JSON) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
@@ -27,15 +30,21 @@ public enum JSON: Equatable, Sendable {
         }
     }
 
+    /// The value of member `key` of an object; nil when absent or when this is not an object.
     public subscript(key: String) -> JSON? {
         if case let .object(members) = self { return members.first { $0.0 == key }?.1 }
         return nil
     }
 
+    /// The string, if this is a string; nil otherwise.
     public var stringValue: String? { if case let .string(s) = self { return s }; return nil }
+    /// The integer, if this is an integer in `Int64` range; nil otherwise.
     public var intValue: Int64? { if case let .int(i) = self { return i }; return nil }
+    /// The boolean, if this is `true` or `false`; nil otherwise.
     public var boolValue: Bool? { if case let .bool(b) = self { return b }; return nil }
+    /// The elements, if this is an array; nil otherwise.
     public var arrayValue: [JSON]? { if case let .array(a) = self { return a }; return nil }
+    /// The members in order, if this is an object; nil otherwise.
     public var objectValue: [(String, JSON)]? { if case let .object(o) = self { return o }; return nil }
 }
 
@@ -58,6 +67,7 @@ extension JSON {
         return out
     }
 
+    /// The RFC 8785 canonical form as a string (see ``JSON/canonicalBytes()``).
     public func canonical() -> String { String(decoding: canonicalBytes(), as: UTF8.self) }
 
     func write(into out: inout [UInt8], canonical: Bool) {
@@ -127,18 +137,23 @@ extension JSON {
 
 /// Why a text is not acceptable JSON.
 public struct JSONParseError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong (`unexpected end of input`, `nesting too deep`, …).
     public let message: String
+    /// The byte offset in the input where the parser stopped.
     public let offset: Int
+    /// The message with its byte offset.
     public var description: String { "\(message) at byte \(offset)" }
 }
 
 extension JSON {
     /// Parses one JSON document from UTF-8 bytes; trailing white space only.
+    /// Throws ``JSONParseError`` for text that is not strict JSON or nests deeper than `maxDepth`.
     public static func parse<C: Collection>(_ bytes: C, maxDepth: Int = 32) throws -> JSON where C.Element == UInt8 {
         var parser = JSONParser(bytes: Array(bytes), maxDepth: maxDepth)
         return try parser.parseDocument()
     }
 
+    /// Parses one JSON document from a string, as ``JSON/parse(_:maxDepth:)`` does from its UTF-8 bytes.
     public static func parse(_ text: String) throws -> JSON { try parse(Array(text.utf8)) }
 }
 

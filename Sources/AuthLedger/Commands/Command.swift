@@ -1,19 +1,37 @@
 /// A request to change a user's device trust. The ledger decides which events follow.
 public enum Command: Sendable {
+    /// An unrecognised device signed in: appends `device.verification_requested` (channel `email_link`), the name trimmed.
     case requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?)
+    /// Trusts a device: appends `device.registered`, the name trimmed. A nil `via` is inferred: `otp`
+    /// with a grant, `trusted_device` with a challenge, `email_link` for a pending device, else `initial`.
     case register(user: String, deviceId: String, name: String, kind: String, platform: String?, appId: String?,
                   pushToken: String?, binding: String, via: String?, grantId: String?, challengeId: String?)
+    /// Renames an active device (`device.renamed`), the name trimmed.
     case rename(user: String, deviceId: String, name: String)
+    /// Revokes one device (`device.revoked`); the result's `sessionEnded` is true when the actor is that device.
     case revoke(user: String, deviceId: String, reason: String?)
+    /// Revokes every device of the user (`device.all_revoked`); the result's `sessionEnded` is true.
     case revokeAll(user: String, reason: String?)
+    /// Records that an active device was used (`device.accessed`).
     case access(user: String, deviceId: String)
+    /// Replaces an active device's push token (`device.push_token_updated`).
     case updatePushToken(user: String, deviceId: String, pushToken: String)
+    /// Issues a challenge with a new id that expires `challengeTtlSeconds` from now; from an active
+    /// device it is approved by that device at once (SPEC 2.6).
     case issueChallenge(user: String, requestingDeviceId: String, action: String, context: StringMap?)
+    /// Approves a challenge by device `deviceId` (`challenge.approved`).
     case approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?)
+    /// Denies a challenge by device `deviceId` (`challenge.denied`).
     case deny(user: String, challengeId: String, deviceId: String)
+    /// Records a challenge's expiry (`challenge.expired`): refused before its `expiresAt`.
     case expireChallenge(user: String, challengeId: String)
+    /// Issues a one-time code to `target` over `channel` (`email` or `sms`): the result carries the code, once;
+    /// the log holds only its HMAC and the masked target.
     case sendOTP(user: String, channel: String, target: String)
+    /// Checks a code: a right one appends `otp.verified` and returns a grant; a wrong one appends
+    /// `otp.failed`, and `execute` returns with an `otp_invalid` error in the result's `refusal` (SPEC 2.7).
     case verifyOTP(user: String, otpId: String, code: String)
+    /// Changes the policy settings in `data` (`policy.set`, at least one setting).
     case setPolicy(EventData)
 
     /// What a command's optional fields mean when a caller leaves them out (SPEC 2, 5), in
@@ -27,6 +45,7 @@ public enum Command: Sendable {
         public static let action = "login"
     }
 
+    /// The user the command is about; nil for `setPolicy` (stream `$system`).
     public var user: String? {
         switch self {
         case let .requestVerification(u, _, _, _, _), let .register(u, _, _, _, _, _, _, _, _, _, _),
@@ -41,19 +60,26 @@ public enum Command: Sendable {
 
 /// What a command did: the events it appended and what the caller gets back.
 public struct CommandResult: Sendable {
+    /// The events appended, in order.
     public var events: [RecordedEvent] = []
+    /// The challenge issued, approved, denied or expired.
     public var challengeId: String?
+    /// The OTP issued or checked.
     public var otpId: String?
     /// The OTP code: returned once to the caller, never stored or logged.
     public var code: String?
+    /// The grant a verified OTP created: what a `via: otp` registration names.
     public var grantId: String?
     /// The caller's own device was revoked, or all were.
     public var sessionEnded = false
     /// A refusal that still appended events (`otp_invalid` appends `otp.failed`).
     public var refusal: LedgerError?
 
+    /// An empty result: nothing appended.
     public init() {}
 
+    /// The result as the CLI's `--json` and the HTTP API answer it: `events` as `seq` and `type`,
+    /// then the ids, the code and `sessionEnded` that are set (never `refusal`).
     public var json: JSON {
         var m: [(String, JSON)] = [("events", .array(events.map { .object([("seq", .int(Int64($0.seq))), ("type", .string($0.event.type.name))]) }))]
         if let challengeId { m.append(("challengeId", .string(challengeId))) }

@@ -4,9 +4,10 @@ import Foundation
 /// The server key that OTP codes are hashed under (HMAC-SHA-256). It lives outside
 /// the log: in `server.key` (mode 0600) in the store directory, created on first use,
 /// or given by configuration (`AUTHLEDGER_SERVER_KEY_FILE`).
-public struct OTPSecrets: @unchecked Sendable {
+public struct OTPSecrets: Sendable {
     let key: SymmetricKey
 
+    /// Secrets under `key`, which must be at least 32 bytes (a precondition).
     public init(key: [UInt8]) {
         precondition(key.count >= 32, "the server key must have at least 32 bytes")
         self.key = SymmetricKey(data: key)

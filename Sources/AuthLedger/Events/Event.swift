@@ -3,9 +3,12 @@ import Foundation
 
 /// An event id: a UUID, written in lower case.
 public struct EventID: Hashable, Sendable, CustomStringConvertible {
+    /// The first 8 bytes of the UUID, big-endian.
     public var high: UInt64
+    /// The last 8 bytes of the UUID, big-endian.
     public var low: UInt64
 
+    /// The id made of these 16 bytes.
     public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
 
     /// A new id: a version 7 UUID (48-bit Unix milliseconds, then 74 random bits).
@@ -19,6 +22,7 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
         return EventID(high: h, low: l)
     }
 
+    /// Parses a UUID in its 36-character `8-4-4-4-12` form, hex digits in either case; nil for any other text.
     public init?(_ text: String) {
         let b = Array(text.utf8)
         guard b.count == 36, b[8] == 45, b[13] == 45, b[18] == 45, b[23] == 45 else { return nil }
@@ -32,6 +36,7 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
         low = l
     }
 
+    /// The id in lower-case `8-4-4-4-12` form, as the recorded form writes it.
     public var description: String {
         let hex = hexString(high.bigEndianBytes8 + low.bigEndianBytes8)
         let c = Array(hex)
@@ -75,13 +80,17 @@ final class RandomBits: @unchecked Sendable {
 
 /// A SHA-256 value.
 public struct Hash32: Hashable, Sendable, CustomStringConvertible {
+    /// The 32 bytes of the hash.
     public var bytes: [UInt8]
+    /// The hash made of these bytes; `bytes` must hold exactly 32 (a precondition).
     public init(bytes: [UInt8]) {
         precondition(bytes.count == 32)
         self.bytes = bytes
     }
+    /// 32 zero bytes: the `prev` of the event at `seq` 1.
     public static let zero = Hash32(bytes: [UInt8](repeating: 0, count: 32))
 
+    /// Parses 64 lower-case hex digits; nil for anything else (upper case included).
     public init?(hex: String) {
         let b = Array(hex.utf8)
         guard b.count == 64 else { return nil }
@@ -94,25 +103,37 @@ public struct Hash32: Hashable, Sendable, CustomStringConvertible {
         bytes = out
     }
 
+    /// The hash as 64 lower-case hex digits.
     public var description: String { hexString(bytes) }
 }
 
-func hexValue(_ c: UInt8, lowerOnly: Bool = false) -> UInt8? {
+/// The value of one hex digit (`0-9a-f`, and `A-F` unless `lowerOnly`); nil for any other
+/// byte. The package's one hex decoder (hashes, ids, percent escapes).
+package func hexValue(_ c: UInt8, lowerOnly: Bool = false) -> UInt8? {
     switch c {
-    case 48...57: return c - 48
-    case 97...102: return c - 87
-    case 65...70 where !lowerOnly: return c - 55
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F") where !lowerOnly: return c - UInt8(ascii: "A") + 10
     default: return nil
     }
 }
 
-private let hexDigits: [Character] = Array("0123456789abcdef")
+/// Lower-case hex of `bytes`: the package's one hex encoder (hashes, ids, tokens), written
+/// straight into the string's UTF-8 storage (it is on the path of every recorded event).
+package func hexString(_ bytes: some Collection<UInt8>) -> String {
+    String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+        var i = 0
+        for b in bytes {
+            out[i] = hexDigitASCII(b >> 4)
+            out[i + 1] = hexDigitASCII(b & 15)
+            i += 2
+        }
+        return i
+    }
+}
 
-func hexString(_ bytes: [UInt8]) -> String {
-    var s = ""
-    s.reserveCapacity(bytes.count * 2)
-    for b in bytes { s.append(hexDigits[Int(b >> 4)]); s.append(hexDigits[Int(b & 15)]) }
-    return s
+@inline(__always) private func hexDigitASCII(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
 }
 
 extension UInt64 {
@@ -124,17 +145,23 @@ public let systemStream = "$system"
 
 /// An event's content: what a fixture line says, with its id once assigned.
 public struct Event: Equatable, Sendable {
+    /// The event's id; nil until the ledger assigns one (a version 7 UUID) when it appends the event.
     public var id: EventID?
+    /// What happened: one of the types of SPEC 1.3.
     public var type: EventType
     /// The stream key; nil for `policy.set` (stream `$system`).
     public var user: String?
+    /// When it happened; within a stream, `at` never goes backwards (SPEC 2.1).
     public var at: Timestamp
+    /// The fields of the type (SPEC 1.3); personal values that were erased are absent.
     public var data: EventData
+    /// The `meta` strings (`actor`, `correlationId`, `ip`, …), if any.
     public var meta: StringMap?
     /// The commitments of the personal values (SPEC 1.5): salts of the disclosed values,
     /// digests of every one (erased values are absent from `data` and `meta`).
     public var personal: PersonalValues?
 
+    /// An event with this content; nothing is checked until it is appended or decoded.
     public init(id: EventID? = nil, type: EventType, user: String?, at: Timestamp, data: EventData, meta: StringMap? = nil,
                 personal: PersonalValues? = nil) {
         self.id = id
@@ -146,6 +173,7 @@ public struct Event: Equatable, Sendable {
         self.personal = personal
     }
 
+    /// The stream the event belongs to: its user, or `$system` for `policy.set`.
     public var stream: String { user ?? systemStream }
 
     /// `meta.actor`, if any.
@@ -169,12 +197,18 @@ public struct Event: Equatable, Sendable {
 
 /// An event as the log holds it: content plus position and chain.
 public struct RecordedEvent: Equatable, Sendable {
+    /// The event's content, with its id.
     public var event: Event
+    /// Its position in the whole log: 1, 2, 3, … with no gap, in commit order.
     public var seq: UInt64
+    /// Its position within its stream: 1, 2, 3, … (`$system` counts its own).
     public var version: UInt64
+    /// The `hash` of the event at `seq - 1` (``Hash32/zero`` for `seq` 1).
     public var prev: Hash32
+    /// This event's chain hash: `SHA-256(prev ‖ leaf)` (SPEC 1.2).
     public var hash: Hash32
 
+    /// A recorded event with these values as given; nothing is recomputed or checked.
     public init(event: Event, seq: UInt64, version: UInt64, prev: Hash32, hash: Hash32) {
         self.event = event
         self.seq = seq
@@ -183,6 +217,7 @@ public struct RecordedEvent: Equatable, Sendable {
         self.hash = hash
     }
 
+    /// The event's id; a recorded event always has one.
     public var id: EventID { event.id! }
 
     /// The recorded form without `prev`, `hash` and `disclosures`; with `hashed`, every
@@ -240,6 +275,8 @@ public struct RecordedEvent: Equatable, Sendable {
         return Hash32(bytes: Array(sha.finalize()))
     }
 
+    /// The chain hash (SPEC 1.2) the event gets at `seq` and stream `version` after `prev`:
+    /// `SHA-256(prev ‖ SHA-256(0x00 ‖ C))`, `C` being the canonical JSON of its hashed form.
     public static func computeHash(_ e: Event, seq: UInt64, version: UInt64, prev: Hash32) -> Hash32 {
         chain(prev: prev, leaf: leaf(e, seq: seq, version: version))
     }

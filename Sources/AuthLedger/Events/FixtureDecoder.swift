@@ -2,11 +2,17 @@ import Foundation
 
 /// What a recorded-form input line claims about its position and chain.
 public struct RecordedClaims: Sendable, Equatable {
+    /// The claimed global position, if the line has `seq`.
     public var seq: UInt64?
+    /// The claimed stream version, if the line has `version`.
     public var version: UInt64?
+    /// The claimed previous hash, if the line has `prev`.
     public var prev: Hash32?
+    /// The claimed chain hash, if the line has `hash`.
     public var hash: Hash32?
+    /// True for a fixture-form line: it claims nothing to check.
     public var isEmpty: Bool { seq == nil && version == nil && prev == nil && hash == nil }
+    /// Claims to check when the event is appended (`chain_mismatch` when one does not hold).
     public init(seq: UInt64? = nil, version: UInt64? = nil, prev: Hash32? = nil, hash: Hash32? = nil) {
         self.seq = seq
         self.version = version
@@ -17,10 +23,13 @@ public struct RecordedClaims: Sendable, Equatable {
 
 /// An event to append, as decoded from input, with any recorded-form claims.
 public struct EventInput: Sendable {
+    /// The event's content.
     public var event: Event
+    /// What the line claims about its position and chain; empty for the fixture form.
     public var claims: RecordedClaims
     /// The recorded form's `disclosures` (pointer → salt): the salts of its clear personal values.
     public var disclosures: StringMap?
+    /// An input with these parts.
     public init(event: Event, claims: RecordedClaims = RecordedClaims(), disclosures: StringMap? = nil) {
         self.event = event
         self.claims = claims
@@ -61,6 +70,7 @@ public enum EventDecoder {
         return out
     }
 
+    /// Decodes one JSON line (fixture or recorded form); throws `invalid_event` for anything SPEC 1.1–1.4 refuses.
     public static func decode(line: [UInt8]) throws(LedgerError) -> EventInput {
         let json: JSON
         do {
@@ -260,6 +270,7 @@ public enum EventDecoder {
         return m
     }
 
+    /// Whether `s` holds a control character (U+0000–U+001F, U+007F–U+009F).
     public static func hasControl(_ s: String) -> Bool {
         s.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) }
     }
@@ -270,6 +281,8 @@ public enum EventDecoder {
         guard !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
     }
 
+    /// Checks a user key (SPEC 1.4): an id as ``EventDecoder/checkId(_:_:)`` checks it, not starting with `$`, in
+    /// Unicode normal form C; throws `invalid_event` otherwise.
     public static func checkUser(_ user: String) throws(LedgerError) {
         try checkId(user, "user")
         // By scalars: `hasPrefix` compares grapheme clusters ("$" + a combining mark is not "$").
@@ -288,6 +301,8 @@ public enum EventDecoder {
         return b.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }
     }
 
+    /// Whether `actor` is a valid `meta.actor`: `user`, `system`, or `device:`, `service:` or `admin:`
+    /// followed by 1–128 characters without control characters.
     public static func isValidActor(_ actor: String) -> Bool {
         if actor == "user" || actor == "system" { return true }
         // By scalars: ":" followed by a combining mark or an emoji modifier is one grapheme
@@ -308,6 +323,7 @@ public enum EventDecoder {
         guard trimmed.count >= 3, trimmed.count <= 50 else { throw LedgerError(.invalidName, "name must be 3–50 characters after trimming", field: "name") }
     }
 
+    /// The name with leading and trailing white space removed: how answers show it and rules compare it.
     public static func trimName(_ name: String) -> String {
         var s = Substring(name)
         while let f = s.first, f.isWhitespace { s = s.dropFirst() }

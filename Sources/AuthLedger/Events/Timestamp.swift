@@ -7,8 +7,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Milliseconds since 1970-01-01T00:00:00Z.
     public var milliseconds: Int64
 
+    /// The time `milliseconds` after 1970-01-01T00:00:00Z (negative: before).
     public init(milliseconds: Int64) { self.milliseconds = milliseconds }
 
+    /// Earlier than.
     public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
 
     /// This time moved by `seconds`, saturating at `.max` and `.min`: a derived time
@@ -38,6 +40,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: the range RFC 3339 can write.
     public static let min = Timestamp(milliseconds: -62_167_219_200_000)
+    /// 9999-12-31T23:59:59.999Z: the latest time the ledger writes.
     public static let max = Timestamp(milliseconds: 253_402_300_799_999)
 
     /// The system clock, truncated to milliseconds. Only the edges (CLI, server) call it.
@@ -47,6 +50,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return Timestamp(milliseconds: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
     }
 
+    /// The normalised form, as ``Timestamp/formatted``.
     public var description: String { formatted }
 
     /// `YYYY-MM-DDTHH:MM:SS.sssZ` (written by `writeFormatted`, the one formatter).

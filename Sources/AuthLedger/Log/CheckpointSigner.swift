@@ -17,16 +17,19 @@ import Foundation
 /// `<name>+<8 hex digits key id>+<base64(0x01 ‖ public key)>`. A note may carry more
 /// signature lines after ours (witness cosignatures); verifiers skip the ones they
 /// do not know.
-// @unchecked: the private key is an immutable value (swift-crypto does not mark it Sendable).
-public struct CheckpointSigner: @unchecked Sendable {
+public struct CheckpointSigner: Sendable {
     /// The origin when none is configured; operators are told to set their own.
     public static let defaultOrigin = "authledger.example/log"
     /// The signature algorithm byte of Ed25519 in signed notes.
     static let ed25519: UInt8 = 0x01
 
+    /// The log's origin: the first line of each checkpoint and the key's name.
     public let origin: String
     let key: Curve25519.Signing.PrivateKey
 
+    /// A signer for `origin` with the Ed25519 private key of the 32-byte `seed`. Throws `invalid_event` for an
+    /// origin that is empty, over 256 bytes, or has white space, a control character or `+`; swift-crypto's
+    /// error for a seed that is not 32 bytes.
     public init(origin: String, seed: [UInt8]) throws {
         try CheckpointSigner.checkOrigin(origin)
         self.origin = origin

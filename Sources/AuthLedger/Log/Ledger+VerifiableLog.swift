@@ -3,19 +3,29 @@ import Foundation
 
 /// An inclusion proof: the event at `leafIndex + 1` is leaf `leafIndex` of the tree of `treeSize`.
 public struct InclusionProof: Sendable, Equatable {
+    /// The number of events in the tree the proof is for.
     public var treeSize: UInt64
+    /// The event's 0-based leaf index: its `seq` minus 1.
     public var leafIndex: UInt64
+    /// The event's leaf hash, `SHA-256(0x00 ‖ C)` (SPEC 1.2).
     public var leafHash: Hash32
+    /// The audit path of RFC 6962, from the leaf up.
     public var proof: [Hash32]
+    /// The root of the tree of `treeSize` events, which the path leads to.
     public var root: Hash32
 }
 
 /// A consistency proof: the tree of `newSize` extends the tree of `oldSize`.
 public struct ConsistencyProof: Sendable, Equatable {
+    /// The size of the older tree.
     public var oldSize: UInt64
+    /// The size of the newer tree.
     public var newSize: UInt64
+    /// The root of the tree of `oldSize` events.
     public var oldRoot: Hash32
+    /// The root of the tree of `newSize` events.
     public var newRoot: Hash32
+    /// The consistency proof of RFC 6962 (empty when the sizes are equal).
     public var proof: [Hash32]
 }
 
@@ -23,9 +33,11 @@ public struct ConsistencyProof: Sendable, Equatable {
 extension Ledger {
     /// Tile height of the tile API (C2SP tlog-tiles): 2^8 hashes per tile.
     public static let tileHeight = 8
+    /// The number of hashes in a full tile (and of events in a full entry bundle): 256.
     public static let tileWidth = 1 << tileHeight
 
     /// The size (the head, or `size`) and root of the tree.
+    /// Throws `invalid_event` for a `size` beyond the head.
     public func treeHead(size: UInt64? = nil) throws -> (size: UInt64, root: Hash32) {
         try storage.read { r in
             let n = try Ledger.checkedSize(size, head: try r.head().seq)
@@ -34,6 +46,7 @@ extension Ledger {
     }
 
     /// The inclusion proof of the event `seq` in the tree of `size` (default the head).
+    /// Throws `invalid_event` for a `size` beyond the head or a `seq` outside `1…size`.
     public func inclusionProof(seq: UInt64, size: UInt64? = nil) throws -> InclusionProof {
         try storage.read { r in
             let n = try Ledger.checkedSize(size, head: try r.head().seq)
@@ -47,6 +60,7 @@ extension Ledger {
     }
 
     /// The consistency proof from the tree of `from` events to the tree of `to` (1 ≤ from ≤ to ≤ head).
+    /// Throws `invalid_event` when the sizes are not in that order.
     public func consistencyProof(from: UInt64, to: UInt64) throws -> ConsistencyProof {
         try storage.read { r in
             let head = try r.head().seq

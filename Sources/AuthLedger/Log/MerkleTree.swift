@@ -89,6 +89,7 @@ public enum MerkleTree {
     public struct Reader {
         let read: (UInt64) throws -> Hash32
 
+        /// A reader over `read`, which returns the stored hash at a stored index (and throws when the store does).
         public init(_ read: @escaping (UInt64) throws -> Hash32) { self.read = read }
 
         /// The hash of the complete subtree at `level`, `n`.

@@ -6,6 +6,7 @@ public struct ErasureOutcome: Sendable {
     public var event: RecordedEvent
     /// Events whose personal values were destroyed.
     public var erasedEvents: Int
+    /// The log's head after the erasure's `user.erased`.
     public var head: Head
 }
 

@@ -5,6 +5,7 @@ public struct HistoryPage: Sendable, Equatable {
     /// At most this many events (nil: all).
     public var limit: Int?
 
+    /// A page of the events after `seq` `after`, at most `limit` of them (default: from the start, all).
     public init(after: UInt64 = 0, limit: Int? = nil) {
         self.after = after
         self.limit = limit
@@ -12,6 +13,7 @@ public struct HistoryPage: Sendable, Equatable {
 
     /// The page size of the HTTP service when a request names none, and the largest it accepts.
     public static let defaultLimit = 1_000
+    /// The largest page the HTTP service accepts.
     public static let maxLimit = 10_000
 }
 

@@ -6,12 +6,14 @@ public struct QueryOptions: Sendable {
     public var asOf: Timestamp
     /// The device the caller names as its own (`current: true`).
     public var current: String?
+    /// List revoked devices too (`devices` only; they are left out by default).
     public var includeRevoked: Bool
     /// The requester's view of a challenge: status only.
     public var asRequester: Bool
     /// Compute by replaying from scratch instead of from maintained projections.
     public var fromScratch: Bool
 
+    /// Options for a query as of `asOf`, at the head by default, with every view flag off.
     public init(position: UInt64? = nil, asOf: Timestamp, current: String? = nil, includeRevoked: Bool = false,
                 asRequester: Bool = false, fromScratch: Bool = false) {
         self.position = position
@@ -28,6 +30,8 @@ public enum Views {
     static func time(_ t: Timestamp?) -> JSON { t.map { .string($0.formatted) } ?? .null }
     static func str(_ s: String?) -> JSON { s.map { .string($0) } ?? .null }
 
+    /// The cooling members (SPEC 3.2) at `asOf`: `active`, `until` (null when inactive) and
+    /// `statusCode` (146 while a window is open, 100 otherwise).
     public static func cooling(_ s: UserState, asOf: Timestamp) -> [(String, JSON)] {
         let active = s.isCooling(at: asOf)
         return [("active", .bool(active)), ("until", active ? time(s.coolingUntil) : .null),
@@ -58,12 +62,15 @@ public enum Views {
         return .object(m)
     }
 
+    /// The devices the `devices` answer lists: revoked ones only with `includeRevoked`; ordered by
+    /// registration time (request time while never registered), then id.
     public static func listedDevices(_ s: UserState, includeRevoked: Bool) -> [DeviceRecord] {
         s.devices.values
             .filter { includeRevoked || $0.status != .revoked }
             .sorted { ($0.sortTime, $0.deviceId) < ($1.sortTime, $1.deviceId) }
     }
 
+    /// The `devices` answer (SPEC 3.1) for state `s` at `position`.
     public static func devices(_ s: UserState, position: UInt64, options o: QueryOptions) -> JSON {
         .object([
             ("user", .string(s.user)),
@@ -82,12 +89,14 @@ public enum Views {
         .object([("user", .string(s.user))] + cooling(s, asOf: o.asOf) + erasedMember(s))
     }
 
+    /// The challenges pending at `asOf`, ordered by `issuedAt`, then id.
     public static func pendingChallenges(_ s: UserState, asOf: Timestamp) -> [ChallengeRecord] {
         s.challenges.values
             .filter { $0.outcome(at: asOf) == .pending }
             .sorted { ($0.issuedAt, $0.challengeId) < ($1.issuedAt, $1.challengeId) }
     }
 
+    /// The `pending` answer (SPEC 3.3): an array of the pending challenges; `context` is `{}` when a challenge has none.
     public static func pending(_ s: UserState, options o: QueryOptions) -> JSON {
         .array(pendingChallenges(s, asOf: o.asOf).map { c in
             .object([
@@ -120,24 +129,33 @@ public enum Views {
 }
 
 extension Ledger {
+    /// The `devices` answer (SPEC 3.1) for `user` under `o`; a user with no events has no devices.
+    /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func devices(_ user: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.devices(s, position: pos, options: o)
     }
 
+    /// The `cooling` answer (SPEC 3.2) for `user` under `o`.
+    /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func cooling(_ user: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
         let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.coolingAnswer(s, position: pos, options: o)
     }
 
+    /// The `pending` answer (SPEC 3.3) for `user` under `o`.
+    /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func pending(_ user: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
         let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
         return Views.pending(s, options: o)
     }
 
+    /// The `challenge` answer (SPEC 3.4) for challenge `id` of `user` under `o`, the requester's view with
+    /// ``QueryOptions/asRequester``. Throws `challenge_not_found` for an unknown challenge, `invalid_event`
+    /// for an invalid user key, `tampered` for an undecodable stored record.
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
         // A settled challenge is not in the maintained state: its index has it.

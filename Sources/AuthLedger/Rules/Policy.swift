@@ -1,14 +1,23 @@
 /// The policy in force (SPEC 1.3 `policy.set`), with its defaults.
 public struct Policy: Equatable, Sendable {
+    /// Length of the cooling window a sensitive change opens (SPEC 2.5), in seconds; default 300.
     public var coolingSeconds: Int64 = 300
+    /// How long a challenge issued by a command stays pending, in seconds; default 60.
     public var challengeTtlSeconds: Int64 = 60
+    /// How long an OTP issued by a command can be verified, in seconds; default 300.
     public var otpTtlSeconds: Int64 = 300
+    /// How many wrong codes lock an OTP issued by a command; default 5.
     public var otpMaxAttempts: Int64 = 5
+    /// How many OTPs a user may be issued in any hour (`otp_rate_limited`); default 5.
     public var otpPerHour: Int64 = 5
+    /// How long a grant, or an approved login challenge, can be used to register a device, in seconds; default 600.
     public var grantTtlSeconds: Int64 = 600
+    /// The most active devices a user may have (`device_limit_reached`); default 20.
     public var maxDevices: Int64 = 20
+    /// Whether a device is forbidden to revoke itself (`current_device_protected`); default true.
     public var protectCurrentDevice: Bool = true
 
+    /// The default policy, in force before any `policy.set`.
     public init() {}
 
     /// Applies a `policy.set` patch: later values override earlier ones.
@@ -28,6 +37,7 @@ public struct Policy: Equatable, Sendable {
         }
     }
 
+    /// Every setting as a JSON object, in the order of `policy.set`'s table.
     public var json: JSON {
         .object([("coolingSeconds", .int(coolingSeconds)), ("challengeTtlSeconds", .int(challengeTtlSeconds)),
                  ("otpTtlSeconds", .int(otpTtlSeconds)), ("otpMaxAttempts", .int(otpMaxAttempts)),
@@ -38,10 +48,14 @@ public struct Policy: Equatable, Sendable {
 
 /// The `$system` stream's state: the policy and the stream's own position and clock.
 public struct SystemState: Equatable, Sendable {
+    /// The policy in force after the stream's events.
     public var policy = Policy()
+    /// How many `policy.set` events were folded in.
     public var version: UInt64 = 0
+    /// The `at` of the latest `policy.set`; a later one may not be earlier (`time_regression`).
     public var lastAt: Timestamp?
 
+    /// The state before any `policy.set`: the default policy.
     public init() {}
 
     /// Validates and applies a `policy.set` (the only event of this stream).

@@ -1,23 +1,43 @@
+/// Where a device stands in its user's stream (SPEC 3.1 `status`).
 public enum DeviceStatus: UInt8, Sendable {
+    /// `pending`: a `device.verification_requested` was recorded and the device is not yet registered;
+    /// `active`: registered and not revoked; `revoked`: revoked, for good (a revoked device stays revoked).
     case pending = 0, active = 1, revoked = 2
+    /// The name answers use: `pending`, `active` or `revoked`.
     public var name: String { switch self { case .pending: "pending"; case .active: "active"; case .revoked: "revoked" } }
 }
 
+/// One device of a user as the rules and the `devices` answer see it, folded from its events.
 public struct DeviceRecord: Equatable, Sendable {
+    /// The device's id, unique within its user (`data.deviceId`).
     public var deviceId: String
+    /// The name as recorded (untrimmed; answers trim it); nil for a pending device that gave none,
+    /// and after an erasure (SPEC 1.5).
     public var name: String?
+    /// `mobile`, `tablet`, `desktop`, `browser` or `other`; nil for a pending device that gave none.
     public var kind: String?
+    /// The platform the device reported (`ios`, `android`, …), if any; a registration without one keeps the pending request's.
     public var platform: String?
+    /// The app id given at registration, if any.
     public var appId: String?
+    /// The push token, if any; `PersonalData.erasedMarker` once erased (the device stays push-enrolled).
     public var pushToken: String?
+    /// `permanent` or `temporary`, from the registration; nil while the device was never registered.
     public var binding: String?
+    /// How the device was trusted (`initial`, `email_link`, `otp`, `trusted_device`, `admin`); nil while never registered.
     public var via: String?
+    /// Whether the device is pending, active or revoked.
     public var status: DeviceStatus
+    /// The time of its latest `device.verification_requested`, if it had one.
     public var requestedAt: Timestamp?
+    /// The time of its `device.registered`; nil while never registered.
     public var registeredAt: Timestamp?
+    /// The time of its latest `device.accessed`, starting at `registeredAt`; nil while never registered.
     public var lastAccessAt: Timestamp?
+    /// When it was revoked (by `device.revoked` or `device.all_revoked`); nil while not revoked.
     public var revokedAt: Timestamp?
 
+    /// A device with only its id and status; every other field nil.
     public init(deviceId: String, status: DeviceStatus) {
         self.deviceId = deviceId
         self.status = status
@@ -27,24 +47,38 @@ public struct DeviceRecord: Equatable, Sendable {
     var sortTime: Timestamp { registeredAt ?? requestedAt ?? .min }
 }
 
+/// The outcome of a challenge for its owner and auditors (SPEC 3.4 `outcome`).
 public enum ChallengeOutcome: UInt8, Sendable {
+    /// `pending`: unresolved and not yet at `expiresAt`; `approved` and `denied`: resolved by a device;
+    /// `expired`: its time is up, whether or not a `challenge.expired` was recorded.
     case pending = 0, approved = 1, denied = 2, expired = 3
+    /// The name answers use: `pending`, `approved`, `denied` or `expired`.
     public var name: String { switch self { case .pending: "pending"; case .approved: "approved"; case .denied: "denied"; case .expired: "expired" } }
 }
 
+/// One challenge of a user (SPEC 2.6), folded from its `challenge.*` events.
 public struct ChallengeRecord: Equatable, Sendable {
+    /// The challenge's id, unique within its user.
     public var challengeId: String
+    /// What the requester asks to do: a lower-case word such as `login` or `transaction`.
     public var action: String
+    /// The device that asked; it need not be known to the ledger.
     public var requestingDeviceId: String
+    /// The `at` of its `challenge.issued`.
     public var issuedAt: Timestamp
+    /// From this time on the challenge is expired (SPEC 2.6).
     public var expiresAt: Timestamp
+    /// The `context` strings shown to the approver, if any; erased values read `PersonalData.erasedMarker`.
     public var context: StringMap?
     /// The requester was an active device when the challenge was issued (it may approve itself).
     public var requesterWasActive: Bool
     /// The recorded resolution; `outcome(at:)` adds silent expiry.
     public var resolution: ChallengeOutcome = .pending
+    /// When its approval, denial or `challenge.expired` was recorded; nil while unresolved.
     public var resolvedAt: Timestamp?
+    /// The device that approved or denied it; nil otherwise.
     public var approverDeviceId: String?
+    /// The approval's `userVerified` flag (the user passed a biometric or PIN check), when the approver gave one.
     public var userVerified: Bool?
     /// The device whose registration consumed this approval (`via: trusted_device`).
     public var usedBy: String?
@@ -65,22 +99,37 @@ public struct ChallengeRecord: Equatable, Sendable {
     public static func hasExpired(_ expiresAt: Timestamp, at t: Timestamp) -> Bool { t >= expiresAt }
 }
 
+/// One one-time code issued to a user (SPEC 2.7): never the code itself, only its HMAC.
 public struct OTPRecord: Equatable, Sendable {
+    /// The OTP's id, unique within its user.
     public var otpId: String
+    /// Where the code was sent: `email` or `sms`.
     public var channel: String
+    /// The masked address or number it was sent to (`a***@example.com`); the erased marker after an erasure.
     public var target: String
+    /// The lower-case hex HMAC-SHA-256 of the code under the server key (SPEC 2.8).
     public var codeHash: String
+    /// The `at` of its `otp.issued`.
     public var issuedAt: Timestamp
+    /// From this time on the code can no longer be verified or failed (`otp_expired`).
     public var expiresAt: Timestamp
+    /// How many failures lock it (`otp_locked`).
     public var maxAttempts: Int64
+    /// How many `otp.failed` were recorded for it.
     public var failures: Int64 = 0
+    /// Whether an `otp.verified` was recorded for it (it is then used up).
     public var verified = false
 }
 
+/// A grant made by an `otp.verified`: one `via: otp` registration may use it before it expires.
 public struct GrantRecord: Equatable, Sendable {
+    /// The grant's id, unique within its user.
     public var grantId: String
+    /// The OTP whose verification created it.
     public var otpId: String
+    /// From this time on it can no longer be used (`grant_invalid`).
     public var expiresAt: Timestamp
+    /// The device whose registration used it up; nil while unused.
     public var usedBy: String?
 }
 
@@ -90,31 +139,42 @@ public struct GrantRecord: Equatable, Sendable {
 /// it, replay rebuilds with it, the append path maintains projections with it, and
 /// the command side runs it on what it decided before appending.
 public struct UserState: Equatable, Sendable {
+    /// The user (stream key) this state belongs to.
     public var user: String
+    /// The number of events folded in: the stream version of the latest one (0 for none).
     public var version: UInt64 = 0
+    /// The `at` of the latest event folded in; a later event may not be earlier (`time_regression`).
     public var lastAt: Timestamp?
+    /// The user's devices by id, pending, active and revoked.
     public var devices: [String: DeviceRecord] = [:]
     /// Whether any device was ever registered (`via: initial` is for first devices only).
     public var everRegistered = false
     /// End of the latest cooling window.
     public var coolingUntil: Timestamp?
+    /// The user's challenges by id, resolved or not.
     public var challenges: [String: ChallengeRecord] = [:]
+    /// The user's OTPs by id.
     public var otps: [String: OTPRecord] = [:]
+    /// The latest issued OTP: the only one that may still be verified or failed.
     public var latestOtpId: String?
     /// Issue times of OTPs within the last hour before `lastAt` (rate limit).
     public var otpIssueTimes: [Timestamp] = []
+    /// The grants made by verified OTPs, by id.
     public var grants: [String: GrantRecord] = [:]
     /// Whether personal values of this user were erased (SPEC 1.5): a `user.erased`, or an
     /// event whose values are gone. Erased values are nil or `PersonalData.erasedMarker`.
     public var erased = false
 
+    /// The state of a user with no events yet.
     public init(user: String) { self.user = user }
 
+    /// Whether a cooling window (SPEC 2.5) is open at `t`, i.e. `t` is before ``UserState/coolingUntil``.
     public func isCooling(at t: Timestamp) -> Bool {
         if let until = coolingUntil { return t < until }
         return false
     }
 
+    /// How many of the user's devices are active (what `maxDevices` limits).
     public var activeDeviceCount: Int { devices.values.reduce(0) { $0 + ($1.status == .active ? 1 : 0) } }
 
     /// The OTP that may still be verified or failed at `t`, or the refusal that says why not.

@@ -1,9 +1,13 @@
 /// An unresolved challenge: what a sweeper needs to expire it on time.
 public struct UnresolvedChallenge: Sendable, Hashable {
+    /// The user whose challenge it is.
     public var user: String
+    /// The challenge's id.
     public var challengeId: String
+    /// When its `challenge.expired` becomes due.
     public var expiresAt: Timestamp
 
+    /// A challenge to watch.
     public init(user: String, challengeId: String, expiresAt: Timestamp) {
         self.user = user
         self.challengeId = challengeId

@@ -3,7 +3,9 @@
 /// ledger's `meta` database, so it survives restarts. Its consumer reads the feed from
 /// `checkpoint + 1` and acknowledges what it has processed.
 public struct DurableSubscription: Sendable, Equatable {
+    /// Its name: 1–64 characters of `A-Z a-z 0-9 . _ -`, unique in the ledger.
     public var name: String
+    /// Which events it delivers.
     public var filter: EventFilter
     /// The last acknowledged `seq` (0: nothing yet).
     public var checkpoint: UInt64
@@ -11,6 +13,7 @@ public struct DurableSubscription: Sendable, Equatable {
     /// token), or nil for one stored before subscriptions had owners (admin only).
     public var owner: String?
 
+    /// A subscription with these values (nothing is stored until the ledger creates it).
     public init(name: String, filter: EventFilter, checkpoint: UInt64, owner: String? = nil) {
         self.name = name
         self.filter = filter

@@ -5,6 +5,7 @@ public struct EventFilter: Sendable, Equatable {
     /// Only these types (nil: every type).
     public var types: Set<EventType>?
 
+    /// A filter on `user` and `types` (nil: no condition on it).
     public init(user: String? = nil, types: Set<EventType>? = nil) {
         self.user = user
         self.types = types
@@ -13,6 +14,7 @@ public struct EventFilter: Sendable, Equatable {
     /// Every event.
     public static let all = EventFilter()
 
+    /// Whether `e` passes both conditions.
     public func matches(_ e: RecordedEvent) -> Bool {
         if let user, e.event.user != user { return false }
         if let types, !types.contains(e.event.type) { return false }

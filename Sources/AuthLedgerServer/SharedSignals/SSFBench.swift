@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// `authledger bench-ssf`: how fast SETs are signed and delivered, in one run over a
 /// temporary store, with a loopback push receiver in the same process.
@@ -199,10 +200,12 @@ public enum SSFBench {
     static func fmt(_ x: Double) -> String { x.isFinite ? String(format: "%.1f", x) : "0" }
 
     /// Counts SETs by the `seq` in their `jti` (first receipt only).
-    final class Receiver: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen: [UInt64: ContinuousClock.Instant] = [:]
-        private var last: ContinuousClock.Instant?
+    final class Receiver: Sendable {
+        private struct Receipts {
+            var seen: [UInt64: ContinuousClock.Instant] = [:]
+            var last: ContinuousClock.Instant?
+        }
+        private let receipts = Mutex(Receipts())
 
         func received(_ jwt: String) {
             let now = ContinuousClock.now
@@ -210,15 +213,15 @@ public enum SSFBench {
             guard parts.count == 3, let payload = Data(base64urlText: String(parts[1])),
                   let j = try? JSON.parse(Array(payload)), let jti = j["jti"]?.stringValue,
                   let seq = jti.split(separator: "-").last.flatMap({ UInt64($0) }) else { return }
-            lock.withLock {
-                if seen[seq] == nil { seen[seq] = now }
-                last = now
+            receipts.withLock { r in
+                if r.seen[seq] == nil { r.seen[seq] = now }
+                r.last = now
             }
         }
 
-        var count: Int { lock.withLock { seen.count } }
-        var lastAt: ContinuousClock.Instant? { lock.withLock { last } }
-        var times: [(UInt64, ContinuousClock.Instant)] { lock.withLock { seen.map { ($0.key, $0.value) } } }
+        var count: Int { receipts.withLock { $0.seen.count } }
+        var lastAt: ContinuousClock.Instant? { receipts.withLock { $0.last } }
+        var times: [(UInt64, ContinuousClock.Instant)] { receipts.withLock { $0.seen.map { ($0.key, $0.value) } } }
     }
 }
 

@@ -19,7 +19,7 @@ import ServiceLifecycle
 /// the next SETs while the current ones are being sent, and writes its checkpoint
 /// (`cursor`) at most every `checkpointInterval` and whenever it catches up: after a
 /// crash it resends at most what it sent since, with the same `jti`s.
-final class SSFPushService: Service, @unchecked Sendable {
+final class SSFPushService: Service, Sendable {
     let signals: SharedSignals
     let logger: Logger
     let client: HTTPClient
