@@ -72,6 +72,8 @@ public final class AuthLedgerServer: Sendable {
     let verifySlots: ConcurrencyLimit
     /// The checkpoint signer, loaded at first use.
     let checkpointSigners = CheckpointSignerCache()
+    /// Full hash tiles served so far (immutable; bounded).
+    let fullTiles = FullTileCache()
 
     /// A server for `ledger` (it does not listen until `run(onListening:)` or
     /// `serviceGroup(…)`). Throws when no tokens are

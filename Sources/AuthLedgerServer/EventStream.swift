@@ -53,7 +53,7 @@ extension AuthLedgerServer {
                     var lastWrite = clock.now
                     try await watch.write(&writer, ByteBuffer(string: "retry: 1000\n: connected\n\n"))
                     while !shutdown.isSet {
-                        guard let first = try await iterator.next(idle: tick) else {
+                        guard let first = try await iterator.nextEntry(idle: tick) else {
                             if lastWrite.duration(to: clock.now) >= configuration.heartbeatInterval {
                                 try await watch.write(&writer, ByteBuffer(string: ": heartbeat\n\n"))
                                 lastWrite = clock.now
@@ -63,7 +63,7 @@ extension AuthLedgerServer {
                         // Frames already read from the log go out in one write.
                         var buffer = ByteBuffer()
                         Self.frame(first, into: &buffer)
-                        while iterator.buffered > 0, buffer.readableBytes < 64 * 1024, let e = try await iterator.next(idle: .zero) {
+                        while iterator.buffered > 0, buffer.readableBytes < 64 * 1024, let e = try await iterator.nextEntry(idle: .zero) {
                             Self.frame(e, into: &buffer)
                         }
                         try await watch.write(&writer, buffer)
@@ -82,10 +82,9 @@ extension AuthLedgerServer {
         })
     }
 
-    static func frame(_ e: RecordedEvent, into buffer: inout ByteBuffer) {
-        buffer.writeString("id: \(e.seq)\nevent: \(e.event.type.name)\ndata: ")
-        buffer.writeString(e.json.serialized())
-        buffer.writeString("\n\n")
+    /// The frame of a live event is built once per process (by the feed hub) and shared.
+    static func frame(_ e: FeedEntry, into buffer: inout ByteBuffer) {
+        buffer.writeString(e.frame ?? FeedEntry.sseFrame(e.event))
     }
 }
 

@@ -14,14 +14,22 @@ extension AuthLedgerServer {
             return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-cache"],
                             body: .init(byteBuffer: ByteBuffer(string: note)))
         }
-        on(t, .get, "/tile/{tilePath+}", .scope(.audit)) { [ledger] _, ctx in
+        on(t, .get, "/tile/{tilePath+}", .scope(.audit)) { [ledger, fullTiles] _, ctx in
             let tile = try TilePath(ctx.parameters.getCatchAll())
-            let bytes = try tile.level.map { try ledger.hashTile(level: $0, index: tile.index, width: tile.width) }
-                ?? ledger.entryBundle(index: tile.index, width: tile.width)
+            let full = tile.width == Ledger.tileWidth
+            let body: ByteBuffer
+            if let level = tile.level, full {
+                body = try fullTiles.tile(level: level, index: tile.index) {
+                    try ledger.hashTile(level: level, index: tile.index, width: tile.width)
+                }
+            } else {
+                body = ByteBuffer(bytes: try tile.level.map { try ledger.hashTile(level: $0, index: tile.index, width: tile.width) }
+                    ?? ledger.entryBundle(index: tile.index, width: tile.width))
+            }
             // Full tiles never change; a partial one is superseded as the log grows.
-            let cache = tile.width == Ledger.tileWidth ? "public, max-age=31536000, immutable" : "no-cache"
+            let cache = full ? "public, max-age=31536000, immutable" : "no-cache"
             return Response(status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: cache],
-                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                            body: .init(byteBuffer: body))
         }
         on(t, .get, "/v1/proofs/inclusion", .scope(.audit)) { [self] req, _ in
             let q = req.uri.queryParameters

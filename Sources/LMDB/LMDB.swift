@@ -190,11 +190,16 @@ public final class Environment: @unchecked Sendable {
     ///
     /// `mdb_txn_commit` frees the transaction whether it succeeds or not: a failed
     /// commit (`ENOSPC` on a full disk, `MDB_MAP_FULL`) is never followed by an abort.
-    public func write<T>(_ body: (Transaction) throws -> T) throws -> T {
+    ///
+    /// With `deferMetaSync` (`MDB_NOMETASYNC` for this transaction only), the commit
+    /// syncs the data pages but not the meta page: the commit is durable only after the
+    /// next commit's sync (any process') or `sync()`. LMDB keeps the two latest
+    /// snapshots' pages intact, so losing that meta page loses this commit, never more.
+    public func write<T>(deferMetaSync: Bool = false, _ body: (Transaction) throws -> T) throws -> T {
         while true {
             gate.enterShared(writeTransaction: true)
             var txn: OpaquePointer?
-            let rc = mdb_txn_begin(env, nil, 0, &txn)
+            let rc = mdb_txn_begin(env, nil, deferMetaSync ? UInt32(MDB_NOMETASYNC) : 0, &txn)
             if rc == MDB_MAP_RESIZED {
                 gate.leaveShared(writeTransaction: true)
                 try adoptResize()
@@ -479,6 +484,9 @@ final class StoreGeneration: @unchecked Sendable {
 /// A transaction; valid only inside the closure that received it.
 public struct Transaction {
     let txn: OpaquePointer
+
+    /// This transaction's id (a write transaction's is the last committed one's + 1).
+    public var id: Int { Int(mdb_txn_id(txn)) }
     public let readOnly: Bool
 
     /// Begins a nested write transaction: its writes become part of this one on

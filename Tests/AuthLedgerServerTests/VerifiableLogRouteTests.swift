@@ -52,8 +52,12 @@ import Testing
             let full = try await Self.raw(s, "/tile/0/000")
             #expect(full.status == 200 && full.body.count == 256 * 32)
             #expect(full.headers["Cache-Control"].first?.contains("immutable") == true)
+            // …served again from memory: the same bytes; only full hash tiles are kept
+            #expect(s.server.fullTiles.count == 1)
+            #expect(try await Self.raw(s, "/tile/0/000").body == full.body)
             let partial = try await Self.raw(s, "/tile/0/001.p/44")
             #expect(partial.status == 200 && partial.body.count == 44 * 32)
+            #expect(s.server.fullTiles.count == 1)
             #expect(partial.headers["Cache-Control"].first?.contains("immutable") == false)
             let leaves = Self.hashes(full.body) + Self.hashes(partial.body)
             // Entry bundles: each entry's leaf hash is the tile's leaf, and it is the event's JSON
@@ -110,6 +114,21 @@ import Testing
             #expect(try await Self.raw(s, "/tile/0/000", token: "writer-token").status == 403)
             #expect(try await s.call(.GET, "/v1/proofs/inclusion?seq=1", token: nil).status == 401)
         }
+    }
+
+    @Test func theFullTileCacheIsBoundedAndReadsOnlyOnAMiss() throws {
+        let cache = FullTileCache(capacity: 3)
+        var reads = 0
+        for round in 0..<2 {
+            for i in 0..<UInt64(3) {
+                let b = cache.tile(level: 0, index: i) { reads += 1; return [UInt8(i)] }
+                #expect(Array(b.readableBytesView) == [UInt8(i)], "round \(round)")
+            }
+        }
+        #expect(reads == 3 && cache.count == 3)
+        for i in 3..<UInt64(10) { _ = cache.tile(level: 1, index: i) { [0] } }
+        #expect(cache.count == 3)
+        #expect(FullTileCache(capacity: 0).tile(level: 0, index: 0) { [7] }.readableBytes == 1)
     }
 
     @Test func tilePathsParseOnlyTheirCanonicalSpelling() throws {

@@ -74,6 +74,28 @@ public final class LMDBStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
+    /// Commits with `MDB_NOMETASYNC`: the data pages are synced, the meta page only
+    /// written, so the commit is durable once a later commit synced (its data sync
+    /// flushes the file, this meta page included) or after `sync()`.
+    public func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
+        do {
+            var id = Int.max
+            let value = try environment.write(deferMetaSync: true) { txn in
+                id = txn.id
+                return try body(LMDBAccess(storage: self, txn: txn))
+            }
+            // A transaction that wrote nothing commits (and syncs) nothing: LMDB returns early.
+            let committed = environment.lastTransactionID >= id
+            return (value, !committed, committed)
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    public func sync() throws {
+        do { try environment.sync() } catch let e as LMDBError { throw e.ledgerError }
+    }
+
     /// Clears reader slots left by processes that died inside a read transaction.
     public func checkReaders() throws -> Int {
         do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }

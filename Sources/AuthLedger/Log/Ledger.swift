@@ -15,6 +15,8 @@ public final class Ledger: @unchecked Sendable {
     private let observersLock = NSLock()
     private var observers: [Int: @Sendable (Head) -> Void] = [:]
     private var nextObserver = 0
+    /// The shared notifier and reader of new commits for this ledger's live feeds.
+    let feedHub = FeedHub()
 
     /// Opens the LMDB store at `path` (created 0700 when missing). Maintained
     /// projections that are behind the log (an older format, an interrupted rebuild)
@@ -45,6 +47,8 @@ public final class Ledger: @unchecked Sendable {
             try ensureTree()
         }
         try finishPendingPurge()
+        feedHub.attach(self)
+        _ = addCommitObserver { [commits = feedHub.commits] _ in commits.ring() }
     }
 
     deinit { writer.stop() }
@@ -93,6 +97,14 @@ public final class Ledger: @unchecked Sendable {
     }
 
     public func head() throws -> Head { try storage.read { try $0.head() } }
+
+    /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
+    /// off by default (`AUTHLEDGER_PIPELINED_COMMIT=1` turns it on); the benchmark
+    /// measures both in one run.
+    @_spi(Benchmark) public var pipelinesCommits: Bool {
+        get { writer.pipelined }
+        set { writer.pipelined = newValue }
+    }
 
     /// Whether appends hash salted commitments of personal values (SPEC 1.5), the default.
     /// `false` hashes them in clear, as before commitments existed: only for the

@@ -27,8 +27,39 @@ final class Writer: @unchecked Sendable {
     let maxBatch: Int
     /// Whether appends seal personal values as commitments (off only for the benchmark's baseline).
     var sealPersonalData = true
-    /// Called on the writer thread after each commit with the new head.
+    /// Called on the writer thread after each commit with the new head (once durable).
     var didCommit: (@Sendable (Head) -> Void)?
+    /// Pipelined durable commit: a batch's commit syncs its data but not its meta page
+    /// (one fsync instead of two), and its callers are answered only when the commit is
+    /// durable — after the next batch's commit synced (which flushes that meta page
+    /// too), or after an explicit sync when no batch is waiting. Never earlier.
+    var pipelined: Bool {
+        get { lock.lock(); defer { lock.unlock() }; return pipelinedValue }
+        set { lock.lock(); pipelinedValue = newValue; lock.unlock() }
+    }
+    private var pipelinedValue = Writer.pipelinedByDefault
+    /// Off by default: measured on this project's machine it did not pay (see
+    /// docs/BENCHMARKS.md, "Pipelined commit"); `AUTHLEDGER_PIPELINED_COMMIT=1` turns it on.
+    static let pipelinedByDefault = ProcessInfo.processInfo.environment["AUTHLEDGER_PIPELINED_COMMIT"] == "1"
+    /// A committed batch waiting for its commit to become durable (writer thread only).
+    private struct Held {
+        let batch: [Pending]
+        let results: [Result<any Sendable, Error>]
+        let head: Head
+        /// The batch's first seq.
+        let from: UInt64
+    }
+    private var held: Held?
+    /// The first seq of the held batch, committed but not yet durable (nil: none held):
+    /// the live feed's notifier reads only what is before it.
+    var nonDurableFrom: UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return nonDurableFromValue
+    }
+    private var nonDurableFromValue: UInt64?
+    /// Explicit syncs made because the writer went idle with a batch held.
+    private var idleSyncs = 0
 
     init(storage: any StorageBackend, maxBatch: Int = 1024) {
         self.storage = storage
@@ -63,7 +94,7 @@ final class Writer: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return WriterStats(transactions: batches, requests: requests, busySeconds: Double(busyNanoseconds) / 1e9,
-                           commitSeconds: Double(commitNanoseconds) / 1e9)
+                           commitSeconds: Double(commitNanoseconds) / 1e9, idleSyncs: idleSyncs)
     }
 
     /// Requests waiting for the next transaction (for tests that build a batch).
@@ -84,16 +115,53 @@ final class Writer: @unchecked Sendable {
     private func loop() {
         while true {
             lock.lock()
-            while queue.isEmpty && !stopped { lock.wait() }
-            if queue.isEmpty && stopped { lock.unlock(); return }
+            while queue.isEmpty && !stopped && held == nil { lock.wait() }
+            if queue.isEmpty {
+                lock.unlock()
+                // Idle with a batch held: make it durable now rather than wait for the next.
+                if held != nil { settleHeld(); continue }
+                return
+            }
             let batch = Array(queue.prefix(maxBatch))
             queue.removeFirst(batch.count)
+            let pipelined = pipelinedValue
             lock.unlock()
-            run(batch)
+            if !pipelined && held != nil { settleHeld() }
+            run(batch, pipelined: pipelined)
         }
     }
 
-    private func run(_ batch: [Pending]) {
+    /// Answers the held batch: durable after an explicit sync, or failed if the sync failed
+    /// (its commit is then not known to be durable, so it is not acknowledged).
+    private func settleHeld() {
+        guard let h = held else { return }
+        held = nil
+        do {
+            try storage.sync()
+            publishNonDurable()
+            lock.lock()
+            idleSyncs += 1
+            lock.unlock()
+            release(h)
+        } catch {
+            publishNonDurable()
+            for p in h.batch { p.done(.failure(LedgerError(.storageError, "the commit could not be made durable: \(error)"))) }
+        }
+    }
+
+    /// What readers of this process must not deliver yet: the held batch, if any.
+    private func publishNonDurable(_ from: UInt64? = nil) {
+        lock.lock()
+        nonDurableFromValue = held?.from ?? from
+        lock.unlock()
+    }
+
+    private func release(_ h: Held) {
+        didCommit?(h.head)
+        for (p, r) in zip(h.batch, h.results) { p.done(r) }
+    }
+
+    private func run(_ batch: [Pending], pipelined: Bool) {
         var results: [Result<any Sendable, Error>] = []
         let started = DispatchTime.now().uptimeNanoseconds
         var bodyDone = started
@@ -107,10 +175,14 @@ final class Writer: @unchecked Sendable {
             lock.unlock()
         }
         do {
-            let head = try storage.write { w -> Head in
+            var startSeq: UInt64 = 0
+            let body = { [self] (w: any StorageWriter) throws -> Head in
                 // The body may run again after the map grows: start from scratch each time.
                 results = []
                 let session = try AppendSession(w)
+                startSeq = session.head.seq
+                // Marked before the commit: no reader of this process may deliver it until durable.
+                if pipelined { publishNonDurable(startSeq + 1) }
                 session.sealPersonalData = sealPersonalData
                 // Another process (or Ledger.append) may have committed in between, or
                 // a replay rewritten the projections: the cache is only used when the
@@ -151,14 +223,34 @@ final class Writer: @unchecked Sendable {
                 bodyDone = DispatchTime.now().uptimeNanoseconds
                 return session.head
             }
-            if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
-            didCommit?(head)
-            for (p, r) in zip(batch, results) { p.done(r) }
+            if pipelined {
+                let (head, durable, synced) = try storage.writePipelined(body)
+                if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
+                // This commit's sync made the held one durable: answer it now (an empty
+                // commit synced nothing: sync explicitly, never answer out of order).
+                var durableNow: [Held] = []
+                if let h = held {
+                    if synced { held = nil; durableNow.append(h) } else { settleHeld() }
+                }
+                let h = Held(batch: batch, results: results, head: head, from: startSeq + 1)
+                if durable { durableNow.append(h) } else { held = h }
+                publishNonDurable()
+                for h in durableNow { release(h) }
+            } else {
+                let head = try storage.write(body)
+                if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
+                didCommit?(head)
+                for (p, r) in zip(batch, results) { p.done(r) }
+            }
         } catch is EveryRequestRefused {
             // Aborted on purpose: each request gets its own refusal.
+            publishNonDurable()
             for (p, r) in zip(batch, results) { p.done(r) }
         } catch {
-            // The transaction did not commit: nobody in the batch is acknowledged.
+            // The transaction did not commit: nobody in the batch is acknowledged. A held
+            // batch is not known to be durable (this commit may not have synced): sync it.
+            settleHeld()
+            publishNonDurable()
             for p in batch { p.done(.failure(error)) }
         }
     }
@@ -174,6 +266,8 @@ public struct WriterStats: Sendable {
     /// Seconds inside write transactions, and of those, in the durable commit.
     public var busySeconds: Double
     public var commitSeconds: Double
+    /// Explicit syncs of a pipelined commit because no next commit came to sync it.
+    public var idleSyncs: Int = 0
 }
 
 extension AppendSession {

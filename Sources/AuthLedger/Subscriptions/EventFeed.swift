@@ -2,12 +2,14 @@ import Foundation
 
 /// The live event feed: recorded events from a position on, catch-up then live.
 ///
-/// The feed *pulls* from the log: each iterator reads pages of committed events in
-/// short read transactions and, once caught up, sleeps until a commit of this process
-/// wakes it (a commit observer) or its poll interval passes (commits of other
-/// processes on the same store). Nothing is pushed into a subscriber, so a slow
-/// subscriber holds at most one page and never delays writers or other subscribers;
-/// a subscriber that falls behind simply reads from the log where it stands.
+/// The feed *pulls*: while catching up, each iterator reads pages of committed events
+/// in short read transactions; once caught up, it takes its pages from the ledger's
+/// shared window of recent events, which one notifier per process fills (one read
+/// per new batch, woken by a commit of this process or by the shortest poll interval
+/// of the subscribers for commits of other processes). Nothing is pushed into a
+/// subscriber, so a slow subscriber holds at most one page and never delays writers
+/// or other subscribers; one that falls behind the window reads from the log where
+/// it stands.
 ///
 /// ```swift
 /// for try await e in try ledger.events(from: 1, filter: EventFilter(user: "alice")) {
@@ -21,7 +23,8 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
     /// The first `seq` the feed delivers (if it matches the filter).
     public let start: UInt64
     public let filter: EventFilter
-    /// How often a caught-up iterator re-reads the head without a wake-up.
+    /// How often the head is re-read without a wake-up (commits of other processes);
+    /// the shared notifier polls at the shortest interval of its subscribers.
     public let pollInterval: Duration
     /// Most events read per read transaction.
     public let pageSize: Int
@@ -30,127 +33,89 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
         Iterator(feed: self)
     }
 
-    /// Reads pages of the log; `next()` waits (catch-up done) for new commits.
+    /// Reads pages of the log while catching up; once caught up, takes its pages from
+    /// the ledger's shared `FeedHub` window and waits for the hub's ring.
     public struct Iterator: AsyncIteratorProtocol {
         let feed: LedgerEventFeed
         let waker: Waker
-        var buffer: [RecordedEvent] = []
+        var buffer: [FeedEntry] = []
         var index = 0
-        /// The next `seq` to read from the log.
+        /// The next `seq` to read.
         var position: UInt64
 
-        /// Events already read from the log: `next` returns them without waiting.
+        /// Events already read: `next` returns them without waiting.
         public var buffered: Int { buffer.count - index }
 
         init(feed: LedgerEventFeed) {
             self.feed = feed
             self.position = feed.start
-            // Registered before the first read, so no commit can slip between a read and a wait.
-            self.waker = Waker(ledger: feed.ledger)
+            // Registered before the first read, so no batch can slip between a read and a wait.
+            self.waker = Waker(ledger: feed.ledger, poll: feed.pollInterval)
         }
 
         /// The next matching event; waits for one as long as it takes. Throws
         /// `CancellationError` when the task is cancelled.
         public mutating func next() async throws -> RecordedEvent? {
             while true {
-                if let e = try await next(idle: .seconds(3600)) { return e }
+                if let e = try await nextEntry(idle: .seconds(3600)) { return e.event }
             }
         }
 
         /// The next matching event, or nil when none arrived within `idle` (to send a
         /// heartbeat, say). Throws `CancellationError` when the task is cancelled.
         public mutating func next(idle: Duration) async throws -> RecordedEvent? {
+            try await nextEntry(idle: idle)?.event
+        }
+
+        /// `next(idle:)` with the event's shared SSE frame when it came from the hub.
+        package mutating func nextEntry(idle: Duration) async throws -> FeedEntry? {
             let clock = ContinuousClock()
             let deadline = clock.now.advanced(by: idle)
+            let hub = feed.ledger.feedHub
             while true {
                 try Task.checkCancellation()
                 if index < buffer.count {
                     defer { index += 1 }
                     return buffer[index]
                 }
-                let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
-                position = page.next
-                buffer = page.events
-                index = 0
-                if !buffer.isEmpty { continue }
-                // A page with no match short of the head (a filter that matches little):
-                // read on at once, waiting is only for events not yet committed.
-                if !page.caughtUp {
-                    await Task.yield()
+                switch hub.page(from: position, filter: feed.filter, limit: feed.pageSize) {
+                case .window(let entries, let next):
+                    position = next
+                    buffer = entries
+                    index = 0
                     continue
+                case .behind:
+                    // Catching up (or fallen behind the window): read the log itself.
+                    let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
+                    position = page.next
+                    buffer = page.events.map { FeedEntry(event: $0, frame: nil) }
+                    index = 0
+                    if !buffer.isEmpty { continue }
+                    // A page with no match short of the head (a filter that matches little):
+                    // read on at once, waiting is only for events not yet committed.
+                    if !page.caughtUp { await Task.yield() }
+                    continue
+                case .ahead:
+                    let now = clock.now
+                    if now >= deadline { return nil }
+                    await waker.doorbell.wait(timeout: now.duration(to: deadline))
                 }
-                let now = clock.now
-                if now >= deadline { return nil }
-                await waker.doorbell.wait(timeout: Swift.min(feed.pollInterval, now.duration(to: deadline)))
             }
         }
     }
 
-    /// A commit observer for one iterator, removed when the iterator goes away.
+    /// A subscriber of the ledger's feed hub for one iterator, removed when the iterator goes away.
     final class Waker: Sendable {
         let ledger: Ledger
         let doorbell = Doorbell()
-        let observer: Int
+        let id: Int
 
-        init(ledger: Ledger) {
+        init(ledger: Ledger, poll: Duration) {
             self.ledger = ledger
-            let bell = doorbell
-            observer = ledger.addCommitObserver { _ in bell.ring() }
+            id = ledger.feedHub.register(doorbell, poll: poll)
         }
 
-        deinit { ledger.removeCommitObserver(observer) }
-    }
-}
-
-/// Wakes one waiting task: rung from any thread (a commit observer runs on the
-/// writer thread and must never block), or by a timeout, or by cancellation.
-final class Doorbell: @unchecked Sendable {
-    private let lock = NSLock()
-    private var rung = false
-    private var waiter: CheckedContinuation<Void, Never>?
-
-    func ring() {
-        lock.lock()
-        if let w = waiter {
-            waiter = nil
-            lock.unlock()
-            w.resume()
-            return
-        }
-        rung = true
-        lock.unlock()
-    }
-
-    /// Returns when rung (now or since the last wait), after `timeout`, or on cancellation.
-    private func consumeRing() -> Bool {
-        lock.withLock {
-            defer { rung = false }
-            return rung
-        }
-    }
-
-    func wait(timeout: Duration) async {
-        if consumeRing() { return }
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            self?.ring()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if rung || Task.isCancelled {
-                    rung = false
-                    lock.unlock()
-                    c.resume()
-                    return
-                }
-                waiter = c
-                lock.unlock()
-            }
-        } onCancel: {
-            ring()
-        }
+        deinit { ledger.feedHub.unregister(id) }
     }
 }
 

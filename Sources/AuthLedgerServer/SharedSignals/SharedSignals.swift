@@ -19,7 +19,7 @@ public final class SharedSignals: @unchecked Sendable {
     private var keysValue: SSFKeys?
     private var secretsValue: SSFSecrets?
     /// Rung when a stream changes (the push service reconciles its workers).
-    let changes = SSFSignal()
+    let changes = Doorbell()
 
     public init(ledger: Ledger, configuration: SharedSignalsConfiguration, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) {
         self.ledger = ledger
@@ -136,42 +136,6 @@ public final class SharedSignals: @unchecked Sendable {
             var out = [String](repeating: "", count: all.count)
             for try await (i, jwt) in group { out[i] = jwt }
             return out
-        }
-    }
-}
-
-/// Wakes one waiting task (coalescing rings), with a timeout.
-final class SSFSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var rung = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func ring() {
-        let ws: [CheckedContinuation<Void, Never>] = lock.withLock {
-            if waiters.isEmpty { rung = true; return [] }
-            defer { waiters = [] }
-            return waiters
-        }
-        for w in ws { w.resume() }
-    }
-
-    func wait(timeout: Duration) async {
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            self?.ring()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let now: Bool = lock.withLock {
-                    if rung || Task.isCancelled { rung = false; return true }
-                    waiters.append(c)
-                    return false
-                }
-                if now { c.resume() }
-            }
-        } onCancel: {
-            ring()
         }
     }
 }
