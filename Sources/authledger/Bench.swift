@@ -31,6 +31,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
     var only: String?
 
+    @Option(name: .long, help: "A postgresql:// URL: run the ledger's phases on PostgreSQL (temporary schemas) beside a raw PostgreSQL ceiling.")
+    var store: String?
+
     func run() async throws {
         guard events >= 10_000 else { throw ValidationError("--events must be at least 10000") }
         guard historyChallenges >= 1, historyChallenges <= 10_000_000 else { throw ValidationError("--history-challenges must be 1...10000000") }
@@ -52,6 +55,10 @@ struct Bench: AsyncParsableCommand {
         let phases = only.map { Set($0.split(separator: ",").map(String.init)) }
         func wanted(_ p: String) -> Bool { phases?.contains(p) ?? true }
 
+        if let store, PostgresLocation.isPostgres(store) {
+            let pg = BenchPostgres(url: store, events: events, writers: writers, run: run)
+            for (name, values) in try await pg.results(wanted: wanted) { report(name, values) }
+        } else {
         if wanted("raw_lmdb_put") || wanted("raw_lmdb_scan") { report("raw_lmdb_put", [("events_per_s", try run.rawLMDBPut())]) }
         if wanted("raw_lmdb_scan") { report("raw_lmdb_scan", [("events_per_s", try run.rawLMDBScan())]) }
         if wanted("raw_lmdb_commit") {
@@ -141,6 +148,7 @@ struct Bench: AsyncParsableCommand {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)
         }
+        }
         report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
 
         func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }
@@ -148,6 +156,9 @@ struct Bench: AsyncParsableCommand {
         // A phase left out by --only has no ratio (0/0 is not JSON).
         let ratios: [(String, Double)] = ([
             ("append_bulk_vs_raw_lmdb_put", value("append_bulk", "events_per_s") / rawPut),
+            // On PostgreSQL (--store postgresql://…): the ledger against its own engine's ceiling.
+            ("append_bulk_vs_raw_postgres_insert", value("append_bulk", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
+            ("append_concurrent_vs_raw_postgres_insert", value("append_concurrent", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
             ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),
             ("append_concurrent_vs_raw_lmdb_put", value("append_concurrent", "events_per_s") / rawPut),
             // Group commit's ceiling: every writer's event in each single-event-latency commit.

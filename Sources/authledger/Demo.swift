@@ -20,7 +20,7 @@ struct Demo: ParsableCommand {
             Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
         }
         let head = try ledger.head()
-        Output.line("store \(global.storePath): head seq \(head.seq) hash \(head.hash)\n")
+        Output.line("store \(global.storeName): head seq \(head.seq) hash \(head.hash)\n")
         for user in users {
             let last = try ledger.history(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
             let options = QueryOptions(asOf: last)
@@ -33,7 +33,7 @@ struct Demo: ParsableCommand {
             let pending = try ledger.pending(user, options).arrayValue ?? []
             Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
         }
-        Output.line("\nTry: authledger devices USER --store \(global.storePath) --as-of TIME --json, authledger export | tools/verify-export.py")
+        Output.line("\nTry: authledger devices USER --store \(global.storeName) --as-of TIME --json, authledger export | tools/verify-export.py")
     }
 
     /// Appends every recorded scenario of `dir` (its `*.jsonl` files but the

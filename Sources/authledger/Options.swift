@@ -4,7 +4,7 @@ import Foundation
 
 /// Options every subcommand takes (they may also stand before the subcommand's name).
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "The store directory (default $AUTHLEDGER_STORE, else ./authledger-data).")
+    @Option(name: .long, help: "The store: an LMDB directory or a postgresql:// URL (default $AUTHLEDGER_STORE, else ./authledger-data).")
     var store: String?
 
     @Option(name: .long, help: "The clock: when commands run, and the default as-of of queries (RFC 3339).")
@@ -19,7 +19,10 @@ struct GlobalOptions: ParsableArguments {
         return "./authledger-data"
     }
 
-    func openLedger() throws -> Ledger { try Ledger(path: storePath) }
+    func openLedger() throws -> Ledger { try Ledger(store: storePath) }
+
+    /// The store for messages: a PostgreSQL URL without its password.
+    var storeName: String { PostgresLocation.displayName(storePath) }
 
     /// The fixed `--now`, parsed; nil means the system clock.
     func fixedNow() throws -> Timestamp? {

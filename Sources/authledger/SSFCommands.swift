@@ -41,7 +41,7 @@ struct SSFRotateKey: ParsableCommand {
 
     func run() throws {
         guard retentionDays >= 0, retentionDays <= 3650 else { throw ValidationError("--retention-days must be 0…3650") }
-        guard let dir = keyDirectory ?? SSFKeys.defaultDirectory(storePath: global.storePath) else {
+        guard let dir = keyDirectory ?? SSFKeys.defaultDirectory(storePath: Ledger.keyDirectory(store: global.storePath)) else {
             throw ValidationError("no key directory")
         }
         let keys = try SSFKeys(directory: dir, retention: .seconds(Int64(retentionDays) * 86_400))

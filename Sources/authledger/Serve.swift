@@ -124,7 +124,7 @@ struct Serve: AsyncParsableCommand {
         }
         let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
         server.bootstrapMetricsSystem()
-        let store = global.storePath
+        let store = global.storeName
         let host = self.host
         let banner = devToken
         let scenarios = loaded

@@ -9,9 +9,10 @@ final class Bench {
     let ledger: Ledger
     var now = t("2026-05-01T10:00:00Z")
 
-    init() throws {
+    init(_ storage: StorageKind = .lmdb) throws {
         dir = Support.tempDir()
-        ledger = try Ledger(path: dir)
+        // On PostgreSQL the directory keeps only the key files (the server key of OTPs).
+        ledger = storage == .lmdb ? try Ledger(path: dir) : try storage.open(storage.freshStore(), keys: dir)
     }
 
     @discardableResult
@@ -53,8 +54,8 @@ final class Bench {
 @Suite struct CommandTests {
     // MARK: register and via inference
 
-    @Test func aFirstDeviceIsRegisteredViaInitialWithItsNameTrimmed() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aFirstDeviceIsRegisteredViaInitialWithItsNameTrimmed(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         let r = try b.run(b.register("phone", name: "  My Phone  "))
         #expect(r.events.map(\.event.type) == [.registered])
         #expect(r.events[0].event.data.string(.via) == "initial")
@@ -64,8 +65,8 @@ final class Bench {
         #expect(try b.ledger.cooling("alice", QueryOptions(asOf: b.now))["active"] == .bool(false))
     }
 
-    @Test func aPendingDeviceIsRegisteredViaEmailLinkAndOpensCooling() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aPendingDeviceIsRegisteredViaEmailLinkAndOpensCooling(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let rv = try b.run(.requestVerification(user: "alice", deviceId: "laptop", name: " Work Laptop ", kind: "desktop", platform: "linux"), at: "2026-05-01T10:01:00Z")
         #expect(rv.events[0].event.data.string(.channel) == "email_link")
@@ -78,16 +79,16 @@ final class Bench {
         #expect(c["until"] == .string("2026-05-01T10:07:00.000Z"))
     }
 
-    @Test func aSecondDeviceWithoutProofIsVerificationRequired() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aSecondDeviceWithoutProofIsVerificationRequired(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         #expect(b.code(b.register("laptop"), at: "2026-05-01T10:01:00Z")?.code == .verificationRequired)
         #expect(b.code(b.register("laptop", via: "email_link"))?.code == .verificationRequired)
         #expect(try b.ledger.head().seq == 1)
     }
 
-    @Test func registrationRefusals() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func registrationRefusals(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         #expect(b.code(b.register("phone", via: "admin"))?.code == .deviceExists)
         #expect(b.code(b.register("tablet", name: "ab", via: "admin"))?.code == .invalidName)
@@ -104,8 +105,8 @@ final class Bench {
         #expect(e?.until == t("2026-05-01T10:06:00Z"))
     }
 
-    @Test func theDeviceLimitCountsActiveDevices() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func theDeviceLimitCountsActiveDevices(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(.setPolicy({ var d = EventData(); d[.maxDevices] = .int(2); d[.coolingSeconds] = .int(0); return d }()))
         try b.run(b.register("a"))
         try b.run(b.register("b", via: "admin"), at: "2026-05-01T10:01:00Z")
@@ -117,8 +118,8 @@ final class Bench {
 
     // MARK: trusted-device approval
 
-    @Test func aChallengeFromANewDeviceIsApprovedByATrustedDeviceAndRegistersIt() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aChallengeFromANewDeviceIsApprovedByATrustedDeviceAndRegistersIt(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let issued = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: StringMap([("ip", "198.51.100.4")])), at: "2026-05-01T10:01:00Z")
         let cid = try #require(issued.challengeId)
@@ -137,8 +138,8 @@ final class Bench {
         #expect(try b.devices()["laptop"]?["via"] == .string("trusted_device"))
     }
 
-    @Test func aChallengeFromAnActiveDeviceIsApprovedAtOnceInOneAppend() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aChallengeFromAnActiveDeviceIsApprovedAtOnceInOneAppend(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let r = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "phone", action: "transaction", context: nil), at: "2026-05-01T10:01:00Z")
         #expect(r.events.map(\.event.type) == [.challengeIssued, .challengeApproved])
@@ -148,8 +149,8 @@ final class Bench {
         #expect(c["status"] == .string("approved"))
     }
 
-    @Test func denialAndExpiryLookTheSameToTheRequester() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func denialAndExpiryLookTheSameToTheRequester(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let c1 = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil)).challengeId!
         let c2 = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "y", action: "login", context: nil)).challengeId!
@@ -165,8 +166,8 @@ final class Bench {
         }
     }
 
-    @Test func theSweeperExpiresOnlyDueUnresolvedChallengesAsSystem() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func theSweeperExpiresOnlyDueUnresolvedChallengesAsSystem(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let due = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil)).challengeId!
         let later = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "y", action: "login", context: nil), at: "2026-05-01T10:00:30Z").challengeId!
@@ -183,8 +184,8 @@ final class Bench {
 
     // MARK: rename, revoke, access, push
 
-    @Test func renameRules() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func renameRules(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone", name: "My Phone"))
         #expect(b.code(.rename(user: "alice", deviceId: "phone", name: " My Phone "))?.code == .nameUnchanged)
         #expect(b.code(.rename(user: "alice", deviceId: "phone", name: "x"))?.code == .invalidName)
@@ -197,8 +198,8 @@ final class Bench {
         #expect(try b.devices()["phone"]?["name"] == .string("Home Phone"))
     }
 
-    @Test func revokeRulesAndTheCallersSession() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func revokeRulesAndTheCallersSession(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         try b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         #expect(b.code(.revoke(user: "alice", deviceId: "phone", reason: nil), actor: "device:phone")?.code == .currentDeviceProtected)
@@ -213,8 +214,8 @@ final class Bench {
         #expect(own.json["sessionEnded"] == .bool(true))
     }
 
-    @Test func revokeAllRevokesPendingAndActiveDevicesAndEndsTheSession() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func revokeAllRevokesPendingAndActiveDevicesAndEndsTheSession(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         try b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         let r = try b.run(.revokeAll(user: "alice", reason: "stolen"), actor: "device:phone", at: "2026-05-01T10:01:00Z")
@@ -224,8 +225,8 @@ final class Bench {
         #expect(b.code(.revokeAll(user: "alice", reason: nil), at: "2026-05-01T10:02:00Z")?.code == .coolingPeriodActive)
     }
 
-    @Test func accessAndPushTokensNeedAnActiveDevice() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func accessAndPushTokensNeedAnActiveDevice(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         try b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         try b.run(.access(user: "alice", deviceId: "phone"), at: "2026-05-01T10:03:00Z")
@@ -241,8 +242,8 @@ final class Bench {
         #expect(b.code(.requestVerification(user: "alice", deviceId: "phone", name: nil, kind: nil, platform: nil))?.code == .deviceExists)
     }
 
-    @Test func aCommandAtAnEarlierTimeThanTheStreamIsTimeRegression() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aCommandAtAnEarlierTimeThanTheStreamIsTimeRegression(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"), at: "2026-05-01T10:00:00Z")
         #expect(b.code(.access(user: "alice", deviceId: "phone"), at: "2026-05-01T09:59:59Z")?.code == .timeRegression)
         #expect(b.code(.access(user: "$system", deviceId: "phone"))?.code == .invalidEvent)
@@ -250,8 +251,8 @@ final class Bench {
 
     // MARK: OTP
 
-    @Test func sendOTPReturnsSixDigitsAndRecordsOnlyAKeyedHashAndAMaskedTarget() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func sendOTPReturnsSixDigitsAndRecordsOnlyAKeyedHashAndAMaskedTarget(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         let r = try b.run(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"))
         let code = try #require(r.code)
         #expect(code.count == 6 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber))
@@ -275,6 +276,7 @@ final class Bench {
     }
 
     @Test func noFileOfTheStoreHoldsTheCodeOrTheClearTarget() throws {
+        // The LMDB store's files (the PostgreSQL store's files are the server's).
         let b = try Bench()
         var codes: [String] = []
         let targets = ["very.secret.person@example.org", "+4915123456789"]
@@ -306,8 +308,8 @@ final class Bench {
         return false
     }
 
-    @Test func aRightCodeGivesASingleUseGrant() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aRightCodeGivesASingleUseGrant(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let (oid, code) = try b.sendOTP(at: "2026-05-01T10:01:00Z")
         let v = try b.run(.verifyOTP(user: "alice", otpId: oid, code: code), at: "2026-05-01T10:02:00Z")
@@ -320,16 +322,16 @@ final class Bench {
         #expect(b.code(b.register("tablet", grant: grant), at: "2026-05-01T10:09:00Z")?.code == .grantInvalid)
     }
 
-    @Test func aGrantExpiresAtGrantExpiresAt() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aGrantExpiresAtGrantExpiresAt(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         let (oid, code) = try b.sendOTP()
         let grant = try b.run(.verifyOTP(user: "alice", otpId: oid, code: code)).grantId!
         #expect(b.code(b.register("laptop", grant: grant), at: "2026-05-01T10:10:00Z")?.code == .grantInvalid)
     }
 
-    @Test func aWrongCodeIsRefusedButItsFailureIsAppendedAndCounted() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aWrongCodeIsRefusedButItsFailureIsAppendedAndCounted(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         let (oid, code) = try b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
         let first = try b.ledger.execute(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now })
@@ -350,8 +352,8 @@ final class Bench {
         #expect(try b.ledger.head().seq == head)
     }
 
-    @Test func aNewOTPSupersedesTheEarlierOneAndCodesExpire() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func aNewOTPSupersedesTheEarlierOneAndCodesExpire(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         let first = try b.sendOTP()
         let second = try b.sendOTP(at: "2026-05-01T10:01:00Z")
         #expect(b.code(.verifyOTP(user: "alice", otpId: first.otpId, code: first.code))?.code == .otpNotFound)
@@ -362,8 +364,8 @@ final class Bench {
         #expect(b.code(.verifyOTP(user: "alice", otpId: other.otpId, code: other.code))?.code == .otpNotFound)
     }
 
-    @Test func theRateLimitIsOverARollingHour() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func theRateLimitIsOverARollingHour(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         for m in [0, 10, 20, 30, 40] { _ = try b.sendOTP(at: "2026-05-01T10:\(m == 0 ? "00" : String(m)):00Z") }
         let e = b.code(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T10:59:59.999Z")
         #expect(e?.code == .otpRateLimited)
@@ -376,8 +378,8 @@ final class Bench {
         _ = try b.sendOTP(at: "2026-05-01T11:10:00Z")
     }
 
-    @Test func otpStepsAreNotBlockedByCooling() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func otpStepsAreNotBlockedByCooling(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         try b.run(.revokeAll(user: "alice", reason: nil), at: "2026-05-01T10:01:00Z")
         let (oid, code) = try b.sendOTP(at: "2026-05-01T10:02:00Z")
@@ -389,8 +391,8 @@ final class Bench {
         #expect(try b.devices(includeRevoked: false).keys.sorted() == ["laptop"])
     }
 
-    @Test func namesCountGraphemeClusters() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func namesCountGraphemeClusters(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone", name: "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}ab"))  // 3 characters
         try b.run(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 50)), at: "2026-05-01T10:01:00Z")
         #expect(b.code(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 51)), at: "2026-05-01T10:10:00Z")?.code == .invalidName)
@@ -398,8 +400,8 @@ final class Bench {
         #expect(try b.devices()["phone"]?["name"] == .string(String(repeating: "e\u{301}", count: 50)))
     }
 
-    @Test func argumentsAreCheckedLikeFixtureFields() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func argumentsAreCheckedLikeFixtureFields(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         try b.run(b.register("phone"))
         #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: nil, kind: "toaster", platform: nil))?.code == .invalidEvent)
         #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: "no", kind: nil, platform: nil))?.code == .invalidName)
@@ -412,8 +414,8 @@ final class Bench {
 
     // MARK: policy
 
-    @Test func setPolicyAppendsToTheSystemStreamAndChangesTheRules() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func setPolicyAppendsToTheSystemStreamAndChangesTheRules(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         var d = EventData()
         d[.challengeTtlSeconds] = .int(120)
         d[.otpMaxAttempts] = .int(2)
@@ -428,8 +430,8 @@ final class Bench {
         #expect(b.code(.setPolicy(EventData()))?.code == .invalidEvent)
     }
 
-    @Test func theResultJSONHasTheShapeOfTheSpec() throws {
-        let b = try Bench()
+    @Test(arguments: StorageKind.all) func theResultJSONHasTheShapeOfTheSpec(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
         let r = try b.run(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"))
         let j = r.json
         #expect(j["events"]?.arrayValue?.first == .object([("seq", .int(1)), ("type", .string("otp.issued"))]))

@@ -5,8 +5,8 @@ import Testing
 /// `history(user)` in pages (SPEC 3): `after` a seq, at most `limit` events.
 @Suite struct HistoryPageTests {
     /// alice and bob interleaved: alice's events are at the odd seqs 1, 3, 5, …
-    static func ledger(_ n: Int) throws -> Ledger {
-        let ledger = try Support.freshLedger()
+    static func ledger(_ n: Int, _ storage: StorageKind = .lmdb) throws -> Ledger {
+        let ledger = try storage.freshLedger()
         var lines: [String] = []
         for k in 0..<n {
             for user in ["alice", "bob"] {
@@ -20,9 +20,9 @@ import Testing
         return ledger
     }
 
-    @Test func pagesAfterEachOthersLastSeqMakeTheWholeHistory() throws {
+    @Test(arguments: StorageKind.all) func pagesAfterEachOthersLastSeqMakeTheWholeHistory(_ storage: StorageKind) throws {
         // Given a user with 100 events, interleaved with another's
-        let ledger = try Self.ledger(100)
+        let ledger = try Self.ledger(100, storage)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
         let all = try ledger.history("alice", o)
         #expect(all.count == 100)

@@ -30,8 +30,8 @@ import Testing
         try ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
     }
 
-    @Test func recordedFormShowsValuesWithDisclosuresAndHashesCommitments() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         let lines = try Self.exportLines(ledger)
         let registered = lines[0]
@@ -67,8 +67,8 @@ import Testing
         #expect(RecordedEvent.computeHash(first.event, seq: 1, version: 1, prev: .zero) == first.hash)
     }
 
-    @Test func storedEventBytesHoldNoPersonalValue() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func storedEventBytesHoldNoPersonalValue(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         try ledger.storage.read { r in
             try r.scan(from: 1) { _, bytes in
@@ -83,28 +83,28 @@ import Testing
         #expect(devices["erased"] == nil)
     }
 
-    @Test func exportReimportsWithIdenticalHashesAndSalts() throws {
-        let a = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func exportReimportsWithIdenticalHashesAndSalts(_ storage: StorageKind) throws {
+        let a = try storage.freshLedger()
         try a.importText(Self.history)
         let text = try a.exportText()
-        let b = try Support.freshLedger()
+        let b = try storage.freshLedger()
         let outcome = try b.append(try inputs(text))
         #expect(outcome.head == (try a.head()))
         #expect(try b.exportText() == text)
         try b.verify()
     }
 
-    @Test func editedDisclosureIsAChainMismatch() throws {
-        let a = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func editedDisclosureIsAChainMismatch(_ storage: StorageKind) throws {
+        let a = try storage.freshLedger()
         try a.importText(Self.history)
         let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
-        let b = try Support.freshLedger()
+        let b = try storage.freshLedger()
         #expect(refusal { _ = try b.append(try inputs(text)) }?.code == .chainMismatch)
         #expect(try b.head() == .empty)
     }
 
-    @Test func fixtureFormMayNotCarryCommitmentsOrErasures() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func fixtureFormMayNotCarryCommitmentsOrErasures(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         let sd = String(repeating: "A", count: 43)
         let commitment = line("device.registered", at: "2026-03-01T09:00:00Z",
                               data: #"{"deviceId":"d","name":{"_sd":"\#(sd)"},"kind":"mobile","binding":"permanent","via":"initial"}"#)
@@ -112,8 +112,8 @@ import Testing
         #expect(refusal { try ledger.importText(line("user.erased", at: "2026-03-01T09:00:00Z", data: "{}")) }?.code == .invalidEvent)
     }
 
-    @Test func reappendingTheSameIdAndContentIsANoOp() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func reappendingTheSameIdAndContentIsANoOp(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         let id = "0190f0b2-6c1e-7d2a-8f00-000000000001"
         let event = line("device.registered", at: "2026-03-01T09:00:00Z",
                          data: #"{"deviceId":"iphone","name":"Alice's iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#,
@@ -248,8 +248,8 @@ import Testing
         #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
     }
 
-    @Test func answersAfterErasureShowNullAndErased() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func answersAfterErasureShowNullAndErased(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         _ = try ledger.erase("alice", now: t("2026-03-01T09:06:30Z"))
         let o = QueryOptions(asOf: t("2026-03-01T09:06:40Z"))
@@ -275,8 +275,8 @@ import Testing
         try ledger.verify()
     }
 
-    @Test func exportAfterErasureShowsCommitmentsAndReimports() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func exportAfterErasureShowsCommitmentsAndReimports(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         let before = try Self.exportLines(ledger)
         _ = try ledger.erase("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
@@ -301,7 +301,7 @@ import Testing
         try ledger.verify()
 
         // Export → import of the erased store: identical hashes, same answers.
-        let copy = try Support.freshLedger()
+        let copy = try storage.freshLedger()
         #expect(try copy.append(try inputs(text)).head == (try ledger.head()))
         #expect(try copy.exportText() == text)
         try copy.verify()
@@ -309,8 +309,8 @@ import Testing
     }
 
     /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
-    @Test func rootsAndProofsAreTheSameAfterErasure() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func rootsAndProofsAreTheSameAfterErasure(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         let head = try ledger.head().seq
         let root = try ledger.treeHead(size: head)
@@ -324,8 +324,8 @@ import Testing
         try ledger.verify()
     }
 
-    @Test func eraseUnknownUserIsRefused() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         #expect(refusal { _ = try ledger.erase("nobody") }?.code == .userNotFound)
         #expect(try ledger.head() == .empty)
     }

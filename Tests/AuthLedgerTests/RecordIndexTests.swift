@@ -37,9 +37,9 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         try ledger.storage.read { r in try r.projectionState(user)?.count ?? 0 }
     }
 
-    @Test func stateBytesDoNotGrowWithSettledChallengesAndOTPs() throws {
+    @Test(arguments: StorageKind.all) func stateBytesDoNotGrowWithSettledChallengesAndOTPs(_ storage: StorageKind) throws {
         // Given one user with 150 settled challenges and 5 OTPs, another with ten times as many
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.past(150, user: "short"))
         try ledger.importText(Self.past(1500, user: "long"))
         // Then their maintained states are the same size, but for a few more digits in the
@@ -52,9 +52,9 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         #expect(try ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test func settledRecordsStillAnswerEveryRule() throws {
+    @Test(arguments: StorageKind.all) func settledRecordsStillAnswerEveryRule(_ storage: StorageKind) throws {
         // Given a user whose old challenges, OTPs and grants have left the state
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.past(50))
         let later = at(50 * 30 + 600)
         func refused(_ type: String, _ data: String) -> String? {
@@ -94,9 +94,9 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         #expect(try ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test func pendingAndSweeperStillSeeUnresolvedChallenges() throws {
+    @Test(arguments: StorageKind.all) func pendingAndSweeperStillSeeUnresolvedChallenges(_ storage: StorageKind) throws {
         // Given settled challenges and two unresolved ones (one past its expiry)
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.past(20))
         try ledger.importText([
             line("challenge.issued", at: at(700), data: #"{"challengeId":"old","action":"login","requestingDeviceId":"x","expiresAt":"\#(at(760))"}"#),
@@ -112,9 +112,9 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         #expect(try ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test func verifyChecksTheIndexesAndReplayRebuildsThem() throws {
+    @Test(arguments: StorageKind.all) func verifyChecksTheIndexesAndReplayRebuildsThem(_ storage: StorageKind) throws {
         // Given a store with settled challenges, OTPs and grants
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.past(30))
         let head = try ledger.verify()
         let c5 = try ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))

@@ -49,11 +49,11 @@ import Testing
         }
     }
 
-    @Test(arguments: scenarios)
-    func answersMatchTheHandDerivedExpectations(_ name: String) throws {
+    @Test(arguments: scenarios, StorageKind.all)
+    func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) throws {
         // Given the scenario imported into a fresh store
         let (events, expectations) = try Self.load(name)
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         let outcome = try ledger.append(events)
         #expect(outcome.appended.count == events.count)
         #expect(expectations.count >= 4, "a scenario is checked at several positions and times")

@@ -47,9 +47,9 @@ import Testing
         return out
     }
 
-    @Test func theEntryBytesHashToTheChainsLeaf() throws {
+    @Test(arguments: StorageKind.all) func theEntryBytesHashToTheChainsLeaf(_ storage: StorageKind) throws {
         // Given the recorded scenarios (every event type), the bytes C served as entries
-        let ledger = try LedgerTests.allScenarios()
+        let ledger = try LedgerTests.allScenarios(storage)
         try ledger.forEachEvent { e in
             // Then SHA-256(0x00 ‖ C) is the leaf the chain hashes, and C is the JCS of the recorded form without prev and hash
             let c = RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)
@@ -59,9 +59,9 @@ import Testing
         }
     }
 
-    @Test func theStoredTreeHasEveryRootOfTheRFCRecursion() throws {
+    @Test(arguments: StorageKind.all) func theStoredTreeHasEveryRootOfTheRFCRecursion(_ storage: StorageKind) throws {
         // Given a log of 70 events appended in batches of uneven sizes
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         var n = 0
         for batch in [1, 2, 5, 8, 13, 21, 20] { try Self.append(ledger, from: n + 1, count: batch); n += batch }
         let leaves = try Self.leaves(ledger)

@@ -10,9 +10,9 @@ import Testing
         ev("device.registered", at, #"{"deviceId":"\#(id)","name":"Device \#(id)","kind":"other","binding":"permanent","via":"\#(via)"}"#)
     }
 
-    @Test func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId() throws {
+    @Test(arguments: StorageKind.all) func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId(_ storage: StorageKind) throws {
         // Given devices registered at the same time (no cooling) and pending ones requested around them
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText([
             line("policy.set", user: nil, at: "2026-04-01T09:00:00Z", data: #"{"coolingSeconds":0}"#),
             Self.ev("device.verification_requested", "09:59:00", #"{"deviceId":"zz-early"}"#),
@@ -34,8 +34,8 @@ import Testing
         #expect(pending["status"] == .string("pending"))
     }
 
-    @Test func anUnknownUserHasEmptyAnswers() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
         let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
         #expect(try ledger.devices("nobody", o)["devices"] == .array([]))
@@ -45,8 +45,8 @@ import Testing
         #expect(refusal { _ = try ledger.challenge("nobody", "c1", o) }?.code == .challengeNotFound)
     }
 
-    @Test func theChallengeViewHidesTheOutcomeFromTheRequester() throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText([
             Self.reg("phone", "10:00:00", via: "initial"),
             Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),

@@ -4,9 +4,9 @@ import Testing
 
 /// Commands through the writer thread (group commit), as the server sends them.
 @Suite struct WriterTests {
-    @Test func concurrentCommandsOnTheSystemClockNeverMoveAStreamBackwards() async throws {
+    @Test(arguments: StorageKind.all) func concurrentCommandsOnTheSystemClockNeverMoveAStreamBackwards(_ storage: StorageKind) async throws {
         // Given two users with a device each
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         for user in ["alice", "bob"] {
             _ = try await ledger.perform(.register(user: user, deviceId: "phone", name: "Phone of \(user)", kind: "mobile", platform: nil,
                                                    appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil))
@@ -44,8 +44,8 @@ import Testing
         #expect(try ledger.verify().seq == 52)
     }
 
-    @Test func aWrongCodeThroughTheWriterKeepsItsFailure() async throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func aWrongCodeThroughTheWriterKeepsItsFailure(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         let now = t("2026-05-01T10:00:00Z")
         let sent = try await ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { now })
         let wrong = sent.code == "111111" ? "222222" : "111111"
@@ -56,8 +56,8 @@ import Testing
         #expect(try ledger.head().seq == 2)
     }
 
-    @Test func submitIsAtomicAndIdempotentLikeAppend() async throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func submitIsAtomicAndIdempotentLikeAppend(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         let good = try inputs(LedgerTests.phone)
         let first = try await ledger.submit(AppendRequest(good))
         let again = try await ledger.submit(AppendRequest(good))

@@ -30,6 +30,8 @@ public final class Ledger: @unchecked Sendable {
         self.path = path
         self.writer = Writer(storage: storage)
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
+        // Several servers on one PostgreSQL store: the others' commits wake this one's feeds.
+        (storage as? PostgresStorage)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
         let (head, checkpoint, layout) = try storage.read { r in
             (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
         }

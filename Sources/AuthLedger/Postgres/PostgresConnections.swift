@@ -1,0 +1,200 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// The PostgreSQL backend's connections, and the bridge from the ledger's synchronous
+/// storage API to PostgresNIO.
+///
+/// Why blocking waits: `StorageBackend` is synchronous by design (LMDB transactions are
+/// bound to the thread that runs them), and it is called from the ledger's writer thread,
+/// from the replay's worker threads and from request handlers. Each call here sends its
+/// query through PostgresNIO's `EventLoopFuture` API and waits for the answer with
+/// `wait()`. The connections run on an event loop group of their own (one thread), never
+/// shared with the HTTP server's, so no wait can ever block the loop that must complete
+/// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
+/// on a 2-core machine: a blocked task waiting for another task could starve it).
+final class PostgresConnections: @unchecked Sendable {
+    /// One event loop thread for every PostgreSQL store of the process.
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    let location: PostgresLocation
+    private let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let lock = NSLock()
+    private var idle: [PostgresConnection] = []
+    private var nextID = 1
+    private var closed = false
+    /// Idle connections kept for reuse; more are opened when needed (a replay's workers).
+    static let maxIdle = 8
+
+    init(_ location: PostgresLocation) throws {
+        self.location = location
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch location.tls {
+            case .disable:
+                tls = .disable
+            case .prefer, .require:
+                var c = TLSConfiguration.makeClientConfiguration()
+                c.certificateVerification = .none
+                let context = try NIOSSLContext(configuration: c)
+                tls = location.tls == .prefer ? .prefer(context) : .require(context)
+            case .verifyFull:
+                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+        } catch {
+            throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
+        }
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.user,
+            password: location.password, database: location.database, tls: tls)
+        configuration.options.connectTimeout = .seconds(15)
+        self.configuration = configuration
+        var logger = Logger(label: "authledger.postgres")
+        logger.logLevel = .warning
+        self.logger = logger
+    }
+
+    deinit { shutdown() }
+
+    /// An idle connection, or a new one.
+    func acquire() throws -> PostgresSession {
+        lock.lock()
+        if closed {
+            lock.unlock()
+            throw LedgerError(.storageError, "the PostgreSQL store is closed")
+        }
+        while let c = idle.last, c.isClosed { idle.removeLast() }
+        if let c = idle.popLast() {
+            lock.unlock()
+            return PostgresSession(connection: c, logger: logger, location: location)
+        }
+        let id = nextID
+        nextID += 1
+        lock.unlock()
+        do {
+            let c = try PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
+                                                   id: id, logger: logger).wait()
+            return PostgresSession(connection: c, logger: logger, location: location)
+        } catch {
+            throw PostgresFailure(error, doing: "connect", location: location).ledgerError
+        }
+    }
+
+    /// Returns a connection after a transaction ended cleanly; a connection whose state is
+    /// unknown (a failed commit or rollback, a lost connection) is closed instead.
+    func release(_ s: PostgresSession, reusable: Bool) {
+        lock.lock()
+        if reusable && !closed && !s.connection.isClosed && idle.count < PostgresConnections.maxIdle {
+            idle.append(s.connection)
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        PostgresConnections.close(s.connection)
+    }
+
+    /// Closes `c`, keeping it alive until it is closed (PostgresNIO asserts that a
+    /// connection is closed before it goes away).
+    static func close(_ c: PostgresConnection) {
+        if c.isClosed { return }
+        c.close().whenComplete { _ in withExtendedLifetime(c) {} }
+    }
+
+    /// Closes every idle connection; later acquisitions fail.
+    func shutdown() {
+        lock.lock()
+        closed = true
+        let all = idle
+        idle = []
+        lock.unlock()
+        for c in all { PostgresConnections.close(c) }
+    }
+}
+
+/// One connection in use by one thread: blocking queries.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    let location: PostgresLocation
+
+    /// Sends `sql` with `binds` without waiting (PostgreSQL runs a connection's statements
+    /// in the order they were sent).
+    func send(_ sql: String, _ binds: PostgresBindings) -> EventLoopFuture<PostgresQueryResult> {
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+    }
+
+    /// Runs `sql` with `binds` and waits for all its rows.
+    @discardableResult
+    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        do {
+            let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            return Array(result.rows)
+        } catch {
+            throw PostgresFailure(error, doing: doing, location: location)
+        }
+    }
+}
+
+/// A failure of the PostgreSQL backend. `spoilsTransaction` when the connection or the
+/// transaction cannot go on (the writer then fails the whole group, as for a full LMDB
+/// map); a statement the server refused inside a request's savepoint is that request's.
+struct PostgresFailure: TransactionFailure, CustomStringConvertible {
+    let ledgerError: LedgerError
+    let spoilsTransaction: Bool
+
+    init(_ error: any Error, doing: String, location: PostgresLocation) {
+        if let e = error as? PostgresFailure {
+            self = e
+            return
+        }
+        if let e = error as? LedgerError {
+            ledgerError = e
+            spoilsTransaction = false
+            return
+        }
+        let place = "\(location.host):\(location.port)"
+        guard let p = error as? PSQLError else {
+            // Messages never include the URL or the password (only host and port).
+            ledgerError = LedgerError(.storageError, "PostgreSQL at \(place) failed in \(doing) (\(type(of: error)))")
+            spoilsTransaction = true
+            return
+        }
+        if p.code == .server, let info = p.serverInfo {
+            let state = info[.sqlState] ?? "?"
+            // The server's own message (no values: the detail field, which may quote
+            // stored values, is left out).
+            let message = info[.message] ?? "refused"
+            if state == "53100" || state == "53200" {
+                ledgerError = LedgerError(.storageFull, "the PostgreSQL store is full (\(message)); nothing of the request was appended")
+            } else {
+                ledgerError = LedgerError(.storageError, "PostgreSQL refused \(doing): \(message) (SQLSTATE \(state))")
+            }
+            // Class 08 (connection), 53 (resources), 57 (operator intervention), 58 (system):
+            // the transaction cannot go on.
+            spoilsTransaction = ["08", "53", "57", "58", "XX"].contains(String(state.prefix(2)))
+            return
+        }
+        let reason: String
+        switch p.code {
+        case .connectionError: reason = "cannot connect"
+        case .serverClosedConnection, .clientClosedConnection: reason = "connection closed"
+        case .sslUnsupported: reason = "the server does not offer TLS"
+        case .saslError, .unsupportedAuthMechanism, .authMechanismRequiresPassword: reason = "authentication failed"
+        default: reason = "\(p.code)"
+        }
+        ledgerError = LedgerError(.storageError, "PostgreSQL at \(place) failed in \(doing): \(reason)")
+        spoilsTransaction = true
+    }
+
+    /// The same failure, now fatal to the transaction (a savepoint could not be rolled back).
+    init(spoiling e: PostgresFailure) {
+        ledgerError = e.ledgerError
+        spoilsTransaction = true
+    }
+
+    var description: String { ledgerError.message }
+}

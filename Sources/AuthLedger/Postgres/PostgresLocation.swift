@@ -1,0 +1,90 @@
+import Foundation
+
+/// Where a PostgreSQL store lives, parsed from a `postgresql://` (or `postgres://`) URL:
+///
+///     postgresql://USER[:PASSWORD]@HOST[:PORT][/DATABASE][?sslmode=MODE&schema=NAME]
+///
+/// `sslmode` is `disable`, `prefer` (the default, as libpq's), `require` (both without
+/// certificate checks, as libpq's) or `verify-full` (the server's certificate and name
+/// are checked against the system's trust roots). `schema` names the PostgreSQL schema
+/// that holds the ledger's tables (default `authledger`; created when missing), so one
+/// database can hold several ledgers. The password is never part of `description`, and
+/// no error or log line names more than `redacted`.
+public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    public enum TLSMode: String, Sendable { case disable, prefer, require, verifyFull = "verify-full" }
+
+    public var user: String
+    public var password: String?
+    public var host: String
+    public var port: Int
+    public var database: String
+    public var schema: String
+    public var tls: TLSMode
+
+    /// Whether `store` names a PostgreSQL store rather than an LMDB directory.
+    public static func isPostgres(_ store: String) -> Bool {
+        store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
+    }
+
+    public init(url: String) throws {
+        // The message never repeats the URL: it may hold a password.
+        func bad(_ why: String) -> LedgerError { LedgerError(.storageError, "invalid PostgreSQL store URL: \(why)") }
+        guard PostgresLocation.isPostgres(url), let c = URLComponents(string: url) else {
+            throw bad("expected postgresql://USER[:PASSWORD]@HOST[:PORT][/DATABASE]")
+        }
+        guard let host = c.host, !host.isEmpty else { throw bad("no host") }
+        guard let user = c.user, !user.isEmpty else { throw bad("no user") }
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.user = user.removingPercentEncoding ?? user
+        self.password = c.password.map { $0.removingPercentEncoding ?? $0 }
+        self.port = c.port ?? 5432
+        guard (1...65535).contains(port) else { throw bad("port out of range") }
+        let db = String(c.path.drop(while: { $0 == "/" }))
+        self.database = db.isEmpty ? self.user : (db.removingPercentEncoding ?? db)
+        schema = "authledger"
+        tls = .prefer
+        for item in c.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let v = item.value, let mode = TLSMode(rawValue: v) else {
+                    throw bad("sslmode must be disable, prefer, require or verify-full")
+                }
+                tls = mode
+            case "schema":
+                guard let v = item.value, PostgresLocation.isPlainIdentifier(v) else {
+                    throw bad("schema must be 1 to 63 of a-z, 0-9 and _, not starting with a digit")
+                }
+                schema = v
+            default:
+                throw bad("unknown parameter \(PostgresLocation.isPlainIdentifier(item.name) ? item.name : "?") (known: sslmode, schema)")
+            }
+        }
+    }
+
+    /// The schema name is put into SQL text (identifiers cannot be bound): only plain
+    /// lower-case identifiers are accepted, so quoting is never needed.
+    static func isPlainIdentifier(_ s: String) -> Bool {
+        guard let first = s.utf8.first, (1...63).contains(s.utf8.count) else { return false }
+        guard first == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else { return false }
+        return s.utf8.allSatisfy { $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// The URL without its password: safe for logs, banners and messages.
+    public var redacted: String {
+        let h = host.contains(":") ? "[\(host)]" : host
+        var s = "postgresql://\(user)\(password == nil ? "" : ":***")@\(h):\(port)/\(database)"
+        var q: [String] = []
+        if schema != "authledger" { q.append("schema=\(schema)") }
+        if tls != .prefer { q.append("sslmode=\(tls.rawValue)") }
+        if !q.isEmpty { s += "?" + q.joined(separator: "&") }
+        return s
+    }
+
+    public var description: String { redacted }
+
+    /// A store name for messages: a PostgreSQL URL without its password, a path as it is.
+    public static func displayName(_ store: String) -> String {
+        guard isPostgres(store) else { return store }
+        return (try? PostgresLocation(url: store).redacted) ?? "postgresql://(invalid URL)"
+    }
+}

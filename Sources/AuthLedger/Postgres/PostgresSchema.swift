@@ -1,0 +1,69 @@
+import PostgresNIO
+
+/// The PostgreSQL store's tables, created and migrated by the ledger itself.
+///
+/// `schema_version` holds the version of the tables; opening a store applies every
+/// migration after it, in one transaction under an advisory lock (several servers may
+/// start at once), and refuses a store written by a newer version.
+///
+/// Version 1, one table per LMDB database (`LMDBStorage`), keys as bytes:
+/// - `head`: one row (`one` = true), the last `seq` and its chain hash; every write
+///   transaction locks it first (`FOR UPDATE`), which orders the writers of all servers
+/// - `events`: seq → id, stream, version, encoded event; `id` and (stream, version) are
+///   unique indexes (the `ids` and `streams` databases of LMDB)
+/// - `states`: stream key → maintained projection state
+/// - `meta`: key → value (`checkpoint`, subscriptions, Shared Signals…)
+/// - `tree`: stored Merkle hash index → 32-byte hash
+/// - `records`: (kind, user, id) → challenge, OTP or grant record
+/// - `personal`: seq → the event's personal values (with its user, for erasure)
+enum PostgresSchema {
+    static let migrations: [[String]] = [
+        // 1
+        [
+            "CREATE TABLE {S}.head (one boolean PRIMARY KEY DEFAULT true CHECK (one), seq bigint NOT NULL, hash bytea NOT NULL)",
+            "INSERT INTO {S}.head (one, seq, hash) VALUES (true, 0, '\\x0000000000000000000000000000000000000000000000000000000000000000'::bytea)",
+            "CREATE TABLE {S}.events (seq bigint PRIMARY KEY, id bytea NOT NULL, stream bytea NOT NULL, version bigint NOT NULL, bytes bytea NOT NULL)",
+            "CREATE UNIQUE INDEX events_id ON {S}.events (id)",
+            "CREATE UNIQUE INDEX events_stream ON {S}.events (stream, version)",
+            "CREATE TABLE {S}.states (key bytea PRIMARY KEY, bytes bytea NOT NULL)",
+            "CREATE TABLE {S}.meta (key bytea PRIMARY KEY, value bytea NOT NULL)",
+            "CREATE TABLE {S}.tree (idx bigint PRIMARY KEY, hash bytea NOT NULL)",
+            "CREATE TABLE {S}.records (kind smallint NOT NULL, owner bytea NOT NULL, id bytea NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (kind, owner, id))",
+            "CREATE TABLE {S}.personal (seq bigint PRIMARY KEY, owner bytea NOT NULL, bytes bytea NOT NULL)",
+            "CREATE INDEX personal_owner ON {S}.personal (owner, seq)",
+        ],
+    ]
+
+    static var latest: Int { migrations.count }
+
+    /// Creates or migrates the tables of `schema`.
+    static func migrate(_ s: PostgresSession, schema: String) throws {
+        try s.query("BEGIN", doing: "schema migration")
+        do {
+            var b = PostgresBindings()
+            b.append("authledger schema " + schema)
+            // Servers starting together: one migrates, the others wait and find it done.
+            try s.query("SELECT pg_advisory_xact_lock(hashtext($1))", b, doing: "schema migration")
+            try s.query("CREATE SCHEMA IF NOT EXISTS \(schema)", doing: "schema migration")
+            try s.query("CREATE TABLE IF NOT EXISTS \(schema).schema_version (version integer NOT NULL)", doing: "schema migration")
+            let rows = try s.query("SELECT max(version) FROM \(schema).schema_version", doing: "schema migration")
+            let current = try rows.first?.decode(Int?.self) ?? nil ?? 0
+            guard current <= latest else {
+                throw LedgerError(.storageError, "the PostgreSQL store's schema version \(current) is newer than this authledger's (\(latest)); upgrade authledger")
+            }
+            for version in (current + 1)..<(latest + 1) {
+                for sql in migrations[version - 1] {
+                    try s.query(sql.replacingOccurrences(of: "{S}.", with: "\(schema)."), doing: "schema migration")
+                }
+                var v = PostgresBindings()
+                v.append(version)
+                try s.query("DELETE FROM \(schema).schema_version", doing: "schema migration")
+                try s.query("INSERT INTO \(schema).schema_version (version) VALUES ($1)", v, doing: "schema migration")
+            }
+            try s.query("COMMIT", doing: "schema migration")
+        } catch {
+            _ = try? s.query("ROLLBACK", doing: "schema migration")
+            throw error
+        }
+    }
+}

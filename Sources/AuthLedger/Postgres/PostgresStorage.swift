@@ -1,0 +1,138 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The PostgreSQL backend (SPEC 8): the same log, indexes, projections, Merkle tree,
+/// personal values and meta records as `LMDBStorage`, in the tables of `PostgresSchema`.
+///
+/// A write is one PostgreSQL transaction (READ COMMITTED) that first locks the one-row
+/// `head` table `FOR UPDATE`: writers of every process on the database take their turn
+/// there, and each one then reads the head, the projections and the indexes as the
+/// previous one committed them, so `seq` stays gap-free in commit order. (The writer
+/// thread's cache compares the head it reads there with the one it cached: another
+/// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
+/// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
+/// PostgreSQL makes durable (with its default `synchronous_commit`).
+public final class PostgresStorage: StorageBackend, @unchecked Sendable {
+    public let location: PostgresLocation
+    let connections: PostgresConnections
+    let tables: PostgresTables
+    /// This process's id in commit notifications (its own are not rung twice).
+    let instance = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    private let listenerLock = NSLock()
+    private var listener: PostgresCommitListener?
+
+    /// Connects to the database of `url` and creates or migrates the ledger's tables.
+    public init(url: String) throws {
+        location = try PostgresLocation(url: url)
+        tables = PostgresTables(schema: location.schema)
+        connections = try PostgresConnections(location)
+        let s = try connections.acquire()
+        do {
+            try PostgresSchema.migrate(s, schema: location.schema)
+            connections.release(s, reusable: true)
+        } catch {
+            connections.release(s, reusable: false)
+            throw (error as? PostgresFailure)?.ledgerError ?? error
+        }
+    }
+
+    deinit { connections.shutdown() }
+
+    /// Calls `onCommit` with the new head after each commit of another process on this
+    /// store (see `PostgresCommitListener`); a failure to listen only logs (feeds poll).
+    func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {
+        listenerLock.lock()
+        defer { listenerLock.unlock() }
+        guard listener == nil else { return }
+        do {
+            listener = try PostgresCommitListener(storage: self, onCommit)
+        } catch {
+            Logger(label: "authledger.postgres").warning("not listening for other servers' commits (feeds poll)",
+                                                         metadata: ["error": "\((error as? LedgerError)?.message ?? "\(type(of: error))")"])
+        }
+    }
+
+    public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
+    }
+
+    public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, body)
+    }
+
+    private func transaction<T>(_ begin: String, lockHead: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+        let s = try connections.acquire()
+        var reusable = false
+        defer { connections.release(s, reusable: reusable) }
+        do {
+            try s.query(begin, doing: "begin")
+            if lockHead {
+                try s.query("SELECT seq FROM \(tables.head) FOR UPDATE", doing: "lock the head")
+            }
+            let result: T
+            let access = PostgresAccess(session: s, tables: tables, instance: instance)
+            do {
+                result = try body(access)
+                try access.drain()
+            } catch {
+                _ = try? access.drain()
+                if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
+                throw error
+            }
+            // A failed COMMIT leaves the outcome unknown to us: the connection is dropped,
+            // the caller is told storage_error, and a retry with the same event ids is
+            // answered as duplicates if the commit did happen.
+            try s.query("COMMIT", doing: "commit")
+            reusable = true
+            return result
+        } catch let e as PostgresFailure {
+            throw e.ledgerError
+        }
+    }
+
+    /// Deleted rows stay in a table's files until it is rewritten: `VACUUM FULL` rewrites
+    /// the tables that erasure and rebuilds change (the log and the tree are append-only).
+    public func purgeDeleted() throws {
+        let s = try connections.acquire()
+        do {
+            try s.query("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
+            connections.release(s, reusable: true)
+        } catch let e as PostgresFailure {
+            connections.release(s, reusable: false)
+            throw e.ledgerError
+        }
+    }
+}
+
+extension PostgresStorage {
+    /// Runs one statement outside any ledger transaction; the first column of its rows
+    /// as integers (for tests and diagnostics).
+    func integers(_ sql: String) throws -> [Int64] {
+        let s = try connections.acquire()
+        do {
+            let rows = try s.query(sql, doing: "a statement")
+            connections.release(s, reusable: true)
+            return try rows.map { try $0.decode(Int64.self) }
+        } catch let e as PostgresFailure {
+            connections.release(s, reusable: false)
+            throw e.ledgerError
+        }
+    }
+}
+
+/// The qualified table names of one schema.
+struct PostgresTables: Sendable {
+    let schema, head, events, states, meta, tree, records, personal: String
+    init(schema: String) {
+        self.schema = schema
+        head = schema + ".head"
+        events = schema + ".events"
+        states = schema + ".states"
+        meta = schema + ".meta"
+        tree = schema + ".tree"
+        records = schema + ".records"
+        personal = schema + ".personal"
+    }
+}

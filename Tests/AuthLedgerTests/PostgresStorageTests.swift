@@ -1,0 +1,187 @@
+@testable import AuthLedger
+import Foundation
+import Testing
+
+/// What only the PostgreSQL backend has: moving a store onto it with the CLI, several
+/// ledgers (servers) writing to one database, the versioned schema, URLs and secrets.
+/// The rest of its behaviour is the conformance suites' (`StorageKind`).
+@Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
+struct PostgresStorageTests {
+    @Test func exportPipedIntoImportOnPostgreSQLReproducesEveryHash() throws {
+        // Given an LMDB store with every recorded scenario
+        let lmdb = Support.tempDir("authledger-move") + "/store"
+        for name in ScenarioFixtureTests.scenarios {
+            let r = try CLI.run(["import", Support.fixture("scenarios/\(name).jsonl").path, "--store", lmdb])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let export = try CLI.run(["export", "--store", lmdb])
+        #expect(export.status == 0 && !export.stdout.isEmpty)
+        // When it is exported and piped into `import -` on a PostgreSQL store
+        let pg = StorageKind.postgres.freshStore()
+        let pipe = try CLI.exec("/bin/sh", ["-c", "\"$AL\" export --store \"$SRC\" | \"$AL\" --store \"$DST\" import -"],
+                                env: ["AL": Support.binary, "SRC": lmdb, "DST": pg])
+        #expect(pipe.status == 0, "\(pipe.stderr)")
+        // Then the PostgreSQL store exports the same bytes (every seq, prev and hash), and verifies
+        let again = try CLI.run(["export", "--store", pg])
+        #expect(again.status == 0)
+        #expect(again.stdout == export.stdout)
+        let verify = try CLI.run(["verify", "--store", pg])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        #expect(try CLI.run(["verify", "--store", lmdb]).stdout == verify.stdout)
+        // And the password of the URL appears in no output
+        let password = try #require(try PostgresLocation(url: pg).password)
+        for r in [pipe, again, verify] { #expect(!r.stderr.contains(password) && !r.stdout.contains(password)) }
+    }
+
+    @Test func twoLedgersOnOneDatabaseAppendGapFreeInOneOrder() async throws {
+        // Given two ledgers (two servers) on the same PostgreSQL store
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        for (ledger, user) in [(a, "alice"), (b, "bob")] {
+            _ = try await ledger.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
+                                                   appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+                                         clock: { t("2026-05-01T10:00:00Z") })
+        }
+        // When both append concurrently to both users (each writer's cached state goes stale at every turn)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<40 {
+                let ledger = k % 2 == 0 ? a : b
+                let user = k % 4 < 2 ? "alice" : "bob"
+                group.addTask {
+                    // The clock is read inside the transaction, after the head lock: in commit order.
+                    _ = try await ledger.perform(.access(user: user, deviceId: "phone"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        // Then the log is 42 events with seq 1…42 and no gap, both see the same head, and it verifies
+        let events = try a.events()
+        #expect(events.map(\.seq) == Array(1...42))
+        #expect(try a.head() == b.head())
+        #expect(try b.verify().seq == 42)
+        // And every stream's versions are 1…n in seq order
+        for user in ["alice", "bob"] {
+            #expect(events.filter { $0.event.user == user }.map(\.version) == Array(1...21))
+        }
+    }
+
+    @Test func aLedgerSeesAnotherServersAppendBeforeItsNextCommand() async throws {
+        // Given two ledgers on one store, and a device registered through the second, used through the first
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let at = t("2026-05-01T10:00:00Z")
+        _ = try await b.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
+                                          appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+                                clock: { at })
+        _ = try await a.perform(.access(user: "alice", deviceId: "phone"), clock: { at.adding(seconds: 1) })
+        // When the second revokes it and the first (whose writer cached the device) reports an access
+        _ = try await b.perform(.revoke(user: "alice", deviceId: "phone", reason: "lost"), clock: { at.adding(seconds: 3600) })
+        let refused = await #expect(throws: LedgerError.self) {
+            _ = try await a.perform(.access(user: "alice", deviceId: "phone"), clock: { at.adding(seconds: 3601) })
+        }
+        // Then the first refuses it from the revocation it did not make itself
+        #expect(refused?.code == .deviceRevoked)
+        #expect(try a.head().seq == 3)
+        #expect(try a.verify().seq == 3)
+    }
+
+    @Test func anotherServersCommitWakesTheFeedWithoutWaitingForItsPoll() async throws {
+        // Given two ledgers on one store, and a feed on the second that polls only once an hour
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
+        let first = Task { () -> UInt64? in
+            for try await e in feed { return e.seq }
+            return nil
+        }
+        // When the first ledger appends (after the feed went to sleep)
+        try await Task.sleep(for: .milliseconds(300))
+        try a.importText(LedgerTests.phone)
+        // Then the feed delivers it, woken by the notification (a 60 s guard: the poll would take an hour)
+        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
+        let seq = try await first.value
+        guardTask.cancel()
+        #expect(seq == 1)
+    }
+
+    @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
+        // Given a challenge past its expiry, and two ledgers (servers) on the store
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let at = t("2026-05-01T10:00:00Z")
+        _ = try await a.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
+                                          appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+                                clock: { at })
+        _ = try await a.perform(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: nil),
+                                clock: { at.adding(seconds: 60) })
+        // When both sweep at once, several times
+        let later = at.adding(seconds: 3600)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<6 {
+                let ledger = k % 2 == 0 ? a : b
+                group.addTask { _ = try ledger.expireDueChallenges(now: later) }
+            }
+            try await group.waitForAll()
+        }
+        // Then the challenge expired exactly once
+        #expect(try a.events(types: [.challengeExpired]).count == 1)
+        #expect(try b.verify().seq == 3)
+    }
+
+    @Test func theSchemaIsVersionedAndANewerOneIsRefused() throws {
+        // Given a store opened once (schema created)
+        let store = StorageKind.postgres.freshStore()
+        let schema = try PostgresLocation(url: store).schema
+        let ledger = try StorageKind.postgres.open(store)
+        try ledger.importText(LedgerTests.phone)
+        // When it is opened again, then nothing is migrated twice and the log is there
+        #expect(try StorageKind.postgres.open(store).head().seq == 1)
+        let storage = try PostgresStorage(url: store)
+        let versions = try Self.sql(storage, "SELECT version FROM \(schema).schema_version")
+        #expect(versions == [Int64(PostgresSchema.latest)])
+        // When the schema says a later version than this build knows
+        _ = try Self.sql(storage, "UPDATE \(schema).schema_version SET version = version + 1")
+        // Then opening it is refused with a clear storage error
+        let e = refusal { _ = try StorageKind.postgres.open(store) }
+        #expect(e?.code == .storageError)
+        #expect(e?.message.contains("newer") == true)
+    }
+
+    @Test func noErrorShowsThePasswordOfTheURL() throws {
+        let url = try #require(StorageKind.postgresURL)
+        var location = try PostgresLocation(url: url)
+        let password = try #require(location.password)
+        // A wrong password, and a port where nothing listens
+        location.password = "wrong-" + password
+        let wrong = url.replacingOccurrences(of: ":\(password)@", with: ":\(location.password!)@")
+        let closed = url.replacingOccurrences(of: ":\(location.port)/", with: ":1/")
+        for bad in [wrong, closed] {
+            let e = refusal { _ = try PostgresStorage(url: bad) }
+            #expect(e?.code == .storageError)
+            #expect(e.map { !$0.message.contains(password) } == true, "\(e?.message ?? "")")
+            let r = try CLI.run(["verify", "--store", bad])
+            #expect(r.status != 0)
+            #expect(!r.stderr.contains(password) && !r.stdout.contains(password))
+        }
+        // And the store's name in messages has no password
+        #expect(!PostgresLocation.displayName(url).contains(password))
+        #expect(PostgresLocation.displayName(url).contains(":***@"))
+    }
+
+    @Test(arguments: ["postgresql://", "postgresql://host/db", "postgresql://u:secret@h/db?schema=Robert%27);DROP",
+                      "postgresql://u:secret@h/db?sslmode=maybe", "postgresql://u:secret@h:99999/db", "postgresql://u:secret@h/db?x=1"])
+    func aMalformedURLIsAClearErrorWithoutItsPassword(_ url: String) {
+        let e = refusal { _ = try PostgresLocation(url: url) }
+        #expect(e?.code == .storageError)
+        #expect(e.map { !$0.message.contains("secret") && $0.message.hasPrefix("invalid PostgreSQL store URL") } == true)
+    }
+
+    /// Runs one statement on the store's database; the first column of each row as Int64.
+    static func sql(_ storage: PostgresStorage, _ text: String) throws -> [Int64] {
+        try storage.integers(text)
+    }
+}
