@@ -75,32 +75,28 @@ struct Bench: AsyncParsableCommand {
             let b = try run.appendBulkClear()
             report("append_bulk_clear", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
         }
-        if wanted("append_concurrent") {
-        let before = ledger.writerStats
-        let c = try await run.appendConcurrent(ledger, writers: writers)
-        let after = ledger.writerStats
-        let txns = Double(after.transactions - before.transactions)
-        report("append_concurrent", [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
-                                     ("mean_batch", Double(after.requests - before.requests) / txns),
-                                     ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
-                                     ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns),
-                                     ("pipelined", ledger.pipelinesCommits ? 1 : 0)])
-        }
-        if wanted("append_concurrent_pipelined") {
-            // The same phase (new users) with the pipelined durable commit (one fsync per
-            // group commit, answers held until the next commit's sync): same-run comparison.
+        // 64 writers (by default) at once: the same phase plain and with the pipelined
+        // durable commit (one fsync per group commit, answers held until the next
+        // commit's sync), new users each, for a same-run comparison.
+        func concurrentPhase(_ name: String, pipelined: Bool, prefix: String) async throws {
             let was = ledger.pipelinesCommits
-            ledger.pipelinesCommits = true
+            ledger.pipelinesCommits = pipelined
             defer { ledger.pipelinesCommits = was }
             let before = ledger.writerStats
-            let c = try await run.appendConcurrent(ledger, writers: writers, prefix: "piped")
+            let c = try await run.appendConcurrent(ledger, writers: writers, prefix: prefix)
             let after = ledger.writerStats
             let txns = Double(after.transactions - before.transactions)
-            report("append_concurrent_pipelined", [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
-                                                   ("mean_batch", Double(after.requests - before.requests) / txns),
-                                                   ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
-                                                   ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns),
-                                                   ("idle_syncs", Double(after.idleSyncs - before.idleSyncs))])
+            report(name, [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
+                          ("mean_batch", Double(after.requests - before.requests) / txns),
+                          ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
+                          ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns),
+                          ("idle_syncs", Double(after.idleSyncs - before.idleSyncs)), ("pipelined", pipelined ? 1 : 0)])
+        }
+        if wanted("append_concurrent") {
+            try await concurrentPhase("append_concurrent", pipelined: ledger.pipelinesCommits, prefix: "live")
+        }
+        if wanted("append_concurrent_pipelined") {
+            try await concurrentPhase("append_concurrent_pipelined", pipelined: true, prefix: "piped")
         }
         if wanted("replay") {
             let r = try run.replay(ledger)
