@@ -223,16 +223,8 @@ import Testing
         let store = Support.tempDir()
         try Ledger(path: store).importText(Self.history)
         func cli(_ args: [String]) throws -> (Int32, String) {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Support.binary)
-            p.arguments = args
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            return (p.terminationStatus, text)
+            let r = try CLI.exec(Support.binary, args)
+            return (r.status, r.stdout + r.stderr)
         }
         var (status, text) = try cli(["erase", "alice", "--reason", "request 12", "--actor", "admin:dpo", "--store", store, "--json"])
         #expect(status == 0, "\(text)")
@@ -359,18 +351,10 @@ import Testing
             let python = ProcessInfo.processInfo.environment["AUTHLEDGER_PYTHON"]
                 ?? Support.root.appendingPathComponent(".build/python/bin/python3").path
             #expect(FileManager.default.isExecutableFile(atPath: python), "run tools/test (it installs rfc8785 into .build/python)")
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: python)
-            p.arguments = [Support.root.appendingPathComponent("tools/verify-export.py").path, "--rfc8785"]
-            p.standardInput = FileHandle(forReadingAtPath: file)
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "\(phase): \(text)")
-            #expect(text == "ok: \(try ledger.head().seq) events, head \(try ledger.head().hash)\n", "\(phase)")
+            let r = try CLI.exec(python, [Support.root.appendingPathComponent("tools/verify-export.py").path, "--rfc8785"],
+                                 stdin: try String(contentsOfFile: file, encoding: .utf8))
+            #expect(r.status == 0, "\(phase): \(r.stderr)")
+            #expect(r.stdout == "ok: \(try ledger.head().seq) events, head \(try ledger.head().hash)\n", "\(phase)")
             if phase == "before erasure" { _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z")) }
         }
     }
