@@ -56,6 +56,17 @@ struct ByteReader {
         return base[i]
     }
 
+    /// A presence flag or a boolean: exactly 0 or 1. Any other byte is corrupt, so that
+    /// every stored value has one encoding and a flipped flag byte cannot decode to the
+    /// same event (verify names it instead of passing it).
+    @inline(__always) mutating func flag() throws -> Bool {
+        switch try u8() {
+        case 0: return false
+        case 1: return true
+        default: throw Corrupt()
+        }
+    }
+
     @inline(__always) mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
@@ -109,14 +120,14 @@ struct ByteReader {
         return base.loadUnaligned(fromByteOffset: i, as: UInt64.self).bigEndian
     }
 
-    mutating func optString() throws -> String? { try u8() == 0 ? nil : try string() }
+    mutating func optString() throws -> String? { try flag() ? try string() : nil }
     /// A time in the range RFC 3339 can write (formatting one outside it would trap).
     mutating func time() throws -> Timestamp {
         let ms = try signed()
         guard ms >= Timestamp.min.milliseconds, ms <= Timestamp.max.milliseconds else { throw Corrupt() }
         return Timestamp(milliseconds: ms)
     }
-    mutating func optTime() throws -> Timestamp? { try u8() == 0 ? nil : try time() }
+    mutating func optTime() throws -> Timestamp? { try flag() ? try time() : nil }
 
     mutating func raw(_ n: Int) throws -> [UInt8] {
         guard n <= base.count - i else { throw Corrupt() }
@@ -226,7 +237,7 @@ public enum EventCodec {
         guard version >= 1, version <= UInt64(Int64.max) else { throw ByteReader.Corrupt() }
         let at = try r.time()
         let user = try r.string()
-        let meta: StringMap? = try r.u8() == 0 ? nil : try r.map()
+        let meta: StringMap? = try r.flag() ? try r.map() : nil
         let n = try r.length()
         guard n <= 64 else { throw ByteReader.Corrupt() }
         var data = EventData()
@@ -238,7 +249,7 @@ public enum EventCodec {
             case .string, .id: value = .string(try r.string())
             case .time: value = .time(try r.time())
             case .int: value = .int(try r.signed())
-            case .bool: value = .bool(try r.u8() != 0)
+            case .bool: value = .bool(try r.flag())
             case .map: value = .map(try r.map())
             }
             data.appendInOrder(field, value)
@@ -310,7 +321,7 @@ enum StateCodec {
         var s = UserState(user: user)
         s.version = try r.varint()
         s.lastAt = try r.optTime()
-        s.everRegistered = try r.u8() != 0
+        s.everRegistered = try r.flag()
         s.coolingUntil = try r.optTime()
         // Dictionaries are sized once: no rehashing while a big state is read.
         let devices = try r.count()
@@ -345,7 +356,7 @@ enum StateCodec {
             let g = try r.grant()
             s.grants[g.grantId] = g
         }
-        if !r.atEnd { s.erased = try r.u8() == 1 }
+        if !r.atEnd { s.erased = try r.flag() }
         guard r.atEnd else { throw ByteReader.Corrupt() }
         return s
     }
@@ -376,7 +387,7 @@ enum StateCodec {
         s.policy.otpPerHour = try r.signed()
         s.policy.grantTtlSeconds = try r.signed()
         s.policy.maxDevices = try r.signed()
-        s.policy.protectCurrentDevice = try r.u8() != 0
+        s.policy.protectCurrentDevice = try r.flag()
         return s
     }
 }

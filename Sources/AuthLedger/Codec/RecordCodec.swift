@@ -73,9 +73,9 @@ extension ByteReader {
     mutating func challenge() throws -> ChallengeRecord {
         let id = try string(), action = try string(), req = try string()
         let issued = try time(), expires = try time()
-        let ctx: StringMap? = try u8() == 0 ? nil : try map()
+        let ctx: StringMap? = try flag() ? try map() : nil
         var c = ChallengeRecord(challengeId: id, action: action, requestingDeviceId: req, issuedAt: issued,
-                                expiresAt: expires, context: ctx, requesterWasActive: try u8() != 0)
+                                expiresAt: expires, context: ctx, requesterWasActive: try flag())
         guard let res = ChallengeOutcome(rawValue: try u8()) else { throw ByteReader.Corrupt() }
         c.resolution = res
         c.resolvedAt = try optTime()
@@ -90,7 +90,7 @@ extension ByteReader {
         var o = OTPRecord(otpId: try string(), channel: try string(), target: try string(), codeHash: try string(),
                           issuedAt: try time(), expiresAt: try time(), maxAttempts: try signed())
         o.failures = try signed()
-        o.verified = try u8() != 0
+        o.verified = try flag()
         return o
     }
 
