@@ -107,6 +107,39 @@ struct PostgresStorageTests {
         #expect(seq == 1)
     }
 
+    @Test func theListeningConnectionReconnectsAfterItIsTerminated() async throws {
+        // Given two ledgers on one store, and a feed on the second that polls only once an hour
+        let store = StorageKind.postgres.freshStore()
+        let keys = Support.tempDir()
+        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
+        let first = Task { () -> UInt64? in
+            for try await e in feed { return e.seq }
+            return nil
+        }
+        // When an administrator terminates the second ledger's listening connection
+        let schema = String(store[store.range(of: "schema=")!.upperBound...])
+        let admin = try PostgresStorage(url: store)
+        var terminated: [Int64] = [], polls = 0
+        while terminated.first ?? 0 == 0, polls < 600 {
+            if polls > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            terminated = try admin.integers("""
+                SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                WHERE pid <> pg_backend_pid() AND query ILIKE 'LISTEN%\(schema)%'
+                """)
+            polls += 1
+        }
+        #expect((terminated.first ?? 0) >= 1, "no listening connection to terminate")
+        // And the first ledger appends
+        try a.importText(LedgerTests.phone)
+        // Then the feed still delivers it without waiting for its poll: the listener
+        // reconnected (a 60 s guard: the poll would take an hour)
+        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
+        let seq = try await first.value
+        guardTask.cancel()
+        #expect(seq == 1)
+    }
+
     @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
         // Given a challenge past its expiry, and two ledgers (servers) on the store
         let store = StorageKind.postgres.freshStore()

@@ -14,10 +14,71 @@ final class PostgresAccess: StorageWriter {
 
     let instance: String
 
+    /// Inserts waiting to go as multi-row statements (`PostgresRowBuffer`): sent before any
+    /// other statement (so statements keep their order relative to savepoints, reads and
+    /// the head), at the end of each request's savepoint and before COMMIT. Projections are
+    /// kept by key (one row per key in an upsert: PostgreSQL refuses to update a row twice
+    /// in one statement), the last state written winning as it would statement by statement.
+    private var eventRows: PostgresRowBuffer
+    private var treeRows: PostgresRowBuffer
+    private var personalRows: PostgresRowBuffer
+    private var stateOrder: [String] = []
+    private var states: [String: [UInt8]] = [:]
+
     init(session: PostgresSession, tables: PostgresTables, instance: String) {
         self.s = session
         self.t = tables
         self.instance = instance
+        eventRows = PostgresRowBuffer(insert: "INSERT INTO \(tables.events) (seq, id, stream, version, bytes)", columns: 5, doing: "store events")
+        treeRows = PostgresRowBuffer(insert: "INSERT INTO \(tables.tree) (idx, hash)", columns: 2, doing: "store tree hashes")
+        personalRows = PostgresRowBuffer(insert: "INSERT INTO \(tables.personal) (seq, owner, bytes)", columns: 3, doing: "store personal values")
+    }
+
+    /// Sends the buffered rows (without waiting for the answers).
+    private func flush() {
+        for keyPath in [\PostgresAccess.eventRows, \.treeRows, \.personalRows] where !self[keyPath: keyPath].isEmpty {
+            let doing = self[keyPath: keyPath].doing
+            let (sql, b) = self[keyPath: keyPath].take()
+            inFlight.append((s.send(sql, b), doing))
+        }
+        if !stateOrder.isEmpty {
+            var buffer = PostgresRowBuffer(insert: "INSERT INTO \(t.states) (key, bytes)", columns: 2,
+                                           suffix: " ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes", doing: "store projections")
+            for key in stateOrder {
+                guard let bytes = states[key] else { continue }
+                buffer.append { $0.append(Self.text(key)); $0.append(Self.bytes(bytes)) }
+                if buffer.isFull {
+                    let (sql, b) = buffer.take()
+                    inFlight.append((s.send(sql, b), buffer.doing))
+                }
+            }
+            if !buffer.isEmpty {
+                let (sql, b) = buffer.take()
+                inFlight.append((s.send(sql, b), buffer.doing))
+            }
+            stateOrder = []
+            states = [:]
+        }
+    }
+
+    /// Forgets the buffered rows (their request is being rolled back).
+    private func discardBuffered() {
+        eventRows.discard()
+        treeRows.discard()
+        personalRows.discard()
+        stateOrder = []
+        states = [:]
+    }
+
+    /// Buffers a row; a full buffer is sent at once.
+    private func buffer(_ keyPath: ReferenceWritableKeyPath<PostgresAccess, PostgresRowBuffer>, _ add: (inout PostgresBindings) -> Void) throws {
+        self[keyPath: keyPath].append(add)
+        if self[keyPath: keyPath].isFull {
+            let doing = self[keyPath: keyPath].doing
+            let (sql, b) = self[keyPath: keyPath].take()
+            inFlight.append((s.send(sql, b), doing))
+            if inFlight.count >= 256 { try drain() }
+        }
     }
 
     // MARK: Binding helpers
@@ -45,12 +106,14 @@ final class PostgresAccess: StorageWriter {
     private var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
 
     private func send(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws {
+        flush()
         inFlight.append((s.send(sql, b), doing))
         if inFlight.count >= 256 { try drain() }
     }
 
     /// Waits for every write sent; throws the first failure.
     func drain() throws {
+        flush()
         let pending = inFlight
         inFlight = []
         var first: (any Error)?
@@ -241,11 +304,10 @@ final class PostgresAccess: StorageWriter {
     // MARK: StorageWriter
 
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {
-        try send("INSERT INTO \(t.events) (seq, id, stream, version, bytes) VALUES ($1, $2, $3, $4, $5)",
-                    binds {
-                        $0.append(Self.int(seq)); $0.append(Self.bytes(id.bytes)); $0.append(Self.text(stream))
-                        $0.append(Self.int(version)); $0.append(Self.bytes(bytes))
-                    }, doing: "store an event")
+        try buffer(\.eventRows) {
+            $0.append(Self.int(seq)); $0.append(Self.bytes(id.bytes)); $0.append(Self.text(stream))
+            $0.append(Self.int(version)); $0.append(Self.bytes(bytes))
+        }
     }
 
     /// Moves the head and, in the same statement, notifies the other servers (delivered at
@@ -262,8 +324,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try send("INSERT INTO \(t.states) (key, bytes) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes",
-                    binds { $0.append(Self.text(key)); $0.append(Self.bytes(bytes)) }, doing: "store a projection")
+        if states.updateValue(bytes, forKey: key) == nil { stateOrder.append(key) }
     }
 
     func clearProjectionStates() throws {
@@ -297,9 +358,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
-        try send("INSERT INTO \(t.personal) (seq, owner, bytes) VALUES ($1, $2, $3)",
-                    binds { $0.append(Self.int(seq)); $0.append(Self.text(user)); $0.append(Self.bytes(bytes)) },
-                    doing: "store personal values")
+        try buffer(\.personalRows) { $0.append(Self.int(seq)); $0.append(Self.text(user)); $0.append(Self.bytes(bytes)) }
     }
 
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
@@ -309,8 +368,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws {
-        try send("INSERT INTO \(t.tree) (idx, hash) VALUES ($1, $2)",
-                    binds { $0.append(Self.int(index)); $0.append(ByteBuffer(bytes: hash)) }, doing: "store a tree hash")
+        try buffer(\.treeRows) { $0.append(Self.int(index)); $0.append(ByteBuffer(bytes: hash)) }
     }
 
     func clearTree() throws {
@@ -328,6 +386,7 @@ final class PostgresAccess: StorageWriter {
             try drain()
         } catch {
             // The writes still in flight are rolled back with the savepoint.
+            discardBuffered()
             _ = try? drain()
             do {
                 try q("ROLLBACK TO SAVEPOINT \(name)", doing: "rollback to savepoint")

@@ -12,25 +12,86 @@ import PostgresNIO
 /// feeds) for the commits of the others. It is only a doorbell: a feed reads the log by
 /// `seq` and also polls, so a lost notification or a dropped listening connection delays
 /// an event by at most the poll interval and never loses or reorders one.
+///
+/// When the listening connection drops (the server restarted, a proxy or an administrator
+/// cut it), the listener opens a new one (retrying every `retryInterval`) and then rings
+/// the observers once with the current head, for the commits it could not hear meanwhile.
 final class PostgresCommitListener: @unchecked Sendable {
-    private let connection: PostgresConnection
-    private let context: PostgresListenContext
+    private weak var storage: PostgresStorage?
+    private let onCommit: @Sendable (Head) -> Void
+    private let channel: String
+    private let own: String
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private var context: PostgresListenContext?
+    private var stopped = false
+    static let retryInterval: TimeInterval = 1
 
     init(storage: PostgresStorage, _ onCommit: @escaping @Sendable (Head) -> Void) throws {
-        connection = try storage.connections.openDedicated()
-        let own = storage.instance
-        context = connection.addListener(channel: storage.location.schema) { _, notification in
+        self.storage = storage
+        self.onCommit = onCommit
+        channel = storage.location.schema
+        own = storage.instance
+        try listen(storage)
+    }
+
+    private func listen(_ storage: PostgresStorage) throws {
+        let connection = try storage.connections.openDedicated()
+        let own = self.own, onCommit = self.onCommit
+        let context = connection.addListener(channel: channel) { _, notification in
             let parts = notification.payload.split(separator: " ")
             guard parts.count == 3, parts[2] != own, let seq = UInt64(parts[0]),
                   let hash = Hash32(hex: String(parts[1])) else { return }
             // Not on the event loop: an observer may read the store (a blocking wait).
             DispatchQueue.global().async { onCommit(Head(seq: seq, hash: hash)) }
         }
+        let keep = lock.withLock { () -> Bool in
+            guard !stopped else { return false }
+            self.connection = connection
+            self.context = context
+            return true
+        }
+        guard keep else {
+            context.stop()
+            PostgresConnections.close(connection)
+            return
+        }
+        connection.closeFuture.whenComplete { [weak self] _ in self?.dropped() }
+    }
+
+    /// The listening connection closed: listen again unless this listener is being stopped.
+    private func dropped() {
+        let again = lock.withLock { () -> Bool in
+            context = nil
+            connection = nil
+            return !stopped
+        }
+        guard again else { return }
+        Logger(label: "authledger.postgres").warning("the connection listening for other servers' commits dropped; reconnecting (feeds poll meanwhile)")
+        DispatchQueue.global().async { [weak self] in self?.reconnect() }
+    }
+
+    private func reconnect() {
+        while true {
+            guard let storage, !lock.withLock({ stopped }) else { return }
+            do {
+                try listen(storage)
+                // Commits made while nobody listened: one wake-up with the head as it is now.
+                if let head = try? storage.read({ try $0.head() }) { onCommit(head) }
+                return
+            } catch {
+                Thread.sleep(forTimeInterval: Self.retryInterval)
+            }
+        }
     }
 
     deinit {
-        context.stop()
-        PostgresConnections.close(connection)
+        let (connection, context) = lock.withLock { () -> (PostgresConnection?, PostgresListenContext?) in
+            stopped = true
+            return (self.connection, self.context)
+        }
+        context?.stop()
+        if let connection { PostgresConnections.close(connection) }
     }
 }
 
