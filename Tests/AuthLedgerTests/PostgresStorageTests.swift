@@ -87,8 +87,10 @@ struct PostgresStorageTests {
         #expect(try a.verify().seq == 3)
     }
 
-    @Test func anotherServersCommitWakesTheFeedWithoutWaitingForItsPoll() async throws {
-        // Given two ledgers on one store, and a feed on the second that polls only once an hour
+    /// Two ledgers on one fresh PostgreSQL store, and a task reading the first event of a
+    /// feed on the second ledger that polls only once an hour (so only a commit
+    /// notification can wake it in time). Returns the store, the first ledger and the task.
+    static func twoLedgersAndAnHourlyFeed() throws -> (String, Ledger, Task<UInt64?, Error>) {
         let store = StorageKind.postgres.freshStore()
         let keys = Support.tempDir()
         let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
@@ -97,26 +99,29 @@ struct PostgresStorageTests {
             for try await e in feed { return e.seq }
             return nil
         }
+        return (store, a, first)
+    }
+
+    /// The seq the feed task delivers, with a 60 s guard (the feed's own poll would take an hour).
+    static func firstSeq(_ first: Task<UInt64?, Error>) async throws -> UInt64? {
+        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
+        defer { guardTask.cancel() }
+        return try await first.value
+    }
+
+    @Test func anotherServersCommitWakesTheFeedWithoutWaitingForItsPoll() async throws {
+        // Given two ledgers on one store, and a feed on the second that polls only once an hour
+        let (_, a, first) = try Self.twoLedgersAndAnHourlyFeed()
         // When the first ledger appends (after the feed went to sleep)
         try await Task.sleep(for: .milliseconds(300))
         try a.importText(LedgerTests.phone)
         // Then the feed delivers it, woken by the notification (a 60 s guard: the poll would take an hour)
-        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
-        let seq = try await first.value
-        guardTask.cancel()
-        #expect(seq == 1)
+        #expect(try await Self.firstSeq(first) == 1)
     }
 
     @Test func theListeningConnectionReconnectsAfterItIsTerminated() async throws {
         // Given two ledgers on one store, and a feed on the second that polls only once an hour
-        let store = StorageKind.postgres.freshStore()
-        let keys = Support.tempDir()
-        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
-        let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
-        let first = Task { () -> UInt64? in
-            for try await e in feed { return e.seq }
-            return nil
-        }
+        let (store, a, first) = try Self.twoLedgersAndAnHourlyFeed()
         // When an administrator terminates the second ledger's listening connection
         let schema = String(store[store.range(of: "schema=")!.upperBound...])
         let admin = try PostgresStorage(url: store)
@@ -134,10 +139,7 @@ struct PostgresStorageTests {
         try a.importText(LedgerTests.phone)
         // Then the feed still delivers it without waiting for its poll: the listener
         // reconnected (a 60 s guard: the poll would take an hour)
-        let guardTask = Task { try await Task.sleep(for: .seconds(60)); first.cancel() }
-        let seq = try await first.value
-        guardTask.cancel()
-        #expect(seq == 1)
+        #expect(try await Self.firstSeq(first) == 1)
     }
 
     @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
