@@ -148,7 +148,9 @@ import Testing
         try await feed.waitFor(count: count, attempts: 3600)
     }
 
-    @Test func everyServersFeedDeliversBothServersEventsInOrderAndResumesOnTheOther() async throws {
+    /// Two `authledger serve` processes on one fresh PostgreSQL store (shared key
+    /// directory), stopped afterwards; nothing runs without a database.
+    static func withTwoServers(_ body: (ServeProcess, ServeProcess) async throws -> Void) async throws {
         guard let url = Self.database() else { return }
         let store = Self.freshStore(url)
         let keys = try Self.keyDirectory()
@@ -157,163 +159,163 @@ import Testing
         defer { a.stop() }
         let b = try await ServeProcess(store: store, keyDir: keys).started()
         defer { b.stop() }
+        try await body(a, b)
+    }
 
-        // Given a first event, both servers' feeds from seq 1, and a durable subscription made on A
-        var r = try await a.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("seed", "phone")]))
-        #expect(r.status == 201, "\(r.body)")
-        let feedA = try await a.subscribe("/v1/events?from=1")
-        let feedB = try await b.subscribe("/v1/events?from=1")
-        #expect(feedA.status == 200 && feedB.status == 200)
-        r = try await a.call(.PUT, "/v1/subscriptions/mailer", token: "reader-token", body: "{}")
-        #expect(r.status == 201, "\(r.body) \(ServeProcess.redacted(a.stderr))")
+    @Test func everyServersFeedDeliversBothServersEventsInOrderAndResumesOnTheOther() async throws {
+        try await Self.withTwoServers { a, b in
 
-        // When 8 writers, 4 on each server, append 20 batches of 2 events each at once
-        let acks = Acks()
-        let writers = 8, batches = 20
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for w in 0..<writers {
-                let server = w % 2 == 0 ? a : b
-                let name = w % 2 == 0 ? "A" : "B"
-                group.addTask {
-                    for i in 0..<batches {
-                        let user = "user\(w)-\(i)"
-                        let body = Fixture.array([Fixture.registered(user, "phone"), Fixture.accessed(user, "phone", second: i)])
-                        let r = try await server.call(.POST, "/v1/events", body: body)
-                        guard acks.record(r, server: name) else { throw TestFailure("append on \(name): \(r.status) \(r.body)") }
+            // Given a first event, both servers' feeds from seq 1, and a durable subscription made on A
+            var r = try await a.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("seed", "phone")]))
+            #expect(r.status == 201, "\(r.body)")
+            let feedA = try await a.subscribe("/v1/events?from=1")
+            let feedB = try await b.subscribe("/v1/events?from=1")
+            #expect(feedA.status == 200 && feedB.status == 200)
+            r = try await a.call(.PUT, "/v1/subscriptions/mailer", token: "reader-token", body: "{}")
+            #expect(r.status == 201, "\(r.body) \(ServeProcess.redacted(a.stderr))")
+
+            // When 8 writers, 4 on each server, append 20 batches of 2 events each at once
+            let acks = Acks()
+            let writers = 8, batches = 20
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for w in 0..<writers {
+                    let server = w % 2 == 0 ? a : b
+                    let name = w % 2 == 0 ? "A" : "B"
+                    group.addTask {
+                        for i in 0..<batches {
+                            let user = "user\(w)-\(i)"
+                            let body = Fixture.array([Fixture.registered(user, "phone"), Fixture.accessed(user, "phone", second: i)])
+                            let r = try await server.call(.POST, "/v1/events", body: body)
+                            guard acks.record(r, server: name) else { throw TestFailure("append on \(name): \(r.status) \(r.body)") }
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
-        }
-        let total = 1 + writers * batches * 2
-        #expect(acks.count("A") == writers / 2 * batches * 2 && acks.count("B") == writers / 2 * batches * 2)
-        let acknowledged = acks.all
-        #expect(acknowledged.count == total - 1)
+            let total = 1 + writers * batches * 2
+            #expect(acks.count("A") == writers / 2 * batches * 2 && acks.count("B") == writers / 2 * batches * 2)
+            let acknowledged = acks.all
+            #expect(acknowledged.count == total - 1)
 
-        // Then each server's feed delivers every event of both, in seq order, with no gap
-        let eventsA = try await Self.all(feedA, total)
-        let eventsB = try await Self.all(feedB, total)
-        #expect(eventsA.compactMap(\.id) == Array(1...UInt64(total)))
-        #expect(eventsB.compactMap(\.id) == Array(1...UInt64(total)))
-        #expect(eventsA.map(\.data) == eventsB.map(\.data), "the two servers' feeds differ")
-        for e in eventsA {
-            guard let seq = e.id, let expected = acknowledged[seq] else { continue }
-            #expect(e.json?["id"]?.stringValue == expected, "seq \(seq) is not the event acknowledged at it")
-        }
-        // And the hashes chain as one log
-        for (prev, next) in zip(eventsA, eventsA.dropFirst()) {
-            #expect(next.json?["prev"] == prev.json?["hash"], "seq \(next.id ?? 0) does not chain onto \(prev.id ?? 0)")
-        }
+            // Then each server's feed delivers every event of both, in seq order, with no gap
+            let eventsA = try await Self.all(feedA, total)
+            let eventsB = try await Self.all(feedB, total)
+            #expect(eventsA.compactMap(\.id) == Array(1...UInt64(total)))
+            #expect(eventsB.compactMap(\.id) == Array(1...UInt64(total)))
+            #expect(eventsA.map(\.data) == eventsB.map(\.data), "the two servers' feeds differ")
+            for e in eventsA {
+                guard let seq = e.id, let expected = acknowledged[seq] else { continue }
+                #expect(e.json?["id"]?.stringValue == expected, "seq \(seq) is not the event acknowledged at it")
+            }
+            // And the hashes chain as one log
+            for (prev, next) in zip(eventsA, eventsA.dropFirst()) {
+                #expect(next.json?["prev"] == prev.json?["hash"], "seq \(next.id ?? 0) does not chain onto \(prev.id ?? 0)")
+            }
 
-        // When a client that read A's feed up to the middle resumes on B with Last-Event-ID
-        let middle = UInt64(total / 2)
-        let resumed = try await b.subscribe("/v1/events", lastEventID: middle)
-        #expect(resumed.status == 200)
-        // And one more event is appended through A
-        r = try await a.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("late", "phone")]))
-        #expect(r.status == 201, "\(r.body)")
-        // Then B's resumed stream continues right after the middle, up to A's new event (live, from the other server)
-        let rest = try await Self.all(resumed, total + 1 - Int(middle))
-        #expect(rest.compactMap(\.id) == Array(middle + 1...UInt64(total + 1)))
-        #expect(Array(rest.map(\.data).prefix(total - Int(middle))) == Array(eventsA.map(\.data).suffix(total - Int(middle))))
-        // And the feeds opened before it get it too
-        #expect(try await Self.all(feedB, total + 1).last?.json?["user"]?.stringValue == "late")
-        #expect(try await Self.all(feedA, total + 1).last?.json?["user"]?.stringValue == "late")
-        for f in [feedA, feedB, resumed] { f.close() }
+            // When a client that read A's feed up to the middle resumes on B with Last-Event-ID
+            let middle = UInt64(total / 2)
+            let resumed = try await b.subscribe("/v1/events", lastEventID: middle)
+            #expect(resumed.status == 200)
+            // And one more event is appended through A
+            r = try await a.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("late", "phone")]))
+            #expect(r.status == 201, "\(r.body)")
+            // Then B's resumed stream continues right after the middle, up to A's new event (live, from the other server)
+            let rest = try await Self.all(resumed, total + 1 - Int(middle))
+            #expect(rest.compactMap(\.id) == Array(middle + 1...UInt64(total + 1)))
+            #expect(Array(rest.map(\.data).prefix(total - Int(middle))) == Array(eventsA.map(\.data).suffix(total - Int(middle))))
+            // And the feeds opened before it get it too
+            #expect(try await Self.all(feedB, total + 1).last?.json?["user"]?.stringValue == "late")
+            #expect(try await Self.all(feedA, total + 1).last?.json?["user"]?.stringValue == "late")
+            for f in [feedA, feedB, resumed] { f.close() }
 
-        // When the subscription made on A is read and acknowledged on B
-        let onB = try await b.subscribe("/v1/subscriptions/mailer/events")
-        #expect(try await Self.all(onB, total + 1).compactMap(\.id) == Array(1...UInt64(total + 1)))
-        onB.close()
-        r = try await b.call(.POST, "/v1/subscriptions/mailer/ack", token: "reader-token", body: #"{"seq":\#(middle)}"#)
-        #expect(r.status == 200 && r["checkpoint"] == .int(Int64(middle)), "\(r.body)")
-        // Then A sees B's checkpoint and delivers from right after it
-        r = try await a.call(.GET, "/v1/subscriptions/mailer", token: "reader-token")
-        #expect(r["checkpoint"] == .int(Int64(middle)), "\(r.body)")
-        let onA = try await a.subscribe("/v1/subscriptions/mailer/events")
-        let fromCheckpoint = try await Self.all(onA, total + 1 - Int(middle))
-        #expect(fromCheckpoint.first?.id == middle + 1)
-        onA.close()
-        // And a checkpoint moved on A is the one B reports
-        r = try await a.call(.POST, "/v1/subscriptions/mailer/ack", token: "reader-token", body: #"{"seq":\#(total)}"#)
-        #expect(r.status == 200)
-        r = try await b.call(.GET, "/v1/subscriptions/mailer", token: "reader-token")
-        #expect(r["checkpoint"] == .int(Int64(total)), "\(r.body)")
+            // When the subscription made on A is read and acknowledged on B
+            let onB = try await b.subscribe("/v1/subscriptions/mailer/events")
+            #expect(try await Self.all(onB, total + 1).compactMap(\.id) == Array(1...UInt64(total + 1)))
+            onB.close()
+            r = try await b.call(.POST, "/v1/subscriptions/mailer/ack", token: "reader-token", body: #"{"seq":\#(middle)}"#)
+            #expect(r.status == 200 && r["checkpoint"] == .int(Int64(middle)), "\(r.body)")
+            // Then A sees B's checkpoint and delivers from right after it
+            r = try await a.call(.GET, "/v1/subscriptions/mailer", token: "reader-token")
+            #expect(r["checkpoint"] == .int(Int64(middle)), "\(r.body)")
+            let onA = try await a.subscribe("/v1/subscriptions/mailer/events")
+            let fromCheckpoint = try await Self.all(onA, total + 1 - Int(middle))
+            #expect(fromCheckpoint.first?.id == middle + 1)
+            onA.close()
+            // And a checkpoint moved on A is the one B reports
+            r = try await a.call(.POST, "/v1/subscriptions/mailer/ack", token: "reader-token", body: #"{"seq":\#(total)}"#)
+            #expect(r.status == 200)
+            r = try await b.call(.GET, "/v1/subscriptions/mailer", token: "reader-token")
+            #expect(r["checkpoint"] == .int(Int64(total)), "\(r.body)")
+        }
     }
 
     @Test func killingOneServerUnderLoadLosesNoAcknowledgedEventAndTheOtherGoesOn() async throws {
-        guard let url = Self.database() else { return }
-        let store = Self.freshStore(url)
-        let keys = try Self.keyDirectory()
-        defer { try? FileManager.default.removeItem(atPath: keys) }
-        let a = try await ServeProcess(store: store, keyDir: keys).started()
-        defer { a.stop() }
-        let b = try await ServeProcess(store: store, keyDir: keys).started()
-        defer { b.stop() }
+        try await Self.withTwoServers { a, b in
 
-        // Given writers appending through both servers: A's until A is gone, B's a fixed number each
-        let acks = Acks()
-        let perWriterOnB = 40
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for w in 0..<8 {
-                let onA = w % 2 == 0
-                group.addTask {
-                    for i in 0..<(onA ? 100_000 : perWriterOnB) {
-                        let body = Fixture.array([Fixture.registered("user\(w)-\(i)", "phone")])
-                        if onA {
-                            if Task.isCancelled { return }
-                            // A failure to get an answer (refused, reset, cut mid-answer) is an append not
-                            // acknowledged; an answer is a 201
-                            guard let r = try? await a.call(.POST, "/v1/events", body: body) else {
-                                acks.failed("A")
-                                return
+            // Given writers appending through both servers: A's until A is gone, B's a fixed number each
+            let acks = Acks()
+            let perWriterOnB = 40
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for w in 0..<8 {
+                    let onA = w % 2 == 0
+                    group.addTask {
+                        for i in 0..<(onA ? 100_000 : perWriterOnB) {
+                            let body = Fixture.array([Fixture.registered("user\(w)-\(i)", "phone")])
+                            if onA {
+                                if Task.isCancelled { return }
+                                // A failure to get an answer (refused, reset, cut mid-answer) is an append not
+                                // acknowledged; an answer is a 201
+                                guard let r = try? await a.call(.POST, "/v1/events", body: body) else {
+                                    acks.failed("A")
+                                    return
+                                }
+                                guard acks.record(r, server: "A") else { throw TestFailure("append on A: \(r.status) \(r.body)") }
+                            } else {
+                                let r = try await b.call(.POST, "/v1/events", body: body)
+                                guard acks.record(r, server: "B") else { throw TestFailure("append on B: \(r.status) \(r.body)") }
                             }
-                            guard acks.record(r, server: "A") else { throw TestFailure("append on A: \(r.status) \(r.body)") }
-                        } else {
-                            let r = try await b.call(.POST, "/v1/events", body: body)
-                            guard acks.record(r, server: "B") else { throw TestFailure("append on B: \(r.status) \(r.body)") }
                         }
+                        if onA { throw TestFailure("A was never killed") }
                     }
-                    if onA { throw TestFailure("A was never killed") }
                 }
-            }
-            // When A is killed (-9) while its writers are mid-flight, once it acknowledged some
-            group.addTask {
-                var polls = 0
-                while acks.count("A") < 60, polls < 6000 {
-                    try await Task.sleep(for: .milliseconds(20))
-                    polls += 1
+                // When A is killed (-9) while its writers are mid-flight, once it acknowledged some
+                group.addTask {
+                    var polls = 0
+                    while acks.count("A") < 60, polls < 6000 {
+                        try await Task.sleep(for: .milliseconds(20))
+                        polls += 1
+                    }
+                    #expect(acks.count("A") >= 60, "A acknowledged too few appends to kill it under load")
+                    a.killHard()
                 }
-                #expect(acks.count("A") >= 60, "A acknowledged too few appends to kill it under load")
-                a.killHard()
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            #expect(!a.process.isRunning)
+            #expect(acks.failures("A") == 4, "every writer on A stops at its first failure")
+            #expect(acks.count("B") == 4 * perWriterOnB)
+
+            // Then B goes on: it appends after A's death
+            var r = try await b.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("after", "phone")]))
+            #expect(r.status == 201, "\(r.body)")
+            guard r.status == 201, let head = r["head"]?["seq"]?.intValue else { return }
+            #expect(acks.record(r, server: "B"))
+
+            // And B's feed holds every event acknowledged by either server at its seq, gap-free
+            let feed = try await b.subscribe("/v1/events?from=1")
+            let log = try await Self.all(feed, Int(head))
+            feed.close()
+            #expect(log.compactMap(\.id) == Array(1...UInt64(head)))
+            var idAt: [UInt64: String] = [:]
+            for e in log { if let seq = e.id { idAt[seq] = e.json?["id"]?.stringValue ?? "" } }
+            let acknowledged = acks.all
+            var lost: [UInt64] = []
+            for (seq, id) in acknowledged where idAt[seq] != id { lost.append(seq) }
+            #expect(lost.isEmpty, "acknowledged events missing from the log at seqs \(lost.sorted().prefix(20))")
+            #expect(acknowledged.count == acks.count("A") + acks.count("B"))
+            // And the log is whole: every hash, index and projection checks out
+            r = try await b.call(.GET, "/v1/verify", token: "auditor-token")
+            #expect(r.status == 200 && r["ok"] == .bool(true), "\(r.body)")
+            #expect(r["head"]?["seq"]?.intValue == head, "\(r.body)")
         }
-        #expect(!a.process.isRunning)
-        #expect(acks.failures("A") == 4, "every writer on A stops at its first failure")
-        #expect(acks.count("B") == 4 * perWriterOnB)
-
-        // Then B goes on: it appends after A's death
-        var r = try await b.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("after", "phone")]))
-        #expect(r.status == 201, "\(r.body)")
-        guard r.status == 201, let head = r["head"]?["seq"]?.intValue else { return }
-        #expect(acks.record(r, server: "B"))
-
-        // And B's feed holds every event acknowledged by either server at its seq, gap-free
-        let feed = try await b.subscribe("/v1/events?from=1")
-        let log = try await Self.all(feed, Int(head))
-        feed.close()
-        #expect(log.compactMap(\.id) == Array(1...UInt64(head)))
-        var idAt: [UInt64: String] = [:]
-        for e in log { if let seq = e.id { idAt[seq] = e.json?["id"]?.stringValue ?? "" } }
-        let acknowledged = acks.all
-        var lost: [UInt64] = []
-        for (seq, id) in acknowledged where idAt[seq] != id { lost.append(seq) }
-        #expect(lost.isEmpty, "acknowledged events missing from the log at seqs \(lost.sorted().prefix(20))")
-        #expect(acknowledged.count == acks.count("A") + acks.count("B"))
-        // And the log is whole: every hash, index and projection checks out
-        r = try await b.call(.GET, "/v1/verify", token: "auditor-token")
-        #expect(r.status == 200 && r["ok"] == .bool(true), "\(r.body)")
-        #expect(r["head"]?["seq"]?.intValue == head, "\(r.body)")
     }
 }
