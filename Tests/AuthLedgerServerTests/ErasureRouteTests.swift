@@ -1,14 +1,15 @@
 import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// `DELETE /v1/users/{u}` (SPEC 5, 1.5): erasure over HTTP, with the server running on.
 @Suite(.timeLimit(.minutes(2))) struct ErasureRouteTests {
     static let values = ["Marguerite Phone", "fcm-token-4242-secret", "203.0.113.9", "Brest, FR"]
 
-    @Test func anAdminErasesAUserAndTheServerGoesOn() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func anAdminErasesAUserAndTheServerGoesOn(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             // Given a user with personal values, and one who keeps hers
             var r = try await s.call(.POST, "/v1/users/alice/devices",
                                      body: #"{"deviceId":"phone","name":"Marguerite Phone","kind":"mobile","pushToken":"fcm-token-4242-secret"}"#)
@@ -47,7 +48,8 @@ import Testing
             let hashes = { (text: String) in text.split(separator: "\n").prefix(3).map { try? JSON.parse(Array($0.utf8))["hash"] } }
             #expect(hashes(export0) == hashes(export1))
 
-            // And no file of the store holds an erased value
+            // And no file of the store holds an erased value (the LMDB store's files; the key
+            // directory beside a PostgreSQL store)
             let fm = FileManager.default
             for name in try fm.contentsOfDirectory(atPath: s.dir) {
                 guard let data = fm.contents(atPath: s.dir + "/" + name) else { continue }

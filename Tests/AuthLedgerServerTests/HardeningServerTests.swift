@@ -65,7 +65,8 @@ import Testing
         }
         defer { fs.unmount() }
         // Given the real server over a store on a 4 MB filesystem, with alice registered
-        let s = try await TestServer.start(dir: fs.path + "/store")
+        // (LMDB only: a full filesystem under the store; PostgreSQL's disk is the database server's)
+        let s = try await TestServer.start(at: TestStore(lmdbDirectory: fs.path + "/store"))
         do {
             var r = try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array([Fixture.registered("alice", "phone")]))
             #expect(r.status == 201)

@@ -1,5 +1,6 @@
 import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// The log: idempotency, atomic refusal, export → import round trip, verify, replay.

@@ -1,5 +1,6 @@
 @testable import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// SPEC 1.5: personal values hashed as salted commitments, kept apart, and erased for good.

@@ -1,5 +1,6 @@
 @testable import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// What only the PostgreSQL backend has: moving a store onto it with the CLI, several

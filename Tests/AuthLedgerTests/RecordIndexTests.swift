@@ -1,4 +1,5 @@
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 @testable import AuthLedger
 

@@ -1,5 +1,6 @@
 import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// Given a recorded scenario (Fixtures/scenarios/*.jsonl), when it is imported and queried

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 @testable import AuthLedger
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// The verifiable log (SPEC 6): the Merkle tree kept beside the events, its roots and

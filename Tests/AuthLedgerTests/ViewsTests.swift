@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerTestSupport
 import Testing
 
 /// The read side's shapes and orders (SPEC 3).

@@ -10,8 +10,14 @@ extension Ledger {
     /// (`AUTHLEDGER_SERVER_KEY_FILE`, `AUTHLEDGER_CHECKPOINT_KEY_FILE`…). Servers that share
     /// one database must share these keys.
     public convenience init(store: String) throws {
+        try self.init(store: store, keyDirectory: Ledger.keyDirectory(store: store))
+    }
+
+    /// Opens the store `store` names, with the files beside the log of a PostgreSQL store in
+    /// `keyDirectory` (an LMDB store keeps them in its own directory: the argument is unused).
+    public convenience init(store: String, keyDirectory: String?) throws {
         if PostgresLocation.isPostgres(store) {
-            try self.init(storage: PostgresStorage(url: store), path: Ledger.keyDirectory(store: store))
+            try self.init(storage: PostgresStorage(url: store), path: keyDirectory)
         } else {
             try self.init(path: store)
         }

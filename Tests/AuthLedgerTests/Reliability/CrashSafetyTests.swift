@@ -1,6 +1,7 @@
 import Foundation
 import AuthLedger
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// Crash safety: a real `authledger` process appends (commands, import batches, whole
@@ -27,11 +28,11 @@ import Testing
         return (lines.joined(separator: "\n") + "\n", ids)
     }
 
-    @Test func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites() throws {
+    @Test(arguments: StorageKind.all) func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites(_ storage: StorageKind) throws {
         // Given one store that every round reopens after the previous kill
         let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 6)
         let dir = try Rig.tempDir("crash")
-        let store = dir + "/store"
+        let store = storage == .lmdb ? dir + "/store" : storage.freshStore()
         var totalAcks = 0, totalLost = 0, importsKilled = 0, importsCompleted = 0
         for round in 0..<rounds {
             if round % 3 == 2 {
@@ -75,6 +76,7 @@ import Testing
         print("crash-safety: \(rounds) rounds survived, \(totalAcks) acknowledged events, \(totalLost) lost, imports killed \(importsKilled) / completed \(importsCompleted)")
     }
 
+    // LMDB only: it copies data.mdb under an LMDB read transaction (a PostgreSQL backup is the database's own).
     @Test func aCopyOfTheStoreTakenWhileAWriterRunsOpensAndVerifies() throws {
         // Given a writer appending to a store
         let dir = try Rig.tempDir("torn")
