@@ -95,11 +95,12 @@ import Testing
     @Test(arguments: StorageKind.all) func severalProcessesAppendingToOneStoreAgree(_ storage: StorageKind) throws {
         // Given one store and five writer processes (commands, batches, expected versions) on shared users
         let store = try Rig.store(storage, "procs")
+        let keys = Rig.keyEnvironment(storage, store)
         let count = Rig.knob("AUTHLEDGER_PROCESS_OPS", 25)
         let modes = ["commands", "commands", "batches", "expect", "expect"]
         let children = try modes.map { mode in
             try Rig.Child(["stress-append", "--store", store, "--prefix", "p-", "--users", "3", "--tasks", "4",
-                           "--count", String(count), "--mode", mode, "--batch", "5"])
+                           "--count", String(count), "--mode", mode, "--batch", "5"], environment: keys)
         }
         // When they all run to completion
         let statuses = children.map { $0.wait() }

@@ -33,6 +33,7 @@ import Testing
         let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 6)
         let dir = try Rig.tempDir("crash")
         let store = storage == .lmdb ? dir + "/store" : storage.freshStore()
+        let keys = Rig.keyEnvironment(storage, store)
         var totalAcks = 0, totalLost = 0, importsKilled = 0, importsCompleted = 0
         for round in 0..<rounds {
             if round % 3 == 2 {
@@ -40,7 +41,7 @@ import Testing
                 let (text, ids) = Self.importFile(user: "imp\(round)", events: 1000)
                 let file = dir + "/import\(round).jsonl"
                 try text.write(toFile: file, atomically: true, encoding: .utf8)
-                let child = try Rig.Child(["import", "--store", store, file])
+                let child = try Rig.Child(["import", "--store", store, file], environment: keys)
                 usleep(UInt32.random(in: 0...400_000))
                 child.kill9()
                 let completed = child.process.terminationReason == .exit && child.process.terminationStatus == 0
@@ -55,7 +56,7 @@ import Testing
             } else {
                 // When a stress writer (commands and batches from 4 tasks) is killed
                 let child = try Rig.Child(["stress-append", "--store", store, "--prefix", "r\(round)-", "--users", "3",
-                                           "--tasks", "4", "--count", "0", "--mode", "mixed", "--batch", "25"])
+                                           "--tasks", "4", "--count", "0", "--mode", "mixed", "--batch", "25"], environment: keys)
                 var waited = 0
                 while child.lines.isEmpty && waited < 30_000 && child.process.isRunning { usleep(10_000); waited += 10 }
                 usleep(UInt32.random(in: 0...500_000))

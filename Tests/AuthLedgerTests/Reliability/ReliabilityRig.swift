@@ -24,6 +24,12 @@ enum Rig {
         storage == .lmdb ? try tempDir(tag) + "/store" : storage.freshStore()
     }
 
+    /// What a CLI child on `store` needs in its environment: a PostgreSQL store keeps the
+    /// files beside the log (the OTP server key) in `AUTHLEDGER_KEY_DIR`, a new temporary directory.
+    static func keyEnvironment(_ storage: StorageKind, _ store: String) -> [String: String] {
+        storage == .lmdb ? [:] : ["AUTHLEDGER_KEY_DIR": storage.keyDirectory(for: store)]
+    }
+
     /// An integer knob from the environment (the long runs in tools/ set them), else `fallback`.
     static func knob(_ name: String, _ fallback: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? fallback
@@ -99,9 +105,10 @@ enum Rig {
         let process = Process()
         private let collected = LockedData()
 
-        init(_ args: [String]) throws {
+        init(_ args: [String], environment: [String: String] = [:]) throws {
             process.executableURL = URL(fileURLWithPath: try Rig.binary())
             process.arguments = args
+            if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice

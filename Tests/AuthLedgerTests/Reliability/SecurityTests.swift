@@ -30,8 +30,8 @@ import Testing
     /// On PostgreSQL the server key is in AUTHLEDGER_KEY_DIR.
     static func session(_ storage: StorageKind) throws -> (store: String, code: String, key: [UInt8], stderrs: [String], export: [UInt8]) {
         let store = try Rig.store(storage, "sec-msg")
-        let keys = storage.keyDirectory(for: store)
-        let env = storage == .lmdb ? [:] : ["AUTHLEDGER_KEY_DIR": keys]
+        let env = Rig.keyEnvironment(storage, store)
+        let keys = env["AUTHLEDGER_KEY_DIR"] ?? store
         var stderrs: [String] = []
         func run(_ args: [String], expect status: Int32) throws -> Rig.Result {
             let r = try Rig.cli(args + ["--store", store], environment: env)
