@@ -5,6 +5,7 @@ let package = Package(
     name: "AuthLedger",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "AuthLedgerCore", targets: ["AuthLedgerCore"]),
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .executable(name: "authledger", targets: ["authledger"]),
@@ -39,9 +40,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
+        // The domain: events, the rules (`evolve`, `decide`), answers. No storage, no I/O, no
+        // environment; ids, clocks and secrets are passed in.
+        .target(
+            name: "AuthLedgerCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The log: codec, storage (LMDB, PostgreSQL), the writer, subscriptions, the facade.
         .target(
             name: "AuthLedger",
             dependencies: [
+                "AuthLedgerCore",
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -86,7 +95,7 @@ let package = Package(
         // Test helpers shared by the test targets (a small real filesystem for full-disk tests).
         .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
-        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger"]),
+        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// The single writer: one dedicated OS thread owns every LMDB write transaction of

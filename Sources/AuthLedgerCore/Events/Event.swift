@@ -43,18 +43,18 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
         return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
     }
 
-    var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
+    package var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
 }
 
 /// Bits from the kernel's CSPRNG, fetched in blocks (a `getrandom` system call per
 /// word was visible in the append profile).
-final class RandomBits: @unchecked Sendable {
-    static let shared = RandomBits()
+package final class RandomBits: @unchecked Sendable {
+    package static let shared = RandomBits()
     private let lock = NSLock()
     private var buffer = [UInt64](repeating: 0, count: 512)
     private var next = 512
 
-    func next2() -> (UInt64, UInt64) {
+    package func next2() -> (UInt64, UInt64) {
         lock.lock()
         defer { lock.unlock() }
         if next + 2 > buffer.count {
@@ -137,7 +137,7 @@ package func hexString(_ bytes: some Collection<UInt8>) -> String {
 }
 
 extension UInt64 {
-    var bigEndianBytes8: [UInt8] { withUnsafeBytes(of: bigEndian) { Array($0) } }
+    package var bigEndianBytes8: [UInt8] { withUnsafeBytes(of: bigEndian) { Array($0) } }
 }
 
 /// The stream of `policy.set` events.
@@ -184,7 +184,7 @@ public struct Event: Equatable, Sendable {
     /// Salts are not content either: a personal value is the same when its clear value
     /// is, or, where one side has only a commitment, when the commitments are (an erased
     /// value cannot be compared with a clear one that has no salt: that counts as the same).
-    func sameContent(as other: Event) -> Bool {
+    package func sameContent(as other: Event) -> Bool {
         guard type == other.type, user == other.user, at == other.at else { return false }
         if personal?.hasErased == true || other.personal?.hasErased == true {
             return PersonalData.sameContent(self, other)
@@ -246,7 +246,7 @@ public struct RecordedEvent: Equatable, Sendable {
 
     /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`, written directly
     /// from the typed event (`CanonicalEvent`).
-    static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
+    package static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
         CanonicalEvent.leaf(e, seq: seq, version: version)
     }
 
@@ -268,7 +268,7 @@ public struct RecordedEvent: Equatable, Sendable {
     }
 
     /// `hash = SHA-256(prev ‖ leaf)`.
-    static func chain(prev: Hash32, leaf: SHA256.Digest) -> Hash32 {
+    package static func chain(prev: Hash32, leaf: SHA256.Digest) -> Hash32 {
         var sha = SHA256()
         sha.update(data: prev.bytes)
         leaf.withUnsafeBytes { sha.update(bufferPointer: $0) }
