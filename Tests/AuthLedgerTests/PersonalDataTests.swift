@@ -31,6 +31,15 @@ import Testing
         try ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
     }
 
+    /// Context keys become RFC 6901 pointer tokens (`~` → `~0`, `/` → `~1`) and come back unchanged.
+    @Test func contextKeysRoundTripThroughPointerTokens() {
+        #expect(PersonalData.escape("a~/b") == "a~0~1b")
+        #expect(PersonalData.escape("plain") == "plain")
+        for key in ["a/b", "~", "~1", "~0", "a~0/b", "~~1", "/~/", "é/~x"] {
+            #expect(PersonalData.unescape(PersonalData.escape(key)) == key)
+        }
+    }
+
     @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)

@@ -49,7 +49,9 @@ public struct OTPSecrets: Sendable {
     /// Masks a delivery target so the log never holds it in clear:
     /// `alice@example.com` → `a***@example.com`, `+15551234567` → `*********67`.
     public static func mask(_ target: String, channel: String) throws -> String {
-        let t = target.trimmingCharacters(in: .whitespaces)
+        // Spaces and tabs around the target are not part of it (the same set as Foundation's `.whitespaces`).
+        let blank: (Character) -> Bool = { $0.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
+        let t = String(target.drop(while: blank).reversed().drop(while: blank).reversed())
         if channel == "email" {
             guard let at = t.firstIndex(of: "@"), at != t.startIndex, t.index(after: at) != t.endIndex,
                   t.count <= 254, !EventDecoder.hasControl(t) else {

@@ -1,4 +1,7 @@
+// Foundation only for Unicode normal form C (`precomposedStringWithCanonicalMapping`), which
+// the standard library does not offer publicly.
 import Foundation
+
 
 /// What a recorded-form input line claims about its position and chain.
 public struct RecordedClaims: Sendable, Equatable {

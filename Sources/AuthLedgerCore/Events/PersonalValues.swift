@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// One personal value of an event (SPEC 1.5): where it is (a JSON pointer), the
 /// commitment that is hashed in its place, and its salt while it is disclosed.
@@ -75,11 +74,32 @@ public enum PersonalData {
     /// RFC 6901 escaping of one reference token.
     static func escape(_ token: String) -> String {
         if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) { return token }
-        return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        var out = ""
+        for c in token {
+            switch c {
+            case "~": out += "~0"
+            case "/": out += "~1"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 
     static func unescape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        var out = ""
+        var tilde = false
+        for c in token {
+            if tilde {
+                out += c == "1" ? "/" : c == "0" ? "~" : "~" + String(c)
+                tilde = false
+            } else if c == "~" {
+                tilde = true
+            } else {
+                out.append(c)
+            }
+        }
+        if tilde { out += "~" }
+        return out
     }
 
     /// The personal values present in clear in `e`, with their pointers.
