@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .executable(name: "authledger", targets: ["authledger"]),
+        .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -82,6 +83,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "authledger",
+            dependencies: [
+                "AuthLedger",
+                "AuthLedgerServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `authledger bench` (the CLI runs it): the ledger beside raw LMDB, SQLite and
+        // PostgreSQL ceilings, so only this executable links the raw engines.
+        .executableTarget(
+            name: "authledger-bench",
             dependencies: [
                 "AuthLedger",
                 "AuthLedgerServer",
