@@ -25,7 +25,7 @@ extension Ledger {
     }
 
     /// The `challenge` answer (SPEC 3.4) for challenge `id` of `user` under `o`, the requester's view with
-    /// ``QueryOptions/asRequester``. Throws `challenge_not_found` for an unknown challenge, `invalid_event`
+    /// ``/AuthLedgerCore/QueryOptions/asRequester``. Throws `challenge_not_found` for an unknown challenge, `invalid_event`
     /// for an invalid user key, `tampered` for an undecodable stored record.
     public func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON {
         try EventDecoder.checkUser(user)
