@@ -49,18 +49,13 @@ extension OTPSecrets {
 }
 
 extension Ledger {
-    /// The OTP secrets: from `AUTHLEDGER_SERVER_KEY_FILE`, else `server.key` in the store directory.
+    /// The OTP secrets: the configured server key file, else `server.key` in the key directory.
     public func secrets() throws -> OTPSecrets {
         secretsLock.lock()
         defer { secretsLock.unlock() }
         if let s = cachedSecrets { return s }
-        let path: String
-        if let configured = ProcessInfo.processInfo.environment["AUTHLEDGER_SERVER_KEY_FILE"], !configured.isEmpty {
-            path = configured
-        } else if let dir = self.path {
-            path = (dir as NSString).appendingPathComponent("server.key")
-        } else {
-            throw LedgerError(.storageError, "no server key configured")
+        guard let path = configuration.effectiveServerKeyFile else {
+            throw LedgerError(.storageError, "no server key configured (a key directory or a server key file)")
         }
         let s = try OTPSecrets.loadOrCreate(path: path)
         cachedSecrets = s

@@ -2,7 +2,7 @@ import Crypto
 
 /// The server key that OTP codes are hashed under (HMAC-SHA-256). It lives outside
 /// the log: in `server.key` (mode 0600) in the store directory, created on first use,
-/// or given by configuration (`AUTHLEDGER_SERVER_KEY_FILE`).
+/// or another file the ledger's configuration names.
 public struct OTPSecrets: Sendable {
     let key: SymmetricKey
 
