@@ -52,7 +52,8 @@ extension Ledger {
         case let .requestVerification(_, d, _, kind, _):
             ids = [("deviceId", d)]
             if let kind, !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
-        case let .register(_, d, _, kind, _, _, _, binding, via, g, c):
+        case let .register(r):
+            let (d, kind, binding, via, g, c) = (r.deviceId, r.kind, r.binding, r.via, r.grantId, r.challengeId)
             ids = [("deviceId", d)] + (g.map { [("grantId", $0)] } ?? []) + (c.map { [("challengeId", $0)] } ?? [])
             if !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
             if !EventDecoder.bindings.contains(binding) { throw LedgerError.invalid("binding must be permanent or temporary", field: "binding") }

@@ -2,10 +2,8 @@
 public enum Command: Sendable {
     /// An unrecognised device signed in: appends `device.verification_requested` (channel `email_link`), the name trimmed.
     case requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?)
-    /// Trusts a device: appends `device.registered`, the name trimmed. A nil `via` is inferred: `otp`
-    /// with a grant, `trusted_device` with a challenge, `email_link` for a pending device, else `initial`.
-    case register(user: String, deviceId: String, name: String, kind: String, platform: String?, appId: String?,
-                  pushToken: String?, binding: String, via: String?, grantId: String?, challengeId: String?)
+    /// Trusts a device: appends `device.registered` (see ``Registration``).
+    case register(Registration)
     /// Renames an active device (`device.renamed`), the name trimmed.
     case rename(user: String, deviceId: String, name: String)
     /// Revokes one device (`device.revoked`); the result's `sessionEnded` is true when the actor is that device.
@@ -45,10 +43,20 @@ public enum Command: Sendable {
         public static let action = "login"
     }
 
+    /// A `register` command; the fields a caller leaves out take their defaults (``Default``).
+    public static func register(user: String, deviceId: String, name: String, kind: String = Default.kind,
+                                platform: String? = nil, appId: String? = nil, pushToken: String? = nil,
+                                binding: String = Default.binding, via: String? = nil, grantId: String? = nil,
+                                challengeId: String? = nil) -> Command {
+        .register(Registration(user: user, deviceId: deviceId, name: name, kind: kind, platform: platform, appId: appId,
+                               pushToken: pushToken, binding: binding, via: via, grantId: grantId, challengeId: challengeId))
+    }
+
     /// The user the command is about; nil for `setPolicy` (stream `$system`).
     public var user: String? {
         switch self {
-        case let .requestVerification(u, _, _, _, _), let .register(u, _, _, _, _, _, _, _, _, _, _),
+        case let .register(r): return r.user
+        case let .requestVerification(u, _, _, _, _),
              let .rename(u, _, _), let .revoke(u, _, _), let .revokeAll(u, _), let .access(u, _),
              let .updatePushToken(u, _, _), let .issueChallenge(u, _, _, _), let .approve(u, _, _, _),
              let .deny(u, _, _), let .expireChallenge(u, _), let .sendOTP(u, _, _), let .verifyOTP(u, _, _):
@@ -117,12 +125,12 @@ package enum Decider {
             emit(.verificationRequested, [(.deviceId, s(deviceId)), (.name, s(name.map(EventDecoder.trimName))),
                                           (.kind, s(kind)), (.platform, s(platform)), (.channel, s("email_link"))])
 
-        case let .register(_, deviceId, name, kind, platform, appId, pushToken, binding, via, grantId, challengeId):
-            let inferred = via ?? (grantId != nil ? "otp" : challengeId != nil ? "trusted_device"
-                : state.devices[deviceId]?.status == .pending ? "email_link" : "initial")
-            emit(.registered, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name))), (.kind, s(kind)),
-                               (.platform, s(platform)), (.appId, s(appId)), (.pushToken, s(pushToken)),
-                               (.binding, s(binding)), (.via, s(inferred)), (.grantId, s(grantId)), (.challengeId, s(challengeId))])
+        case let .register(r):
+            let inferred = r.via ?? (r.grantId != nil ? "otp" : r.challengeId != nil ? "trusted_device"
+                : state.devices[r.deviceId]?.status == .pending ? "email_link" : "initial")
+            emit(.registered, [(.deviceId, s(r.deviceId)), (.name, s(EventDecoder.trimName(r.name))), (.kind, s(r.kind)),
+                               (.platform, s(r.platform)), (.appId, s(r.appId)), (.pushToken, s(r.pushToken)),
+                               (.binding, s(r.binding)), (.via, s(inferred)), (.grantId, s(r.grantId)), (.challengeId, s(r.challengeId))])
 
         case let .rename(_, deviceId, name):
             emit(.renamed, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name)))])
