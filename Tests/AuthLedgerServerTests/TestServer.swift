@@ -47,7 +47,7 @@ struct TestStore: Sendable {
     }
 
     /// The ledger on this store, as the server opens it.
-    func open() throws -> Ledger { try Ledger(store: store, keyDirectory: dir) }
+    func open() throws -> Ledger { try Ledger(Ledger.Configuration(store: store, keyDirectory: dir)) }
 
     /// Removes the temporary directory (a PostgreSQL schema stays until the test server is thrown away).
     func remove() { try? FileManager.default.removeItem(atPath: dir) }

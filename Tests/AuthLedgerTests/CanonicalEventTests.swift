@@ -1,6 +1,7 @@
 import Crypto
 import Testing
 @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// The direct canonical writer must give exactly the bytes of the generic JCS path,
 /// or every hash in the chain changes.

@@ -2,6 +2,7 @@ import Foundation
 import AuthLedgerTestSupport
 import Testing
 @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal
 /// isolation within one batch, durability of acknowledgements, and projections that

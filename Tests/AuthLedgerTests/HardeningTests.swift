@@ -3,6 +3,7 @@ import LMDB
 import AuthLedgerTestSupport
 import Testing
 @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// Hardening: input bounds, far-future times, group-commit isolation of any failure,
 /// refused batches, filtered catch-up, the server key, stale readers and garbage stores.

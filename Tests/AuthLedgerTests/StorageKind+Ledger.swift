@@ -6,7 +6,7 @@ import Testing
 extension StorageKind {
     /// Opens `store` (from `freshStore`); a PostgreSQL store keeps its key files in `keys`.
     func open(_ store: String, keys: String? = nil) throws -> Ledger {
-        try Ledger(store: store, keyDirectory: keys ?? keyDirectory(for: store))
+        try Ledger(Ledger.Configuration(store: store, keyDirectory: keys ?? keyDirectory(for: store)))
     }
 
     /// A ledger on a new empty store.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import AuthLedger
+@testable import AuthLedgerCore
 import LMDB
 import AuthLedgerTestSupport
 import Testing

@@ -5,7 +5,7 @@ import Foundation
 /// throwaway server and sets it; CI therefore always runs both).
 ///
 /// Shared by the test targets; it names stores only (this target does not link the
-/// ledger): a test opens one with `Ledger(store:keyDirectory:)`.
+/// ledger): a test opens one with `Ledger(Ledger.Configuration(store:keyDirectory:))`.
 public enum StorageKind: String, Sendable, CaseIterable, CustomStringConvertible {
     case lmdb, postgres
 

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Crypto
 import Foundation
 

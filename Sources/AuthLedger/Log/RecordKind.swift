@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The per-user records kept in indexes beside the maintained projection state: every
 /// challenge, OTP and grant a user ever had, by id (SPEC 2.6, 2.7). The state holds only
 /// those that can still change in ways its own queries see (unresolved challenges, the

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The log's head: the last `seq` and its chain hash (seq 0 and zero hash when empty).
 public struct Head: Equatable, Sendable {
     public var seq: UInt64

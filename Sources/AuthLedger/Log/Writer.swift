@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// The single writer: one dedicated OS thread owns every LMDB write transaction of
@@ -37,10 +38,9 @@ final class Writer: @unchecked Sendable {
         get { lock.lock(); defer { lock.unlock() }; return pipelinedValue }
         set { lock.lock(); pipelinedValue = newValue; lock.unlock() }
     }
-    private var pipelinedValue = Writer.pipelinedByDefault
     /// Off by default: measured on this project's machine it did not pay (see
-    /// docs/BENCHMARKS.md, "Pipelined commit"); `AUTHLEDGER_PIPELINED_COMMIT=1` turns it on.
-    static let pipelinedByDefault = ProcessInfo.processInfo.environment["AUTHLEDGER_PIPELINED_COMMIT"] == "1"
+    /// docs/BENCHMARKS.md, "Pipelined commit"); `Ledger.Configuration.pipelinedCommit` turns it on.
+    private var pipelinedValue = false
     /// A committed batch waiting for its commit to become durable (writer thread only).
     private struct Held {
         let batch: [Pending]

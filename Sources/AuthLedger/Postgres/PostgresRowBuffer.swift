@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import PostgresNIO
 
 /// Rows of one table waiting to be written as one multi-row INSERT (see

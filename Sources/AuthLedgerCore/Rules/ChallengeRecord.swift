@@ -39,4 +39,20 @@ public struct ChallengeRecord: Equatable, Sendable {
     /// SPEC 2.6, the one place the expiry rule is written: a challenge that expires at
     /// `expiresAt` is expired at every `t ≥ expiresAt`.
     public static func hasExpired(_ expiresAt: Timestamp, at t: Timestamp) -> Bool { t >= expiresAt }
+
+    /// The memberwise initializer, for the log's codec and tests.
+    package init(challengeId: String, action: String, requestingDeviceId: String, issuedAt: Timestamp, expiresAt: Timestamp, context: StringMap? = nil, requesterWasActive: Bool, resolution: ChallengeOutcome = .pending, resolvedAt: Timestamp? = nil, approverDeviceId: String? = nil, userVerified: Bool? = nil, usedBy: String? = nil) {
+        self.challengeId = challengeId
+        self.action = action
+        self.requestingDeviceId = requestingDeviceId
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.context = context
+        self.requesterWasActive = requesterWasActive
+        self.resolution = resolution
+        self.resolvedAt = resolvedAt
+        self.approverDeviceId = approverDeviceId
+        self.userVerified = userVerified
+        self.usedBy = usedBy
+    }
 }

@@ -1,5 +1,10 @@
 import Crypto
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+import Synchronization
 
 /// An event id: a UUID, written in lower case.
 public struct EventID: Hashable, Sendable, CustomStringConvertible {
@@ -43,38 +48,40 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
         return String(c[0..<8]) + "-" + String(c[8..<12]) + "-" + String(c[12..<16]) + "-" + String(c[16..<20]) + "-" + String(c[20..<32])
     }
 
-    var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
+    package var bytes: [UInt8] { high.bigEndianBytes8 + low.bigEndianBytes8 }
 }
 
 /// Bits from the kernel's CSPRNG, fetched in blocks (a `getrandom` system call per
 /// word was visible in the append profile).
-final class RandomBits: @unchecked Sendable {
-    static let shared = RandomBits()
-    private let lock = NSLock()
-    private var buffer = [UInt64](repeating: 0, count: 512)
-    private var next = 512
+package final class RandomBits: Sendable {
+    package static let shared = RandomBits()
+    private struct Pool: ~Copyable {
+        var buffer = [UInt64](repeating: 0, count: 512)
+        var next = 512
+    }
+    private let pool = Mutex(Pool())
 
-    func next2() -> (UInt64, UInt64) {
-        lock.lock()
-        defer { lock.unlock() }
-        if next + 2 > buffer.count {
-            // The kernel's CSPRNG, 256 bytes per getentropy call (swift-crypto's
-            // SymmetricKey and SystemRandomNumberGenerator both make one call per word).
-            buffer.withUnsafeMutableBytes { b in
-                var offset = 0
-                while offset < b.count {
-                    let n = min(256, b.count - offset)
-                    if getentropy(b.baseAddress! + offset, n) != 0 {
-                        var g = SystemRandomNumberGenerator()
-                        for k in stride(from: offset, to: offset + n, by: 8) { b.storeBytes(of: g.next(), toByteOffset: k, as: UInt64.self) }
+    package func next2() -> (UInt64, UInt64) {
+        pool.withLock { p in
+            if p.next + 2 > p.buffer.count {
+                // The kernel's CSPRNG, 256 bytes per getentropy call (swift-crypto's
+                // SymmetricKey and SystemRandomNumberGenerator both make one call per word).
+                p.buffer.withUnsafeMutableBytes { b in
+                    var offset = 0
+                    while offset < b.count {
+                        let n = min(256, b.count - offset)
+                        if getentropy(b.baseAddress! + offset, n) != 0 {
+                            var g = SystemRandomNumberGenerator()
+                            for k in stride(from: offset, to: offset + n, by: 8) { b.storeBytes(of: g.next(), toByteOffset: k, as: UInt64.self) }
+                        }
+                        offset += n
                     }
-                    offset += n
                 }
+                p.next = 0
             }
-            next = 0
+            p.next += 2
+            return (p.buffer[p.next - 2], p.buffer[p.next - 1])
         }
-        next += 2
-        return (buffer[next - 2], buffer[next - 1])
     }
 }
 
@@ -137,7 +144,7 @@ package func hexString(_ bytes: some Collection<UInt8>) -> String {
 }
 
 extension UInt64 {
-    var bigEndianBytes8: [UInt8] { withUnsafeBytes(of: bigEndian) { Array($0) } }
+    package var bigEndianBytes8: [UInt8] { withUnsafeBytes(of: bigEndian) { Array($0) } }
 }
 
 /// The stream of `policy.set` events.
@@ -184,7 +191,7 @@ public struct Event: Equatable, Sendable {
     /// Salts are not content either: a personal value is the same when its clear value
     /// is, or, where one side has only a commitment, when the commitments are (an erased
     /// value cannot be compared with a clear one that has no salt: that counts as the same).
-    func sameContent(as other: Event) -> Bool {
+    package func sameContent(as other: Event) -> Bool {
         guard type == other.type, user == other.user, at == other.at else { return false }
         if personal?.hasErased == true || other.personal?.hasErased == true {
             return PersonalData.sameContent(self, other)
@@ -246,7 +253,7 @@ public struct RecordedEvent: Equatable, Sendable {
 
     /// `leaf = SHA-256(0x00 ‖ JCS(event without prev and hash))`, written directly
     /// from the typed event (`CanonicalEvent`).
-    static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
+    package static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
         CanonicalEvent.leaf(e, seq: seq, version: version)
     }
 
@@ -268,7 +275,7 @@ public struct RecordedEvent: Equatable, Sendable {
     }
 
     /// `hash = SHA-256(prev ‖ leaf)`.
-    static func chain(prev: Hash32, leaf: SHA256.Digest) -> Hash32 {
+    package static func chain(prev: Hash32, leaf: SHA256.Digest) -> Hash32 {
         var sha = SHA256()
         sha.update(data: prev.bytes)
         leaf.withUnsafeBytes { sha.update(bufferPointer: $0) }

@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// One personal value of an event (SPEC 1.5): where it is (a JSON pointer), the
 /// commitment that is hashed in its place, and its salt while it is disclosed.
@@ -48,8 +47,8 @@ public enum PersonalData {
     public static let erasedMarker = "\u{0}"
 
     static let dataPrefix = "/data/"
-    static let contextPrefix = "/data/context/"
-    static let metaIP = "/meta/ip"
+    package static let contextPrefix = "/data/context/"
+    package static let metaIP = "/meta/ip"
 
     /// The `data` fields of `type` that hold one personal string each.
     static func personalFields(_ type: EventType) -> [Field] { fieldsByType[Int(type.rawValue)] }
@@ -75,15 +74,36 @@ public enum PersonalData {
     /// RFC 6901 escaping of one reference token.
     static func escape(_ token: String) -> String {
         if !token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) { return token }
-        return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        var out = ""
+        for c in token {
+            switch c {
+            case "~": out += "~0"
+            case "/": out += "~1"
+            default: out.append(c)
+            }
+        }
+        return out
     }
 
     static func unescape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        var out = ""
+        var tilde = false
+        for c in token {
+            if tilde {
+                out += c == "1" ? "/" : c == "0" ? "~" : "~" + String(c)
+                tilde = false
+            } else if c == "~" {
+                tilde = true
+            } else {
+                out.append(c)
+            }
+        }
+        if tilde { out += "~" }
+        return out
     }
 
     /// The personal values present in clear in `e`, with their pointers.
-    static func clearValues(_ e: Event) -> [(pointer: String, value: String)] {
+    package static func clearValues(_ e: Event) -> [(pointer: String, value: String)] {
         let fields = personalFields(e.type)
         let ip = e.meta?["ip"]
         if fields.isEmpty && e.type != .challengeIssued && ip == nil { return [] }
@@ -99,7 +119,7 @@ public enum PersonalData {
     }
 
     /// Whether `pointer` can address a personal value of an event of `type`.
-    static func isPersonalPointer(_ pointer: String, type: EventType) -> Bool {
+    package static func isPersonalPointer(_ pointer: String, type: EventType) -> Bool {
         if pointer == metaIP { return true }
         if type == .challengeIssued, pointer.hasPrefix(contextPrefix) { return true }
         return personalFields(type).contains { dataPrefix + $0.name == pointer }
@@ -159,14 +179,14 @@ public enum PersonalData {
     }
 
     static func isSalt(_ s: String) -> Bool { isBase64url(s, bytes: 16) }
-    static func isDigest(_ s: String) -> Bool { isBase64url(s, bytes: 32) }
+    package static func isDigest(_ s: String) -> Bool { isBase64url(s, bytes: 32) }
 
     // MARK: Sealing on append
 
     /// Gives each clear personal value of `e` its commitment: the salt from `disclosures`
     /// (recorded-form input, e.g. an export) or a fresh one. Commitments of erased values
     /// that came with the input are kept. `e.personal` is nil when the event has none.
-    static func seal(_ e: inout Event, disclosures: StringMap?) throws(LedgerError) {
+    package static func seal(_ e: inout Event, disclosures: StringMap?) throws(LedgerError) {
         let erased = e.personal?.entries.filter { $0.salt == nil } ?? []
         var entries: [PersonalEntry] = []
         let clear = clearValues(e)
@@ -195,7 +215,7 @@ public enum PersonalData {
     // MARK: Moving values in and out of an event
 
     /// Removes every personal value of `e` (what the log stores in the event's bytes).
-    static func withoutValues(_ e: Event) -> Event {
+    package static func withoutValues(_ e: Event) -> Event {
         guard e.personal != nil else { return e }
         var out = e
         for field in personalFields(e.type) { out.data[field] = nil }
@@ -208,7 +228,7 @@ public enum PersonalData {
     }
 
     /// Puts `value` back at `pointer` (reading a disclosed value from the values store).
-    static func insert(_ value: String, at pointer: String, into e: inout Event) -> Bool {
+    package static func insert(_ value: String, at pointer: String, into e: inout Event) -> Bool {
         if pointer == metaIP {
             var meta = e.meta ?? StringMap()
             meta.pairs.append(("ip", value))
@@ -355,7 +375,7 @@ extension PersonalData {
 
 extension PersonalData {
     /// A challenge record without its context's values (the keys stay, as markers).
-    static func scrubbed(_ c: ChallengeRecord) -> ChallengeRecord {
+    package static func scrubbed(_ c: ChallengeRecord) -> ChallengeRecord {
         guard let ctx = c.context, !ctx.pairs.isEmpty else { return c }
         var out = c
         out.context = StringMap(ctx.pairs.map { ($0.key, erasedMarker) })
@@ -363,7 +383,7 @@ extension PersonalData {
     }
 
     /// An OTP record without its target.
-    static func scrubbed(_ o: OTPRecord) -> OTPRecord {
+    package static func scrubbed(_ o: OTPRecord) -> OTPRecord {
         var out = o
         out.target = erasedMarker
         return out

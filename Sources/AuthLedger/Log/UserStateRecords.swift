@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The split of a user's state between the maintained state and the record indexes.
 ///
 /// `evolve` reads and changes challenge, OTP and grant records only by the ids its event

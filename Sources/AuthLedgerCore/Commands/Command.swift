@@ -2,10 +2,8 @@
 public enum Command: Sendable {
     /// An unrecognised device signed in: appends `device.verification_requested` (channel `email_link`), the name trimmed.
     case requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?)
-    /// Trusts a device: appends `device.registered`, the name trimmed. A nil `via` is inferred: `otp`
-    /// with a grant, `trusted_device` with a challenge, `email_link` for a pending device, else `initial`.
-    case register(user: String, deviceId: String, name: String, kind: String, platform: String?, appId: String?,
-                  pushToken: String?, binding: String, via: String?, grantId: String?, challengeId: String?)
+    /// Trusts a device: appends `device.registered` (see ``Registration``).
+    case register(Registration)
     /// Renames an active device (`device.renamed`), the name trimmed.
     case rename(user: String, deviceId: String, name: String)
     /// Revokes one device (`device.revoked`); the result's `sessionEnded` is true when the actor is that device.
@@ -45,10 +43,20 @@ public enum Command: Sendable {
         public static let action = "login"
     }
 
+    /// A `register` command; the fields a caller leaves out take their defaults (``Default``).
+    public static func register(user: String, deviceId: String, name: String, kind: String = Default.kind,
+                                platform: String? = nil, appId: String? = nil, pushToken: String? = nil,
+                                binding: String = Default.binding, via: String? = nil, grantId: String? = nil,
+                                challengeId: String? = nil) -> Command {
+        .register(Registration(user: user, deviceId: deviceId, name: name, kind: kind, platform: platform, appId: appId,
+                               pushToken: pushToken, binding: binding, via: via, grantId: grantId, challengeId: challengeId))
+    }
+
     /// The user the command is about; nil for `setPolicy` (stream `$system`).
     public var user: String? {
         switch self {
-        case let .requestVerification(u, _, _, _, _), let .register(u, _, _, _, _, _, _, _, _, _, _),
+        case let .register(r): return r.user
+        case let .requestVerification(u, _, _, _, _),
              let .rename(u, _, _), let .revoke(u, _, _), let .revokeAll(u, _), let .access(u, _),
              let .updatePushToken(u, _, _), let .issueChallenge(u, _, _, _), let .approve(u, _, _, _),
              let .deny(u, _, _), let .expireChallenge(u, _), let .sendOTP(u, _, _), let .verifyOTP(u, _, _):
@@ -92,16 +100,16 @@ public struct CommandResult: Sendable {
 }
 
 /// The command side's decision: events to append (validated again by `evolve`).
-struct Decision {
-    var events: [Event] = []
-    var result = CommandResult()
+package struct Decision {
+    package var events: [Event] = []
+    package var result = CommandResult()
 }
 
 /// `decide(command, state, now)`: pure except for the random ids and codes it draws.
-enum Decider {
+package enum Decider {
     static func newId() -> String { EventID.random().description }
 
-    static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
+    package static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
                        meta: StringMap?, secrets: () throws -> OTPSecrets) throws -> Decision {
         var d = Decision()
         func emit(_ type: EventType, _ fields: [(Field, FieldValue?)]) {
@@ -117,12 +125,12 @@ enum Decider {
             emit(.verificationRequested, [(.deviceId, s(deviceId)), (.name, s(name.map(EventDecoder.trimName))),
                                           (.kind, s(kind)), (.platform, s(platform)), (.channel, s("email_link"))])
 
-        case let .register(_, deviceId, name, kind, platform, appId, pushToken, binding, via, grantId, challengeId):
-            let inferred = via ?? (grantId != nil ? "otp" : challengeId != nil ? "trusted_device"
-                : state.devices[deviceId]?.status == .pending ? "email_link" : "initial")
-            emit(.registered, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name))), (.kind, s(kind)),
-                               (.platform, s(platform)), (.appId, s(appId)), (.pushToken, s(pushToken)),
-                               (.binding, s(binding)), (.via, s(inferred)), (.grantId, s(grantId)), (.challengeId, s(challengeId))])
+        case let .register(r):
+            let inferred = r.via ?? (r.grantId != nil ? "otp" : r.challengeId != nil ? "trusted_device"
+                : state.devices[r.deviceId]?.status == .pending ? "email_link" : "initial")
+            emit(.registered, [(.deviceId, s(r.deviceId)), (.name, s(EventDecoder.trimName(r.name))), (.kind, s(r.kind)),
+                               (.platform, s(r.platform)), (.appId, s(r.appId)), (.pushToken, s(r.pushToken)),
+                               (.binding, s(r.binding)), (.via, s(inferred)), (.grantId, s(r.grantId)), (.challengeId, s(r.challengeId))])
 
         case let .rename(_, deviceId, name):
             emit(.renamed, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name)))])
@@ -194,121 +202,5 @@ enum Decider {
             d.events.append(Event(type: .policySet, user: nil, at: now, data: data, meta: meta))
         }
         return d
-    }
-}
-
-extension Ledger {
-    /// Decides `command` against the state read inside the write transaction, at the
-    /// time `clock()` gives inside it (so racing writers never move a stream's `at`
-    /// backwards), validates the events with `evolve`, and appends them durably.
-    /// A refusal appends nothing — except `otp_invalid`, whose `otp.failed` is kept
-    /// and reported in `refusal`.
-    public func execute(_ command: Command, meta: StringMap? = nil, clock: () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try validate(command)
-        let result = try storage.write { w in
-            let session = try AppendSession(w)
-            let result = try execute(command, meta: meta, now: clock(), in: session)
-            try session.finish()
-            return result
-        }
-        if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-        return result
-    }
-
-    func execute(_ command: Command, meta: StringMap?, now: Timestamp, in session: AppendSession) throws -> CommandResult {
-        let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
-        let policy = try session.systemState().policy
-        var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
-        // The same field checks as import: a command must not append what import would refuse.
-        for e in decision.events { _ = try EventDecoder.decodeData(e.data.json, type: e.type) }
-        var checked = Set<String>()
-        for e in decision.events {
-            try Ledger.checkAsFixture(e)
-            if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
-        }
-        return decision.result
-    }
-
-    /// The command side appends only events that `import` would accept (SPEC 1.1, 1.3):
-    /// every field of a decided event passes the fixture decoder, so an export of any
-    /// store re-imports (no control characters in `platform`, `appId`, `reason`,
-    /// `context`; no empty `pushToken`; …).
-    static func checkAsFixture(_ e: Event) throws(LedgerError) {
-        var m: [(String, JSON)] = [("type", .string(e.type.name))]
-        if let u = e.user { m.append(("user", .string(u))) }
-        m += [("at", .string(e.at.formatted)), ("data", e.data.json)]
-        if let meta = e.meta { m.append(("meta", meta.json)) }
-        _ = try EventDecoder.decode(.object(m), allowRecorded: false)
-    }
-
-    /// Static checks of a command's arguments (same rules as the fixture decoder).
-    func validate(_ command: Command) throws {
-        // Build the events with placeholder values and run the decoder's field checks on them.
-        if let user = command.user { try EventDecoder.checkUser(user) }
-        var ids: [(String, String)] = []
-        switch command {
-        case let .requestVerification(_, d, _, kind, _):
-            ids = [("deviceId", d)]
-            if let kind, !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
-        case let .register(_, d, _, kind, _, _, _, binding, via, g, c):
-            ids = [("deviceId", d)] + (g.map { [("grantId", $0)] } ?? []) + (c.map { [("challengeId", $0)] } ?? [])
-            if !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
-            if !EventDecoder.bindings.contains(binding) { throw LedgerError.invalid("binding must be permanent or temporary", field: "binding") }
-            if let via {
-                if !EventDecoder.vias.contains(via) { throw LedgerError.invalid("via must be one of \(EventDecoder.vias.sorted().joined(separator: ", "))", field: "via") }
-                if (via == "otp") != (g != nil) { throw LedgerError.invalid("a grant goes with via otp, and only with it", field: "grantId") }
-                if (via == "trusted_device") != (c != nil) { throw LedgerError.invalid("a challenge goes with via trusted_device, and only with it", field: "challengeId") }
-            } else if g != nil && c != nil {
-                throw LedgerError.invalid("give a grant or a challenge, not both", field: "via")
-            }
-        case let .rename(_, d, _), let .revoke(_, d, _), let .access(_, d), let .updatePushToken(_, d, _):
-            ids = [("deviceId", d)]
-        case let .issueChallenge(_, d, action, _):
-            ids = [("requestingDeviceId", d)]
-            if !EventDecoder.isLowerWord(action) { throw LedgerError.invalid("action must be a lower-case word", field: "action") }
-        case let .approve(_, c, d, _), let .deny(_, c, d):
-            ids = [("challengeId", c), ("deviceId", d)]
-        case let .expireChallenge(_, c): ids = [("challengeId", c)]
-        case let .verifyOTP(_, o, _): ids = [("otpId", o)]
-        case .revokeAll, .sendOTP, .setPolicy: break
-        }
-        for (name, value) in ids { try EventDecoder.checkId(value, name) }
-    }
-
-    /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
-    /// `expiresAt` at `now`. Returns the events appended.
-    @discardableResult
-    public func expireDueChallenges(now: Timestamp) throws -> [RecordedEvent] {
-        var due: [(String, String)] = []
-        try storage.read { r in
-            try r.scanProjectionStates { key, bytes in
-                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
-                for c in s.challenges.values where c.isOverdue(at: now) {
-                    due.append((key, c.challengeId))
-                }
-                return true
-            }
-        }
-        guard !due.isEmpty else { return [] }
-        let meta = StringMap([("actor", "system")])
-        let appended = try storage.write { w in
-            let session = try AppendSession(w)
-            var out: [RecordedEvent] = []
-            for (user, cid) in due {
-                var data = EventData()
-                data[.challengeId] = .string(cid)
-                guard let state = try? session.userState(user) else { continue }
-                let at = max(now, state.lastAt ?? now)
-                let request = AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: at, data: data, meta: meta))])
-                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
-                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
-                    out += r.appended
-                }
-            }
-            try session.finish()
-            return out
-        }
-        if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-        return appended
     }
 }

@@ -204,11 +204,11 @@ public struct EventData: Equatable, Sendable {
         }
     }
 
-    mutating func reserve(_ n: Int) { entries.reserveCapacity(n) }
+    package mutating func reserve(_ n: Int) { entries.reserveCapacity(n) }
 
     /// Appends a field known to come after every present one (decoding stored,
     /// already ordered data); falls back to the ordered insert otherwise.
-    mutating func appendInOrder(_ field: Field, _ value: FieldValue) {
+    package mutating func appendInOrder(_ field: Field, _ value: FieldValue) {
         if let last = entries.last, last.field.rawValue >= field.rawValue {
             self[field] = value
         } else {

@@ -1,4 +1,7 @@
+// Foundation only for Unicode normal form C (`precomposedStringWithCanonicalMapping`), which
+// the standard library does not offer publicly.
 import Foundation
+
 
 /// What a recorded-form input line claims about its position and chain.
 public struct RecordedClaims: Sendable, Equatable {
@@ -177,9 +180,9 @@ public enum EventDecoder {
         return data
     }
 
-    static let kinds: Set<String> = ["mobile", "tablet", "desktop", "browser", "other"]
-    static let bindings: Set<String> = ["permanent", "temporary"]
-    static let vias: Set<String> = ["initial", "email_link", "otp", "trusted_device", "admin"]
+    package static let kinds: Set<String> = ["mobile", "tablet", "desktop", "browser", "other"]
+    package static let bindings: Set<String> = ["permanent", "temporary"]
+    package static let vias: Set<String> = ["initial", "email_link", "otp", "trusted_device", "admin"]
 
     static func fieldValue(_ value: JSON, field: Field, type: EventType) throws(LedgerError) -> FieldValue {
         let path = "data.\(field.name)"
@@ -238,7 +241,7 @@ public enum EventDecoder {
         }
     }
 
-    static func clip(_ s: String) -> String { s.count > 40 ? String(s.prefix(40)) + "…" : s }
+    package static func clip(_ s: String) -> String { s.count > 40 ? String(s.prefix(40)) + "…" : s }
 
     static func string(_ value: JSON, _ path: String) throws(LedgerError) -> String {
         guard case let .string(s) = value else { throw .invalid("\"\(path)\" must be a string", field: path) }
@@ -295,7 +298,7 @@ public enum EventDecoder {
         }
     }
 
-    static func isLowerWord(_ s: String) -> Bool {
+    package static func isLowerWord(_ s: String) -> Bool {
         let b = Array(s.utf8)
         guard !b.isEmpty, b.count <= 64, b[0] >= 97, b[0] <= 122 else { return false }
         return b.allSatisfy { ($0 >= 97 && $0 <= 122) || $0 == 95 || ($0 >= 48 && $0 <= 57) }

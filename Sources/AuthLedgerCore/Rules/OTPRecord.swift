@@ -18,4 +18,17 @@ public struct OTPRecord: Equatable, Sendable {
     public var failures: Int64 = 0
     /// Whether an `otp.verified` was recorded for it (it is then used up).
     public var verified = false
+
+    /// The memberwise initializer, for the log's codec and tests.
+    package init(otpId: String, channel: String, target: String, codeHash: String, issuedAt: Timestamp, expiresAt: Timestamp, maxAttempts: Int64, failures: Int64 = 0, verified: Bool = false) {
+        self.otpId = otpId
+        self.channel = channel
+        self.target = target
+        self.codeHash = codeHash
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.maxAttempts = maxAttempts
+        self.failures = failures
+        self.verified = verified
+    }
 }

@@ -8,4 +8,12 @@ public struct GrantRecord: Equatable, Sendable {
     public var expiresAt: Timestamp
     /// The device whose registration used it up; nil while unused.
     public var usedBy: String?
+
+    /// The memberwise initializer, for the log's codec and tests.
+    package init(grantId: String, otpId: String, expiresAt: Timestamp, usedBy: String? = nil) {
+        self.grantId = grantId
+        self.otpId = otpId
+        self.expiresAt = expiresAt
+        self.usedBy = usedBy
+    }
 }

@@ -1,0 +1,117 @@
+import AuthLedgerCore
+extension Ledger {
+    /// Decides `command` against the state read inside the write transaction, at the
+    /// time `clock()` gives inside it (so racing writers never move a stream's `at`
+    /// backwards), validates the events with `evolve`, and appends them durably.
+    /// A refusal appends nothing — except `otp_invalid`, whose `otp.failed` is kept
+    /// and reported in `refusal`.
+    public func execute(_ command: Command, meta: StringMap? = nil, clock: () -> Timestamp = Timestamp.now) throws -> CommandResult {
+        try validate(command)
+        let result = try storage.write { w in
+            let session = try AppendSession(w)
+            let result = try execute(command, meta: meta, now: clock(), in: session)
+            try session.finish()
+            return result
+        }
+        if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+        return result
+    }
+
+    func execute(_ command: Command, meta: StringMap?, now: Timestamp, in session: AppendSession) throws -> CommandResult {
+        let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
+        let policy = try session.systemState().policy
+        var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
+        // The same field checks as import: a command must not append what import would refuse.
+        for e in decision.events { _ = try EventDecoder.decodeData(e.data.json, type: e.type) }
+        var checked = Set<String>()
+        for e in decision.events {
+            try Ledger.checkAsFixture(e)
+            if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
+        }
+        return decision.result
+    }
+
+    /// The command side appends only events that `import` would accept (SPEC 1.1, 1.3):
+    /// every field of a decided event passes the fixture decoder, so an export of any
+    /// store re-imports (no control characters in `platform`, `appId`, `reason`,
+    /// `context`; no empty `pushToken`; …).
+    static func checkAsFixture(_ e: Event) throws(LedgerError) {
+        var m: [(String, JSON)] = [("type", .string(e.type.name))]
+        if let u = e.user { m.append(("user", .string(u))) }
+        m += [("at", .string(e.at.formatted)), ("data", e.data.json)]
+        if let meta = e.meta { m.append(("meta", meta.json)) }
+        _ = try EventDecoder.decode(.object(m), allowRecorded: false)
+    }
+
+    /// Static checks of a command's arguments (same rules as the fixture decoder).
+    func validate(_ command: Command) throws {
+        // Build the events with placeholder values and run the decoder's field checks on them.
+        if let user = command.user { try EventDecoder.checkUser(user) }
+        var ids: [(String, String)] = []
+        switch command {
+        case let .requestVerification(_, d, _, kind, _):
+            ids = [("deviceId", d)]
+            if let kind, !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
+        case let .register(r):
+            let (d, kind, binding, via, g, c) = (r.deviceId, r.kind, r.binding, r.via, r.grantId, r.challengeId)
+            ids = [("deviceId", d)] + (g.map { [("grantId", $0)] } ?? []) + (c.map { [("challengeId", $0)] } ?? [])
+            if !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
+            if !EventDecoder.bindings.contains(binding) { throw LedgerError.invalid("binding must be permanent or temporary", field: "binding") }
+            if let via {
+                if !EventDecoder.vias.contains(via) { throw LedgerError.invalid("via must be one of \(EventDecoder.vias.sorted().joined(separator: ", "))", field: "via") }
+                if (via == "otp") != (g != nil) { throw LedgerError.invalid("a grant goes with via otp, and only with it", field: "grantId") }
+                if (via == "trusted_device") != (c != nil) { throw LedgerError.invalid("a challenge goes with via trusted_device, and only with it", field: "challengeId") }
+            } else if g != nil && c != nil {
+                throw LedgerError.invalid("give a grant or a challenge, not both", field: "via")
+            }
+        case let .rename(_, d, _), let .revoke(_, d, _), let .access(_, d), let .updatePushToken(_, d, _):
+            ids = [("deviceId", d)]
+        case let .issueChallenge(_, d, action, _):
+            ids = [("requestingDeviceId", d)]
+            if !EventDecoder.isLowerWord(action) { throw LedgerError.invalid("action must be a lower-case word", field: "action") }
+        case let .approve(_, c, d, _), let .deny(_, c, d):
+            ids = [("challengeId", c), ("deviceId", d)]
+        case let .expireChallenge(_, c): ids = [("challengeId", c)]
+        case let .verifyOTP(_, o, _): ids = [("otpId", o)]
+        case .revokeAll, .sendOTP, .setPolicy: break
+        }
+        for (name, value) in ids { try EventDecoder.checkId(value, name) }
+    }
+
+    /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
+    /// `expiresAt` at `now`. Returns the events appended.
+    @discardableResult
+    public func expireDueChallenges(now: Timestamp) throws -> [RecordedEvent] {
+        var due: [(String, String)] = []
+        try storage.read { r in
+            try r.scanProjectionStates { key, bytes in
+                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
+                for c in s.challenges.values where c.isOverdue(at: now) {
+                    due.append((key, c.challengeId))
+                }
+                return true
+            }
+        }
+        guard !due.isEmpty else { return [] }
+        let meta = StringMap([("actor", "system")])
+        let appended = try storage.write { w in
+            let session = try AppendSession(w)
+            var out: [RecordedEvent] = []
+            for (user, cid) in due {
+                var data = EventData()
+                data[.challengeId] = .string(cid)
+                guard let state = try? session.userState(user) else { continue }
+                let at = max(now, state.lastAt ?? now)
+                let request = AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: at, data: data, meta: meta))])
+                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
+                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
+                    out += r.appended
+                }
+            }
+            try session.finish()
+            return out
+        }
+        if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+        return appended
+    }
+}
