@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal
