@@ -1,5 +1,5 @@
 import ArgumentParser
-@_spi(Benchmark) import AuthLedger
+@_spi(Benchmark) @_spi(Storage) import AuthLedger
 import CLMDB
 import CSQLite
 import Foundation

@@ -1,4 +1,4 @@
-@_spi(Benchmark) import AuthLedger
+@_spi(Benchmark) @_spi(Storage) import AuthLedger
 import Foundation
 
 /// Benchmark phases of SPEC 1.5: the cost of salted commitments, and erasure.

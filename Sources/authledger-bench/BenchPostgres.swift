@@ -1,4 +1,4 @@
-@_spi(Benchmark) import AuthLedger
+@_spi(Benchmark) @_spi(Storage) import AuthLedger
 import Foundation
 
 /// `authledger bench --store postgresql://…`: the ledger's phases on PostgreSQL beside the

@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 
 /// A deterministic, rule-abiding event mix for the benchmark.
 ///

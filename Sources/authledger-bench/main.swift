@@ -1,5 +1,5 @@
 import ArgumentParser
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Foundation
 
 // `authledger bench` runs this executable (its own target, so the CLI links neither LMDB

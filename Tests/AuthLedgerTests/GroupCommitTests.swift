@@ -1,7 +1,7 @@
 import Foundation
 import AuthLedgerTestSupport
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal

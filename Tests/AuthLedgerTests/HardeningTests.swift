@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 import AuthLedgerTestSupport
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Hardening: input bounds, far-future times, group-commit isolation of any failure,

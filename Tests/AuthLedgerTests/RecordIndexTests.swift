@@ -1,7 +1,7 @@
 import Foundation
 import AuthLedgerTestSupport
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Challenges, OTPs and grants live in per-user indexes beside the maintained state: the

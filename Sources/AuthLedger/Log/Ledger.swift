@@ -5,7 +5,7 @@ import Logging
 /// The device-trust ledger: an append-only, hash-chained log of events with
 /// maintained projections, over a storage backend (LMDB by default).
 public final class Ledger: @unchecked Sendable {
-    public let storage: any StorageBackend
+    @_spi(Storage) public let storage: any StorageBackend
     /// How this ledger was opened (key files, origin, replay partitions…).
     public let configuration: Configuration
     /// The directory of the files beside the log (the LMDB store directory unless
@@ -38,13 +38,13 @@ public final class Ledger: @unchecked Sendable {
     }
 
     /// A ledger over `storage`, with the files beside the log in `path` (nil: none).
-    public convenience init(storage: any StorageBackend, path: String? = nil) throws {
+    @_spi(Storage) public convenience init(storage: any StorageBackend, path: String? = nil) throws {
         try self.init(storage: storage, configuration: Configuration(store: path ?? "", keyDirectory: path))
     }
 
     /// A ledger over `storage` with `configuration`'s settings (its `store` is not opened:
     /// `storage` is that store).
-    public init(storage: any StorageBackend, configuration: Configuration) throws {
+    @_spi(Storage) public init(storage: any StorageBackend, configuration: Configuration) throws {
         self.storage = storage
         self.configuration = configuration
         self.writer = Writer(storage: storage)

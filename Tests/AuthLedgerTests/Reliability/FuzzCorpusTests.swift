@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// The fuzz targets' regression run inside `swift test`: every committed fuzz input

@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import AuthLedgerTestSupport
 
 /// Shared helpers of the reliability suites: temporary stores, the real `authledger`
