@@ -47,6 +47,37 @@ import Testing
         }
     }
 
+    /// Events with personal values: sealed (values present), as stored (values left out, no
+    /// salts), and erased in part — the direct writer places every commitment where the JSON
+    /// tree does.
+    @Test func directBytesEqualTheGenericJCSBytesWithPersonalValues() throws {
+        var checked = 0
+        for (e, seq, version) in CanonicalEventTests.events() {
+            var sealed = e
+            try PersonalData.seal(&sealed, disclosures: nil)
+            guard let personal = sealed.personal else { continue }
+            var stored = PersonalData.withoutValues(sealed)
+            stored.personal = PersonalValues(personal.entries.map { PersonalEntry(pointer: $0.pointer, digest: $0.digest, salt: nil) })
+            var partly = stored
+            if let first = personal.entries.first, personal.entries.count > 1 {
+                // One value read back (disclosed), the others not.
+                let value = PersonalData.clearValues(sealed).first { $0.pointer == first.pointer }!.value
+                #expect(PersonalData.insert(value, at: first.pointer, into: &partly))
+                partly.personal!.entries[0].salt = first.salt
+            }
+            for form in [sealed, stored, partly] {
+                var direct: [UInt8] = []
+                CanonicalEvent.write(form, seq: seq, version: version, into: &direct)
+                let generic = JSON.object(RecordedEvent.contentMembers(form, seq: seq, version: version)).canonicalBytes()
+                #expect(String(decoding: direct, as: UTF8.self) == String(decoding: generic, as: UTF8.self), "\(form.type.name)")
+            }
+            // Hashing the stored form gives the sealed event's leaf: the values are not needed.
+            #expect(RecordedEvent.leaf(stored, seq: seq, version: version) == RecordedEvent.leaf(sealed, seq: seq, version: version))
+            checked += 1
+        }
+        #expect(checked >= 5)
+    }
+
     @Test func timestampsFormatTheSameWritten() {
         for ms in [Int64(0), -1, 1, 999, 86_399_999, -86_400_001, Timestamp.min.milliseconds, Timestamp.max.milliseconds, 1_772_355_600_123] {
             var b: [UInt8] = []

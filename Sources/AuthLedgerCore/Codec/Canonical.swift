@@ -26,13 +26,29 @@ enum CanonicalEvent {
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func write(_ e: Event, seq: UInt64, version: UInt64, into out: inout [UInt8]) {
-        let personal = e.personal
-        if let personal, personal.hasErased {
-            // The hashed form (SPEC 1.2) of an event with erased values (absent from `data`
-            // and `meta`, placed by their pointers): built through the JSON tree.
-            out += JSON.object(RecordedEvent.contentMembers(e, seq: seq, version: version)).canonicalBytes()
+        if let personal = e.personal, personal.hasErased {
+            // Values absent from the event (erased, or not read back from the values store, as
+            // when the stored bytes are hashed) are hashed as their commitments at their
+            // pointers, like the present ones: a stand-in value at each such pointer lets the
+            // direct writer put the commitment in its place (SPEC 1.2).
+            let present = Set(PersonalData.clearValues(e).map(\.pointer))
+            var filled = e
+            for entry in personal.entries where !present.contains(entry.pointer) {
+                guard PersonalData.insert("", at: entry.pointer, into: &filled) else {
+                    // A pointer the writer cannot place: the JSON tree places every pointer.
+                    out += JSON.object(RecordedEvent.contentMembers(e, seq: seq, version: version)).canonicalBytes()
+                    return
+                }
+            }
+            writeDirect(filled, seq: seq, version: version, into: &out)
             return
         }
+        writeDirect(e, seq: seq, version: version, into: &out)
+    }
+
+    /// The direct writer: every personal value present in `e`, each written as its commitment.
+    private static func writeDirect(_ e: Event, seq: UInt64, version: UInt64, into out: inout [UInt8]) {
+        let personal = e.personal
         // Sealed personal values are written as their commitments `{"_sd":"…"}` in place.
         let personalFields = personal == nil ? [] : PersonalData.personalFields(e.type)
         out.append(contentsOf: #"{"at":""#.utf8)
