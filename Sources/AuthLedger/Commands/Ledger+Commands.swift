@@ -3,8 +3,8 @@ extension Ledger {
     /// Decides `command` against the state read inside the write transaction, at the
     /// time `clock()` gives inside it (so racing writers never move a stream's `at`
     /// backwards), validates the events with `evolve`, and appends them durably.
-    /// A refusal appends nothing — except `otp_invalid`, whose `otp.failed` is kept
-    /// and reported in `refusal`.
+    /// A refusal appends nothing and is thrown — except that `otp_invalid` keeps its
+    /// `otp.failed` (committed, then thrown in ``/AuthLedgerCore/LedgerError/appended``).
     public func execute(_ command: Command, meta: StringMap? = nil, clock: () -> Timestamp = Timestamp.now) throws -> CommandResult {
         try validate(command)
         let result = try storage.write { w in
@@ -14,7 +14,14 @@ extension Ledger {
             return result
         }
         if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-        return result
+        return try Ledger.throwingRefusal(result)
+    }
+
+    /// `result`, or its refusal thrown with the events it appended.
+    static func throwingRefusal(_ result: CommandResult) throws -> CommandResult {
+        guard var refusal = result.refusal else { return result }
+        refusal.appended = result.events
+        throw refusal
     }
 
     func execute(_ command: Command, meta: StringMap?, now: Timestamp, in session: AppendSession) throws -> CommandResult {

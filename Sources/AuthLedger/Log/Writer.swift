@@ -297,12 +297,13 @@ extension Ledger {
         }
     }
 
-    /// Executes a command through the writer thread (time read inside the transaction).
+    /// Executes a command through the writer thread (time read inside the transaction),
+    /// like `execute`: a refusal is thrown (`otp_invalid` after its `otp.failed` is durable).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
-        return try await onWriter { session in
+        return try Ledger.throwingRefusal(try await onWriter { session in
             try self.execute(command, meta: meta, now: clock(), in: session)
-        }
+        })
     }
 
     func onWriter<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) async throws -> T {

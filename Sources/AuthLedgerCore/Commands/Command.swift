@@ -27,7 +27,7 @@ public enum Command: Sendable {
     /// the log holds only its HMAC and the masked target.
     case sendOTP(user: String, channel: String, target: String)
     /// Checks a code: a right one appends `otp.verified` and returns a grant; a wrong one appends
-    /// `otp.failed`, and `execute` returns with an `otp_invalid` error in the result's `refusal` (SPEC 2.7).
+    /// `otp.failed`, durably, and the ledger then throws `otp_invalid` carrying it in ``LedgerError/appended`` (SPEC 2.7).
     case verifyOTP(user: String, otpId: String, code: String)
     /// Changes the policy settings in `data` (`policy.set`, at least one setting).
     case setPolicy(EventData)
@@ -80,8 +80,9 @@ public struct CommandResult: Sendable {
     public var grantId: String?
     /// The caller's own device was revoked, or all were.
     public var sessionEnded = false
-    /// A refusal that still appended events (`otp_invalid` appends `otp.failed`).
-    public var refusal: LedgerError?
+    /// A refusal that still appends its events (`otp_invalid` appends `otp.failed`): the ledger
+    /// commits them, then throws it with them in ``LedgerError/appended``.
+    package var refusal: LedgerError?
 
     /// An empty result: nothing appended.
     public init() {}

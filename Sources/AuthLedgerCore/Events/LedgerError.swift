@@ -88,6 +88,10 @@ public struct LedgerError: Error, CustomStringConvertible, Sendable, Equatable {
     public var remainingAttempts: Int?
     /// The offending input field, where there is one.
     public var field: String?
+    /// What the refused command appended all the same: `otp_invalid` keeps its `otp.failed`
+    /// (a wrong code counts as an attempt, SPEC 2.7). nil for every other refusal, which
+    /// appends nothing.
+    public var appended: [RecordedEvent]?
     /// Input location for imports: file name and 1-based line.
     public var file: String?
     /// The 1-based line of `file` (blank and comment lines counted).
