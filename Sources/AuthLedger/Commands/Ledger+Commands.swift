@@ -50,39 +50,33 @@ extension Ledger {
         _ = try EventDecoder.decode(.object(m), allowRecorded: false)
     }
 
-    /// Static checks of a command's arguments (same rules as the fixture decoder).
+    /// Static checks of a command's arguments, before the store is touched: each is the
+    /// fixture decoder's own check of the event field it becomes, under the command's name
+    /// for it (so a command never appends what `import` would refuse).
     func validate(_ command: Command) throws {
-        // Build the events with placeholder values and run the decoder's field checks on them.
         if let user = command.user { try EventDecoder.checkUser(user) }
-        var ids: [(String, String)] = []
+        func check(_ type: EventType, _ fields: [(Field, String?)]) throws {
+            for (field, value) in fields { try EventDecoder.checkCommandValue(value, field, of: type, path: field.name) }
+        }
         switch command {
         case let .requestVerification(_, d, _, kind, _):
-            ids = [("deviceId", d)]
-            if let kind, !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
+            try check(.verificationRequested, [(.deviceId, d), (.kind, kind)])
         case let .register(r):
-            let (d, kind, binding, via, g, c) = (r.deviceId, r.kind, r.binding, r.via, r.grantId, r.challengeId)
-            ids = [("deviceId", d)] + (g.map { [("grantId", $0)] } ?? []) + (c.map { [("challengeId", $0)] } ?? [])
-            if !EventDecoder.kinds.contains(kind) { throw LedgerError.invalid("kind must be one of \(EventDecoder.kinds.sorted().joined(separator: ", "))", field: "kind") }
-            if !EventDecoder.bindings.contains(binding) { throw LedgerError.invalid("binding must be permanent or temporary", field: "binding") }
-            if let via {
-                if !EventDecoder.vias.contains(via) { throw LedgerError.invalid("via must be one of \(EventDecoder.vias.sorted().joined(separator: ", "))", field: "via") }
-                if (via == "otp") != (g != nil) { throw LedgerError.invalid("a grant goes with via otp, and only with it", field: "grantId") }
-                if (via == "trusted_device") != (c != nil) { throw LedgerError.invalid("a challenge goes with via trusted_device, and only with it", field: "challengeId") }
-            } else if g != nil && c != nil {
-                throw LedgerError.invalid("give a grant or a challenge, not both", field: "via")
-            }
-        case let .rename(_, d, _), let .revoke(_, d, _), let .access(_, d), let .updatePushToken(_, d, _):
-            ids = [("deviceId", d)]
+            try check(.registered, [(.deviceId, r.deviceId), (.kind, r.kind), (.binding, r.binding), (.via, r.via),
+                                    (.grantId, r.grantId), (.challengeId, r.challengeId)])
+            try EventDecoder.checkPairing(via: r.via, grant: r.grantId != nil, challenge: r.challengeId != nil, prefix: "")
+        case let .rename(_, d, _): try check(.renamed, [(.deviceId, d)])
+        case let .revoke(_, d, _): try check(.revoked, [(.deviceId, d)])
+        case let .access(_, d): try check(.accessed, [(.deviceId, d)])
+        case let .updatePushToken(_, d, _): try check(.pushTokenUpdated, [(.deviceId, d)])
         case let .issueChallenge(_, d, action, _):
-            ids = [("requestingDeviceId", d)]
-            if !EventDecoder.isLowerWord(action) { throw LedgerError.invalid("action must be a lower-case word", field: "action") }
-        case let .approve(_, c, d, _), let .deny(_, c, d):
-            ids = [("challengeId", c), ("deviceId", d)]
-        case let .expireChallenge(_, c): ids = [("challengeId", c)]
-        case let .verifyOTP(_, o, _): ids = [("otpId", o)]
+            try check(.challengeIssued, [(.requestingDeviceId, d), (.action, action)])
+        case let .approve(_, c, d, _): try check(.challengeApproved, [(.challengeId, c), (.deviceId, d)])
+        case let .deny(_, c, d): try check(.challengeDenied, [(.challengeId, c), (.deviceId, d)])
+        case let .expireChallenge(_, c): try check(.challengeExpired, [(.challengeId, c)])
+        case let .verifyOTP(_, o, _): try check(.otpVerified, [(.otpId, o)])
         case .revokeAll, .sendOTP, .setPolicy: break
         }
-        for (name, value) in ids { try EventDecoder.checkId(value, name) }
     }
 
     /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past

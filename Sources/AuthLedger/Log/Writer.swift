@@ -1,11 +1,13 @@
 import AuthLedgerCore
 import Foundation
 
-/// The single writer: one dedicated OS thread owns every LMDB write transaction of
-/// this process (LMDB's threading law). Concurrent appends queue to it and are
-/// committed together in one durable transaction (group commit); each caller is
-/// resumed only after that commit. A refused request refuses only itself: each runs
-/// in its own nested transaction.
+/// The group-commit writer: one dedicated OS thread runs the write transactions of the
+/// asynchronous API (`submit`, `perform`). Concurrent requests queue to it and are
+/// committed together in one durable transaction; each caller is resumed only after that
+/// commit. A refused request refuses only itself: each runs in its own nested transaction.
+/// The synchronous `append`, `execute` and `replay` run their own transaction on the
+/// calling thread instead; the store serialises the two (LMDB's single writer, opened
+/// without thread-local reader slots; PostgreSQL's locked head row).
 final class Writer: @unchecked Sendable {
     typealias Job = (AppendSession) throws -> any Sendable
     private struct Pending {

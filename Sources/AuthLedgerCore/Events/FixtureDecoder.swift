@@ -169,23 +169,41 @@ public enum EventDecoder {
             throw .invalid("policy.set needs at least one setting", field: "data")
         }
         if type == .registered {
-            let via = data.string(.via)
-            if (via == "otp") != (data[.grantId] != nil) {
-                throw .invalid(via == "otp" ? "via otp needs data.grantId" : "data.grantId goes only with via otp", field: "data.grantId")
-            }
-            if (via == "trusted_device") != (data[.challengeId] != nil) {
-                throw .invalid(via == "trusted_device" ? "via trusted_device needs data.challengeId" : "data.challengeId goes only with via trusted_device", field: "data.challengeId")
-            }
+            try checkPairing(via: data.string(.via) ?? "", grant: data[.grantId] != nil, challenge: data[.challengeId] != nil, prefix: "data.")
         }
         return data
+    }
+
+    /// A registration's `via` and what it names go together (SPEC 1.3): `otp` with a grant
+    /// and only with it, `trusted_device` with a challenge and only with it. A command may
+    /// leave `via` out (nil: it is inferred from what it names), but not name both. Field
+    /// names are `prefix` + the field (`data.` for events, none for commands).
+    package static func checkPairing(via: String?, grant: Bool, challenge: Bool, prefix: String) throws(LedgerError) {
+        guard let via else {
+            if grant && challenge { throw .invalid("give a grant or a challenge, not both", field: "via") }
+            return
+        }
+        if (via == "otp") != grant {
+            throw .invalid(via == "otp" ? "via otp needs \(prefix)grantId" : "\(prefix)grantId goes only with via otp", field: "\(prefix)grantId")
+        }
+        if (via == "trusted_device") != challenge {
+            throw .invalid(via == "trusted_device" ? "via trusted_device needs \(prefix)challengeId" : "\(prefix)challengeId goes only with via trusted_device", field: "\(prefix)challengeId")
+        }
+    }
+
+    /// The check `field` of an event of `type` gets, on a command's `value` named `path`
+    /// (a command is checked as the events it decides will be).
+    package static func checkCommandValue(_ value: String?, _ field: Field, of type: EventType, path: String) throws(LedgerError) {
+        guard let value else { return }
+        _ = try fieldValue(.string(value), field: field, type: type, path: path)
     }
 
     package static let kinds: Set<String> = ["mobile", "tablet", "desktop", "browser", "other"]
     package static let bindings: Set<String> = ["permanent", "temporary"]
     package static let vias: Set<String> = ["initial", "email_link", "otp", "trusted_device", "admin"]
 
-    static func fieldValue(_ value: JSON, field: Field, type: EventType) throws(LedgerError) -> FieldValue {
-        let path = "data.\(field.name)"
+    static func fieldValue(_ value: JSON, field: Field, type: EventType, path: String? = nil) throws(LedgerError) -> FieldValue {
+        let path = path ?? "data.\(field.name)"
         switch field.kind {
         case .id:
             let s = try string(value, path)
