@@ -103,10 +103,11 @@ let package = Package(
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
         .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger", "AuthLedgerServer"]),
-        // Test helpers shared by the test targets (a small real filesystem for full-disk tests).
+        // Test helpers shared by the test targets (a small real filesystem for full-disk tests,
+        // the storage backends the conformance suites run on).
         .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
-        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore"]),
+        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerTestSupport"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [

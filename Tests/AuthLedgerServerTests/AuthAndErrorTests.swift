@@ -1,6 +1,7 @@
 @_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct AuthTests {
@@ -25,15 +26,15 @@ import Testing
         _ = try AuthLedgerServer(ledger: ledger, configuration: config)
     }
 
-    @Test func insecureDevServesWithoutTokens() async throws {
-        try await withServer(configure: { $0.tokens = TokenStore(); $0.insecureDev = true }) { s in
+    @Test(arguments: StorageKind.all) func insecureDevServesWithoutTokens(_ storage: StorageKind) async throws {
+        try await withServer(storage, configure: { $0.tokens = TokenStore(); $0.insecureDev = true }) { s in
             let r = try await s.call(.POST, "/v1/users/alice/devices", token: nil, body: #"{"deviceId":"phone","name":"Phone one"}"#)
             #expect(r.status == 201)
         }
     }
 
-    @Test func eachRouteChecksItsScope() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func eachRouteChecksItsScope(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             // (method, path, body, a token that is refused with 403, a token that is let through)
             let cases: [(HTTPMethodName, String, String?, String, String)] = [
                 (.GET, "/v1/users/alice/devices", nil, "writer-token", "reader-token"),
@@ -82,9 +83,9 @@ import Testing
 }
 
 @Suite(.timeLimit(.minutes(2))) struct ErrorStatusTests {
-    @Test func everyErrorStatus() async throws {
+    @Test(arguments: StorageKind.all) func everyErrorStatus(_ storage: StorageKind) async throws {
         let clock = TestClock()
-        try await withServer(clock: clock) { s in
+        try await withServer(storage, clock: clock) { s in
             try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"iphone","name":"Alice iPhone"}"#)
 
             // 400: strict bodies, names, malformed and oversized input, bad parameters

@@ -1,12 +1,13 @@
 @_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct CommandRouteTests {
-    @Test func aUsersDeviceLifeOverHTTP() async throws {
+    @Test(arguments: StorageKind.all) func aUsersDeviceLifeOverHTTP(_ storage: StorageKind) async throws {
         let clock = TestClock()
-        try await withServer(clock: clock) { s in
+        try await withServer(storage, clock: clock) { s in
             // Given a first device
             var r = try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"iphone","name":"  Alice iPhone ","kind":"mobile","platform":"ios"}"#)
             #expect(r.status == 201)
@@ -121,8 +122,8 @@ import Testing
         }
     }
 
-    @Test func pathParametersArePercentDecoded() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func pathParametersArePercentDecoded(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             var r = try await s.call(.POST, "/v1/users/bob%20smith%40example.com/devices", body: #"{"deviceId":"phone 1","name":"Bob phone"}"#)
             #expect(r.status == 201)
             r = try await s.call(.POST, "/v1/users/bob%20smith%40example.com/devices/phone%201/access")
@@ -138,8 +139,8 @@ import Testing
         #expect(percentDecoded("50%") == nil)
     }
 
-    @Test func denyAndApproverRules() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func denyAndApproverRules(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await s.call(.POST, "/v1/users/bob/devices", body: #"{"deviceId":"phone","name":"Bob phone"}"#)
             var r = try await s.call(.POST, "/v1/users/bob/challenges", body: #"{"requestingDeviceId":"web","action":"transaction"}"#)
             let cid = try #require(r["challengeId"]?.stringValue)
@@ -155,8 +156,8 @@ import Testing
         }
     }
 
-    @Test func appendingEventsWithExpectedVersions() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func appendingEventsWithExpectedVersions(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             let id1 = "6f1c2d3e-0000-4000-8000-000000000001"
             let batch = "[" + Fixture.registered("bob", "phone").dropLast() + #","id":"\#(id1)"}"# + "," + Fixture.accessed("bob", "phone", second: 60) + "]"
             var r = try await s.call(.POST, "/v1/events", body: batch)

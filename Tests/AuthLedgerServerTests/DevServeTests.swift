@@ -6,66 +6,23 @@ import Testing
 
 /// `authledger serve --dev` as the quick start runs it: the built binary, over HTTP.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct DevServeTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-    static var binary: String {
-        for c in [".build/debug/authledger", ".build/x86_64-unknown-linux-gnu/debug/authledger", ".build/aarch64-unknown-linux-gnu/debug/authledger"] {
-            let p = root.appendingPathComponent(c).path
-            if FileManager.default.isExecutableFile(atPath: p) { return p }
-        }
-        return root.appendingPathComponent(".build/debug/authledger").path
+    /// `serve --dev --port 0` on `store`, its stdout (the banner) collected.
+    static func devServer(store: String) throws -> ServeChild {
+        try ServeChild(["serve", "--dev", "--port", "0", "--store", store, "--log-level", "warning"],
+                       environment: ["AUTHLEDGER_TOKENS": nil, "AUTHLEDGER_STORE": nil], collect: .stdout)
     }
 
-    /// A running `serve --dev --port 0`, its stdout collected as it comes.
-    final class DevServer: @unchecked Sendable {
-        let process = Process()
-        private let lock = NSLock()
-        private var out = Data()
-        var stdout: String { lock.withLock { String(decoding: out, as: UTF8.self) } }
-
-        init(store: String) throws {
-            process.executableURL = URL(fileURLWithPath: DevServeTests.binary)
-            process.arguments = ["serve", "--dev", "--port", "0", "--store", store, "--log-level", "warning"]
-            process.currentDirectoryURL = DevServeTests.root
-            var env = ProcessInfo.processInfo.environment
-            env.removeValue(forKey: "AUTHLEDGER_TOKENS")
-            env.removeValue(forKey: "AUTHLEDGER_STORE")
-            process.environment = env
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let handle = pipe.fileHandleForReading
-            Thread.detachNewThread { [self] in
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { return }
-                    lock.withLock { out.append(chunk) }
-                }
+    /// The URL and token of the banner (bounded wait).
+    static func banner(_ server: ServeChild) async throws -> (url: String, token: String) {
+        try await server.waitFor("banner") { text in
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("export AUTHLEDGER_URL=") }) else { return nil }
+            var url: String?, token: String?
+            for part in line.split(separator: " ") {
+                if part.hasPrefix("AUTHLEDGER_URL=") { url = String(part.dropFirst(15)) }
+                if part.hasPrefix("TOKEN=") { token = String(part.dropFirst(6)) }
             }
-        }
-
-        /// The URL and token of the banner (bounded wait).
-        func banner() async throws -> (url: String, token: String) {
-            for _ in 0..<600 {
-                let text = stdout
-                if let line = text.split(separator: "\n").first(where: { $0.contains("export AUTHLEDGER_URL=") }) {
-                    var url: String?, token: String?
-                    for part in line.split(separator: " ") {
-                        if part.hasPrefix("AUTHLEDGER_URL=") { url = String(part.dropFirst(15)) }
-                        if part.hasPrefix("TOKEN=") { token = String(part.dropFirst(6)) }
-                    }
-                    if let url, let token { return (url, token) }
-                }
-                guard process.isRunning else { throw TestFailure("serve --dev exited: \(text)") }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            throw TestFailure("no banner from serve --dev: \(stdout)")
-        }
-
-        func stop() {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-            process.waitUntilExit()
+            guard let url, let token else { return nil }
+            return (url, token)
         }
     }
 
@@ -84,11 +41,11 @@ import Testing
     @Test func onAnEmptyStoreItLoadsTheScenariosAndServesThem() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try DevServer(store: dir + "/store")
+        let server = try Self.devServer(store: dir + "/store")
         defer { server.stop() }
-        let (url, token) = try await server.banner()
+        let (url, token) = try await Self.banner(server)
         // It says which users it loaded
-        let out = server.stdout
+        let out = server.output
         for user in ["alice", "bob", "carol", "dave", "erin"] { #expect(out.contains("  \(user): "), "\(out)") }
         let client = TestServer.sharedClient
         do {
@@ -113,10 +70,10 @@ import Testing
             let line = #"{"type":"device.registered","user":"zoe","at":"2026-03-01T08:00:00Z","data":{"deviceId":"phone","name":"Zoe phone","kind":"mobile","binding":"permanent","via":"initial"}}"#
             _ = try ledger.append(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
         }
-        let server = try DevServer(store: store)
+        let server = try Self.devServer(store: store)
         defer { server.stop() }
-        let (url, token) = try await server.banner()
-        #expect(!server.stdout.contains("loaded"), "\(server.stdout)")
+        let (url, token) = try await Self.banner(server)
+        #expect(!server.output.contains("loaded"), "\(server.output)")
         let client = TestServer.sharedClient
         do {
             let alice = try await Self.get(client, url + "/v1/users/alice/devices?includeRevoked=true", token: token)

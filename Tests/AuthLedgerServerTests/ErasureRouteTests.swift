@@ -1,14 +1,29 @@
-@_spi(Storage) import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// `DELETE /v1/users/{u}` (SPEC 5, 1.5): erasure over HTTP, with the server running on.
 @Suite(.timeLimit(.minutes(2))) struct ErasureRouteTests {
     static let values = ["Marguerite Phone", "fcm-token-4242-secret", "203.0.113.9", "Brest, FR"]
 
-    @Test func anAdminErasesAUserAndTheServerGoesOn() async throws {
-        try await withServer { s in
+    /// How many rows of the PostgreSQL store's tables hold `value`, in clear text or inside a
+    /// binary column (which a row's text shows in hex).
+    static func rowsHolding(_ value: String, store: String) throws -> Int64 {
+        let db = try PostgresStorage(url: store)
+        let hex = Array(value.utf8).map { String(format: "%02x", $0) }.joined()
+        let count = """
+            SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format(
+              'SELECT count(*) AS c FROM %I.%I t WHERE strpos(t::text, %L) > 0 OR strpos(t::text, %L) > 0',
+              table_schema, table_name, '\(value)', '\(hex)'), false, true, '')))[1]::text::bigint), 0)::bigint
+            FROM information_schema.tables WHERE table_schema = '\(db.location.schema)'
+            """
+        return try db.integers(count).first ?? 0
+    }
+
+    @Test(arguments: StorageKind.all) func anAdminErasesAUserAndTheServerGoesOn(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             // Given a user with personal values, and one who keeps hers
             var r = try await s.call(.POST, "/v1/users/alice/devices",
                                      body: #"{"deviceId":"phone","name":"Marguerite Phone","kind":"mobile","pushToken":"fcm-token-4242-secret"}"#)
@@ -21,6 +36,7 @@ import Testing
             let export0 = try await s.call(.GET, "/v1/export", token: "auditor-token").body
             for v in Self.values { #expect(export0.contains(v)) }
             #expect(export0.contains("\"disclosures\""))
+            if storage == .postgres { #expect(try Self.rowsHolding(Self.values[0], store: s.place.store) > 0, "the probe sees a stored value") }
 
             // Only admin erases; an unknown user is 404
             #expect(try await s.call(.DELETE, "/v1/users/alice", token: "writer-token").status == 403)
@@ -47,11 +63,16 @@ import Testing
             let hashes = { (text: String) in text.split(separator: "\n").prefix(3).map { try? JSON.parse(Array($0.utf8))["hash"] } }
             #expect(hashes(export0) == hashes(export1))
 
-            // And no file of the store holds an erased value
+            // And no file of the store holds an erased value (the LMDB store's files; the key
+            // directory beside a PostgreSQL store)
             let fm = FileManager.default
             for name in try fm.contentsOfDirectory(atPath: s.dir) {
                 guard let data = fm.contents(atPath: s.dir + "/" + name) else { continue }
                 for v in Self.values { #expect(data.range(of: Data(v.utf8)) == nil, "\(v) in \(name)") }
+            }
+            // And no row of a PostgreSQL store does
+            if storage == .postgres {
+                for v in Self.values { #expect(try Self.rowsHolding(v, store: s.place.store) == 0, "\(v) in a row of the database") }
             }
 
             // And the server, on the compacted store, goes on appending and answering

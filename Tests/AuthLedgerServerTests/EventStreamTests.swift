@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(3))) struct EventStreamTests {
@@ -12,8 +13,8 @@ import Testing
         #expect(r.status == 201)
     }
 
-    @Test func catchUpThenLive() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func catchUpThenLive(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await seed(s, accesses: 4)
             let sub = try await s.subscribe("/v1/events?from=1")
             #expect(sub.status == 200)
@@ -32,8 +33,8 @@ import Testing
         }
     }
 
-    @Test func filtersByUserAndType() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func filtersByUserAndType(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await seed(s, accesses: 2)
             try await s.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("carol", "laptop"), Fixture.accessed("carol", "laptop", second: 5)]))
             let carol = try await s.subscribe("/v1/events?from=1&user=carol")
@@ -47,8 +48,8 @@ import Testing
         }
     }
 
-    @Test func withoutFromOrLastEventIDItIsLiveFromTheHead() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func withoutFromOrLastEventIDItIsLiveFromTheHead(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await seed(s, accesses: 2)
             let sub = try await s.subscribe("/v1/events")
             try await seed(s, accesses: 1, from: 50)
@@ -58,8 +59,8 @@ import Testing
         }
     }
 
-    @Test func lastEventIDResumesWithoutGapOrDuplicate() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func lastEventIDResumesWithoutGapOrDuplicate(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await seed(s, accesses: 5)
             let first = try await s.subscribe("/v1/events?from=1")
             let seen = try await first.waitFor(count: 6)
@@ -81,8 +82,8 @@ import Testing
         }
     }
 
-    @Test func heartbeatsKeepAnIdleStreamAlive() async throws {
-        try await withServer(configure: { $0.heartbeatInterval = .milliseconds(200) }) { s in
+    @Test(arguments: StorageKind.all) func heartbeatsKeepAnIdleStreamAlive(_ storage: StorageKind) async throws {
+        try await withServer(storage, configure: { $0.heartbeatInterval = .milliseconds(200) }) { s in
             let sub = try await s.subscribe("/v1/events")
             try await sub.waitUntil { $0.comments >= 3 }
             #expect(sub.events.isEmpty)
@@ -92,19 +93,19 @@ import Testing
         }
     }
 
-    @Test func appendsOfAnotherProcessAreDelivered() async throws {
+    @Test(arguments: StorageKind.all) func appendsOfAnotherProcessAreDelivered(_ storage: StorageKind) async throws {
         let cli = try #require(cliPath(), "the authledger executable is built beside the tests")
-        try await withServer { s in
+        try await withServer(storage) { s in
             try await seed(s, accesses: 1)
             let sub = try await s.subscribe("/v1/events?from=1")
             try await sub.waitFor(count: 2)
             // Another process appends to the same store
-            let file = s.dir + "-fixture.jsonl"
+            let file = TestServer.temporaryDirectory() + "-fixture.jsonl"
             try (Fixture.accessed("bob", "phone", second: 30) + "\n").write(toFile: file, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: file) }
             let p = Process()
             p.executableURL = URL(fileURLWithPath: cli)
-            p.arguments = ["import", "--store", s.dir, file]
+            p.arguments = ["import", "--store", s.place.store, file]
             p.standardOutput = FileHandle.nullDevice
             try p.run()
             p.waitUntilExit()
@@ -115,8 +116,8 @@ import Testing
         }
     }
 
-    @Test func aSlowSubscriberBlocksNeitherAppendsNorOthersAndIsCutOff() async throws {
-        try await withServer(configure: { $0.stallTimeout = .seconds(1); $0.heartbeatInterval = .milliseconds(500) }) { s in
+    @Test(arguments: StorageKind.all) func aSlowSubscriberBlocksNeitherAppendsNorOthersAndIsCutOff(_ storage: StorageKind) async throws {
+        try await withServer(storage, configure: { $0.stallTimeout = .seconds(1); $0.heartbeatInterval = .milliseconds(500) }) { s in
             try await seed(s, accesses: 0)
             // A subscriber that never reads, and one that does
             let slow = try await s.openWithoutReading("/v1/events?from=1")
@@ -140,9 +141,9 @@ import Testing
         }
     }
 
-    @Test func theSweeperExpiresChallengesForSubscribers() async throws {
+    @Test(arguments: StorageKind.all) func theSweeperExpiresChallengesForSubscribers(_ storage: StorageKind) async throws {
         let clock = TestClock()
-        try await withServer(clock: clock) { s in
+        try await withServer(storage, clock: clock) { s in
             try await s.call(.POST, "/v1/users/alice/devices", body: #"{"deviceId":"phone","name":"Alice phone"}"#)
             let sub = try await s.subscribe("/v1/events?from=1&types=challenge.expired")
             var r = try await s.call(.POST, "/v1/users/alice/challenges", body: #"{"requestingDeviceId":"laptop"}"#)
@@ -157,8 +158,8 @@ import Testing
         }
     }
 
-    @Test func gracefulShutdownEndsStreamsAndKeepsEveryAcknowledgedAppend() async throws {
-        let s = try await TestServer.start()
+    @Test(arguments: StorageKind.all) func gracefulShutdownEndsStreamsAndKeepsEveryAcknowledgedAppend(_ storage: StorageKind) async throws {
+        let s = try await TestServer.start(storage)
         defer { s.removeStore() }
         let sub = try await s.subscribe("/v1/events?from=1")
         // Appends racing the shutdown: each one acknowledged must be in the log
@@ -179,7 +180,7 @@ import Testing
         try await s.stop()
         let ok = await acknowledged.value
         try await sub.waitUntil { $0.isFinished }
-        let ledger = try Ledger(path: s.dir)
+        let ledger = try s.place.open()
         let users = Set(try ledger.events(from: 1).compactMap(\.event.user))
         for k in ok { #expect(users.contains("user\(k)")) }
     }

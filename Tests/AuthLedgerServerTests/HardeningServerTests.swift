@@ -65,7 +65,8 @@ import Testing
         }
         defer { fs.unmount() }
         // Given the real server over a store on a 4 MB filesystem, with alice registered
-        let s = try await TestServer.start(dir: fs.path + "/store")
+        // (LMDB only: a full filesystem under the store; PostgreSQL's disk is the database server's)
+        let s = try await TestServer.start(at: TestStore(lmdbDirectory: fs.path + "/store"))
         do {
             var r = try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array([Fixture.registered("alice", "phone")]))
             #expect(r.status == 201)
@@ -96,8 +97,8 @@ import Testing
         try await s.stop()
     }
 
-    @Test func aDurableSubscriptionBelongsToTheTokenThatCreatedIt() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func aDurableSubscriptionBelongsToTheTokenThatCreatedIt(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array([Fixture.registered("alice", "phone")]))
             var r = try await s.call(.PUT, "/v1/subscriptions/mailer", token: "reader-token", body: "{}")
             #expect(r.status == 201)
@@ -124,8 +125,8 @@ import Testing
         }
     }
 
-    @Test func rawEventsNeedTheImportScopeAndAdminRegistrationTheAdminScope() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func rawEventsNeedTheImportScopeAndAdminRegistrationTheAdminScope(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             let forged = Fixture.array([Fixture.registered("alice", "phone")])
             var r = try await s.call(.POST, "/v1/events", token: "writer-token", body: forged)
             #expect(r.status == 403 && r.error == "forbidden")
@@ -142,8 +143,8 @@ import Testing
         }
     }
 
-    @Test func aBadExpectedVersionInABusyBatchFailsOnlyItself() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func aBadExpectedVersionInABusyBatchFailsOnlyItself(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array((0..<40).map { Fixture.registered("user\($0)", "phone") }))
             let statuses = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
                 for k in 0..<40 {

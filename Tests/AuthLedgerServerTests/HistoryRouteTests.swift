@@ -1,11 +1,12 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// `GET /v1/users/{u}/history?after=&limit=` (SPEC 3): pages, their `Link`, and range checks.
 @Suite(.timeLimit(.minutes(2))) struct HistoryRouteTests {
-    @Test func historyPagesFollowTheirLinksToTheEnd() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func historyPagesFollowTheirLinksToTheEnd(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             // Given alice with 7 events, interleaved with bob's
             var events = [Fixture.registered("alice", "phone"), Fixture.registered("bob", "phone")]
             for k in 1...6 { events += [Fixture.accessed("alice", "phone", second: k), Fixture.accessed("bob", "phone", second: k)] }

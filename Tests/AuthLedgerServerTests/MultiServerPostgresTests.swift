@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import AuthLedgerTestSupport
 import Testing
 
 /// Several `authledger serve` processes on one PostgreSQL store (SPEC 8), over HTTP: the
@@ -10,72 +11,30 @@ import Testing
 /// database (tools/test starts one and requires it); no assertion depends on timing, every
 /// wait is a generous bounded poll.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct MultiServerPostgresTests {
-    static var postgresURL: String? {
-        guard let url = ProcessInfo.processInfo.environment["AUTHLEDGER_TEST_POSTGRES"], !url.isEmpty else { return nil }
-        return url
-    }
-
-    /// A new empty ledger in the test database: a schema of its own.
-    static func freshStore(_ url: String) -> String {
-        let schema = "ms_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        return url + (url.contains("?") ? "&" : "?") + "schema=" + schema
-    }
-
     /// One `authledger serve --port 0` on `store`, with the test tokens and shared key files;
     /// its port is read from its "listening" log line.
-    final class ServeProcess: @unchecked Sendable {
-        let process = Process()
-        private let lock = NSLock()
-        private var err = Data()
-        var stderr: String { lock.withLock { String(decoding: err, as: UTF8.self) } }
-        private(set) var base = ""
+    struct ServeProcess: Sendable {
+        let child: ServeChild
+        let base: String
+        var process: Process { child.process }
+        var stderr: String { child.output }
 
-        init(store: String, keyDir: String) throws {
-            process.executableURL = URL(fileURLWithPath: DevServeTests.binary)
-            process.arguments = ["serve", "--port", "0", "--log-level", "info"]
-            process.currentDirectoryURL = DevServeTests.root
-            var env = ProcessInfo.processInfo.environment
-            env["AUTHLEDGER_TOKENS"] = TestServer.tokens
-            env["AUTHLEDGER_STORE"] = store   // not on the command line: it holds the password
-            env["AUTHLEDGER_KEY_DIR"] = keyDir
-            env["AUTHLEDGER_ORIGIN"] = "multi-server.test/log"
-            process.environment = env
-            let pipe = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = pipe
-            try process.run()
-            let handle = pipe.fileHandleForReading
-            Thread.detachNewThread { [self] in
-                while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty { return }
-                    lock.withLock { err.append(chunk) }
-                }
+        static func start(store: String, keyDir: String) async throws -> ServeProcess {
+            let child = try ServeChild(["serve", "--port", "0", "--log-level", "info"], environment: [
+                "AUTHLEDGER_TOKENS": TestServer.tokens,
+                "AUTHLEDGER_STORE": store,   // not on the command line: it holds the password
+                "AUTHLEDGER_KEY_DIR": keyDir,
+                "AUTHLEDGER_ORIGIN": "multi-server.test/log",
+            ], collect: .stderr)
+            do {
+                return ServeProcess(child: child, base: try await child.listening(attempts: 1200))
+            } catch {
+                child.stop()
+                throw error
             }
         }
 
-        /// Waits (bounded) for the "listening" line and its port.
-        func started() async throws -> ServeProcess {
-            for _ in 0..<1200 {
-                let text = stderr
-                if let line = text.split(separator: "\n").first(where: { $0.contains("listening") && $0.contains("port=") }),
-                   let r = line.range(of: "port=") {
-                    let digits = line[r.upperBound...].prefix(while: \.isNumber)
-                    if let port = Int(digits) {
-                        base = "http://127.0.0.1:\(port)"
-                        return self
-                    }
-                }
-                guard process.isRunning else { throw TestFailure("serve exited: \(Self.redacted(text))") }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            throw TestFailure("serve did not start listening: \(Self.redacted(stderr))")
-        }
-
-        /// Never prints a password of the test database.
-        static func redacted(_ s: String) -> String {
-            s.replacingOccurrences(of: #"://[^:@/\s]*:[^@\s]*@"#, with: "://***@", options: .regularExpression)
-        }
+        static func redacted(_ s: String) -> String { ServeChild.redacted(s) }
 
         func call(_ method: HTTPMethod, _ path: String, token: String = "admin-token", body: String? = nil) async throws -> HTTPResult {
             let req = TestServer.request(base: base, method, path, token: token, body: body, headers: [])
@@ -91,16 +50,8 @@ import Testing
             return SSEClient(try await TestServer.sharedClient.execute(req, timeout: .seconds(600)))
         }
 
-        /// `kill -9`: no shutdown, no flush, connections cut by the kernel.
-        func killHard() {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-
-        func stop() {
-            if process.isRunning { kill(process.processIdentifier, SIGTERM) }
-            process.waitUntilExit()
-        }
+        func killHard() { child.killHard() }
+        func stop() { child.stop() }
     }
 
     /// Acknowledged appends: seq → event id, from the servers' 201 answers.
@@ -129,8 +80,8 @@ import Testing
 
     /// Skips without a database, fails instead where tools/test requires one.
     static func database() -> String? {
-        if let url = postgresURL { return url }
-        if ProcessInfo.processInfo.environment["AUTHLEDGER_REQUIRE_POSTGRES"] == "1" {
+        if let url = StorageKind.postgresURL { return url }
+        if StorageKind.postgresRequired {
             Issue.record("AUTHLEDGER_REQUIRE_POSTGRES=1 but AUTHLEDGER_TEST_POSTGRES is not set")
         }
         return nil
@@ -151,13 +102,13 @@ import Testing
     /// Two `authledger serve` processes on one fresh PostgreSQL store (shared key
     /// directory), stopped afterwards; nothing runs without a database.
     static func withTwoServers(_ body: (ServeProcess, ServeProcess) async throws -> Void) async throws {
-        guard let url = Self.database() else { return }
-        let store = Self.freshStore(url)
+        guard Self.database() != nil else { return }
+        let store = StorageKind.postgres.freshStore()
         let keys = try Self.keyDirectory()
         defer { try? FileManager.default.removeItem(atPath: keys) }
-        let a = try await ServeProcess(store: store, keyDir: keys).started()
+        let a = try await ServeProcess.start(store: store, keyDir: keys)
         defer { a.stop() }
-        let b = try await ServeProcess(store: store, keyDir: keys).started()
+        let b = try await ServeProcess.start(store: store, keyDir: keys)
         defer { b.stop() }
         try await body(a, b)
     }

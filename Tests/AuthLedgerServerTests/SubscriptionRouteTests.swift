@@ -1,14 +1,15 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct SubscriptionRouteTests {
-    @Test func aDurableSubscriptionsCheckpointSurvivesARestart() async throws {
-        let dir = TestServer.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+    @Test(arguments: StorageKind.all) func aDurableSubscriptionsCheckpointSurvivesARestart(_ storage: StorageKind) async throws {
+        let place = TestStore(storage)
+        defer { place.remove() }
         var alice: [UInt64] = []
         do {
-            let s = try await TestServer.start(dir: dir)
+            let s = try await TestServer.start(at: place)
             // Given alice's and bob's events, interleaved: alice at 1, 3, 5
             try await s.call(.POST, "/v1/events", body: Fixture.array([
                 Fixture.registered("alice", "phone"), Fixture.registered("bob", "phone"),
@@ -39,7 +40,7 @@ import Testing
             try await s.stop()
         }
         // When the server restarts on the same store
-        let s = try await TestServer.start(dir: dir)
+        let s = try await TestServer.start(at: place)
         var r = try await s.call(.GET, "/v1/subscriptions/mailer", token: "reader-token")
         #expect(r["checkpoint"] == .int(3))
         // Then the subscription resumes after the checkpoint, then live

@@ -1,11 +1,12 @@
 @_spi(Storage) import AuthLedger
 import AuthLedgerServer
+import AuthLedgerTestSupport
 import Foundation
 
-/// Starts a server, runs `body`, and always stops it and removes its store.
-func withServer(clock: TestClock = TestClock(), configure: (inout ServerConfiguration) -> Void = { _ in },
+/// Starts a server on a fresh store of `storage`, runs `body`, and always stops it and removes its store.
+func withServer(_ storage: StorageKind = .lmdb, clock: TestClock = TestClock(), configure: (inout ServerConfiguration) -> Void = { _ in },
                 _ body: (TestServer) async throws -> Void) async throws {
-    let s = try await TestServer.start(clock: clock, configure: configure)
+    let s = try await TestServer.start(storage, clock: clock, configure: configure)
     do {
         try await body(s)
     } catch {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 @_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
+import AuthLedgerTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -24,12 +25,43 @@ struct HTTPResult {
     var error: String? { self["error"]?.stringValue }
 }
 
-/// The real server on a loopback port picked by the kernel, over a store in a
-/// temporary directory, driven over HTTP with async-http-client.
+/// Where a test server keeps its state, kept across restarts: the store (an LMDB directory,
+/// or a PostgreSQL URL with a schema of its own) and the directory of the files beside the
+/// log (keys: the store directory itself on LMDB).
+struct TestStore: Sendable {
+    let storage: StorageKind
+    let store: String
+    let dir: String
+
+    init(_ storage: StorageKind = .lmdb) {
+        self.storage = storage
+        store = storage == .lmdb ? TestServer.temporaryDirectory() : storage.freshStore()
+        dir = storage == .lmdb ? store : storage.keyDirectory(for: store)
+    }
+
+    /// An LMDB store in `directory` (a particular filesystem).
+    init(lmdbDirectory directory: String) {
+        storage = .lmdb
+        store = directory
+        dir = directory
+    }
+
+    /// The ledger on this store, as the server opens it.
+    func open() throws -> Ledger { try Ledger(Ledger.Configuration(store: store, keyDirectory: dir)) }
+
+    /// Removes the temporary directory (a PostgreSQL schema stays until the test server is thrown away).
+    func remove() { try? FileManager.default.removeItem(atPath: dir) }
+}
+
+/// The real server on a loopback port picked by the kernel, over a fresh store (LMDB or
+/// PostgreSQL), driven over HTTP with async-http-client.
 final class TestServer: @unchecked Sendable {
     static let tokens = "admin-token:admin,reader-token:read,writer-token:write,auditor-token:audit,rw-token:read+write,importer-token:import,reader2-token:read"
 
-    let dir: String
+    /// Where its state lives (`place.store` for the CLI's `--store`).
+    let place: TestStore
+    /// The directory of the files beside the log (the store directory on LMDB).
+    var dir: String { place.dir }
     let clock: TestClock
     let port: Int
     let client: HTTPClient
@@ -42,9 +74,9 @@ final class TestServer: @unchecked Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("authledger-server-\(UUID().uuidString)").path
     }
 
-    private init(dir: String, clock: TestClock, port: Int, server: AuthLedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
+    private init(place: TestStore, clock: TestClock, port: Int, server: AuthLedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
         self.server = server
-        self.dir = dir
+        self.place = place
         self.clock = clock
         self.port = port
         self.group = group
@@ -58,9 +90,10 @@ final class TestServer: @unchecked Sendable {
     static let sharedClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
         connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
 
-    static func start(dir: String? = nil, clock: TestClock = TestClock(),
+    /// A server on `place` (a restart passes the place of the server before), else on a fresh store of `storage`.
+    static func start(_ storage: StorageKind = .lmdb, at place: TestStore? = nil, clock: TestClock = TestClock(),
                       configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> TestServer {
-        let dir = dir ?? temporaryDirectory()
+        let place = place ?? TestStore(storage)
         var config = ServerConfiguration()
         config.port = 0
         config.tokens = try TokenStore(parsing: tokens)
@@ -74,13 +107,13 @@ final class TestServer: @unchecked Sendable {
         config.authFailureLimit = nil
         config.maxSubscribersPerToken = nil
         configure(&config)
-        let server = try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config)
+        let server = try AuthLedgerServer(ledger: try place.open(), configuration: config)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let running = Task { try await group.run() }
         var it = ports.makeAsyncIterator()
         guard let port = await it.next() else { throw TestFailure("the server did not start") }
-        return TestServer(dir: dir, clock: clock, port: port, server: server, group: group, running: running)
+        return TestServer(place: place, clock: clock, port: port, server: server, group: group, running: running)
     }
 
     /// Graceful shutdown; returns once the server has stopped (bounded by the caller's test timeout).
@@ -91,7 +124,7 @@ final class TestServer: @unchecked Sendable {
         running = nil
     }
 
-    func removeStore() { try? FileManager.default.removeItem(atPath: dir) }
+    func removeStore() { place.remove() }
 
     var base: String { "http://127.0.0.1:\(port)" }
 

@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
+import AuthLedgerTestSupport
 import Testing
 
 /// SPEC 6 over HTTP: `/checkpoint`, C2SP tlog-tiles hash tiles and entry bundles, and
@@ -39,8 +40,8 @@ import Testing
         return out
     }
 
-    @Test func tilesCheckpointAndProofs() async throws {
-        try await withServer(configure: { $0.checkpointOrigin = "test.example/log" }) { s in
+    @Test(arguments: StorageKind.all) func tilesCheckpointAndProofs(_ storage: StorageKind) async throws {
+        try await withServer(storage, configure: { $0.checkpointOrigin = "test.example/log" }) { s in
             try await Self.populate(s)
             // The checkpoint: text, origin, size, root, one signature line
             let cp = try await Self.raw(s, "/checkpoint")
@@ -91,8 +92,8 @@ import Testing
         }
     }
 
-    @Test func badInputIs400AndMissingTilesAre404() async throws {
-        try await withServer { s in
+    @Test(arguments: StorageKind.all) func badInputIs400AndMissingTilesAre404(_ storage: StorageKind) async throws {
+        try await withServer(storage) { s in
             try await Self.populate(s)
             for q in ["seq=0", "seq=301", "seq=abc", "seq=-1", "", "seq=1&size=301", "seq=5&size=4", "seq=99999999999999999999999",
                       "seq=1&size=1e3"] {

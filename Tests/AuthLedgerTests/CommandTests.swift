@@ -1,6 +1,7 @@
 @_spi(Storage) import AuthLedger
 import Crypto
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// A store and a movable clock for command tests.

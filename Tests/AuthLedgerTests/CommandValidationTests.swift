@@ -1,11 +1,12 @@
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 
 @Suite struct CommandValidationTests {
     /// A command appends only what `import` would accept, so every export re-imports.
-    @Test func commandFieldsGetTheImportChecks() throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func commandFieldsGetTheImportChecks(_ storage: StorageKind) throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at: () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
         func code(_ c: Command) -> ErrorCode? {

@@ -1,13 +1,16 @@
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 
 /// Stores and fixture lines for the feed and subscription tests.
 enum FeedFixture {
-    /// A fresh store in a temporary directory.
-    static func temporaryLedger() throws -> (Ledger, String) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-feed-\(UUID().uuidString)").path
-        return (try Ledger(path: dir), dir)
+    /// A fresh store on `storage`, and the temporary directory to remove afterwards (the
+    /// LMDB store, or a PostgreSQL store's key directory).
+    static func temporaryLedger(_ storage: StorageKind = .lmdb) throws -> (Ledger, String) {
+        let store = storage.freshStore()
+        let keys = storage.keyDirectory(for: store)
+        return (try storage.open(store, keys: keys), keys)
     }
 
     static func inputs(_ lines: [String]) throws -> [EventInput] {
@@ -27,8 +30,8 @@ enum FeedFixture {
 }
 
 @Suite struct EventFeedTests {
-    @Test func catchUpThenLiveWithoutGapOrDuplicate() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func catchUpThenLiveWithoutGapOrDuplicate(_ storage: StorageKind) async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Given 1 + 5 events
         _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
@@ -48,8 +51,8 @@ enum FeedFixture {
         #expect(try await reader.value == Array(2...9))
     }
 
-    @Test func liveFromHeadDeliversOnlyLaterEvents() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func liveFromHeadDeliversOnlyLaterEvents(_ storage: StorageKind) async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         let feed = try ledger.events(from: nil, filter: .all)
@@ -61,8 +64,8 @@ enum FeedFixture {
         #expect(e?.event.type == .accessed)
     }
 
-    @Test func userAndTypeFiltersFindTheRightEvents() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func userAndTypeFiltersFindTheRightEvents(_ storage: StorageKind) async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Interleaved streams: alice at odd positions after the registrations
         _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
@@ -83,8 +86,8 @@ enum FeedFixture {
         #expect(try await it.next(idle: .milliseconds(100)) == nil)
     }
 
-    @Test func cancellingTheTaskEndsIteration() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func cancellingTheTaskEndsIteration(_ storage: StorageKind) async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let feed = try ledger.events(from: nil, filter: .all, pollInterval: .seconds(60))
         let reader = Task {
@@ -95,8 +98,8 @@ enum FeedFixture {
         await #expect(throws: CancellationError.self) { try await reader.value }
     }
 
-    @Test func durableSubscriptionCheckpointsMoveForwardOnly() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+    @Test(arguments: StorageKind.all) func durableSubscriptionCheckpointsMoveForwardOnly(_ storage: StorageKind) async throws {
+        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 3)))
         let (s, created) = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice"))

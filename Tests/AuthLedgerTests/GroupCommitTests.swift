@@ -1,4 +1,5 @@
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
@@ -9,7 +10,6 @@ import Testing
 @Suite struct GroupCommitTests {
     static let t0 = Timestamp(rfc3339: "2026-03-01T09:00:00Z")!
 
-    func tempStore() -> String { NSTemporaryDirectory() + "authledger-writer-" + UUID().uuidString }
 
     func input(_ type: EventType, _ user: String, at seconds: Int64, _ fields: [(Field, FieldValue)]) -> EventInput {
         var d = EventData()
@@ -55,8 +55,8 @@ import Testing
         release.signal()
     }
 
-    @Test func concurrentSubmitsGetGapFreeSeqsInCommitOrderAndConsecutiveVersions() async throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func concurrentSubmitsGetGapFreeSeqsInCommitOrderAndConsecutiveVersions(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         let users = 24, perUser = 15
         let acked = try await withThrowingTaskGroup(of: (String, [RecordedEvent]).self) { group in
             for u in 0..<users {
@@ -89,8 +89,8 @@ import Testing
         for e in acked.values.joined() { #expect(bySeq[e.seq] == e) }
     }
 
-    @Test func aRefusedRequestInABatchRefusesOnlyItself() async throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func aRefusedRequestInABatchRefusesOnlyItself(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         _ = try ledger.append([register("alice")])
         let requests: [(String, AppendRequest)] = [
             ("ok1", AppendRequest([register("bob")])),
@@ -137,8 +137,8 @@ import Testing
         #expect(alice.devices.count == 1 && alice.version == 4)
     }
 
-    @Test func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted() async throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         _ = try await ledger.submit(AppendRequest([register("alice")]))
         // Another writer (the synchronous path, as another process would) moves alice on.
         _ = try ledger.append([access("alice", at: 100)])
@@ -150,8 +150,8 @@ import Testing
         #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
     }
 
-    @Test func aReplayInvalidatesTheWritersCachedStates() async throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         _ = try ledger.append([register("alice")])
         // Damage alice's maintained projection (as an older build or a bad disk might).
         try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
@@ -163,11 +163,11 @@ import Testing
         #expect(ok.appended.map(\.version) == [2])
     }
 
-    @Test func acknowledgedEventsAreInTheLogAfterReopening() async throws {
-        let path = tempStore()
+    @Test(arguments: StorageKind.all) func acknowledgedEventsAreInTheLogAfterReopening(_ storage: StorageKind) async throws {
+        let path = storage.freshStore()
         var acked: [RecordedEvent] = []
         do {
-            let ledger = try Ledger(path: path)
+            let ledger = try storage.open(path)
             acked = try await withThrowingTaskGroup(of: [RecordedEvent].self) { group in
                 for u in 0..<16 {
                     group.addTask {
@@ -181,7 +181,7 @@ import Testing
                 return all
             }
         }
-        let reopened = try Ledger(path: path)
+        let reopened = try storage.open(path)
         let log = try reopened.events()
         #expect(log.count == acked.count)
         let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
@@ -189,8 +189,8 @@ import Testing
         #expect(try reopened.verify().seq == UInt64(acked.count))
     }
 
-    @Test func partitionedReplayAppliesEachPolicyAtItsPosition() throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func partitionedReplayAppliesEachPolicyAtItsPosition(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         func policy(_ cooling: Int64, at seconds: Int64) -> EventInput {
             var d = EventData()
             d[.coolingSeconds] = .int(cooling)
@@ -209,8 +209,8 @@ import Testing
         #expect(try ledger.policy().coolingSeconds == 5000)
     }
 
-    @Test func replayAfterConcurrentAppendsEqualsMaintainedProjections() async throws {
-        let ledger = try Ledger(path: tempStore())
+    @Test(arguments: StorageKind.all) func replayAfterConcurrentAppendsEqualsMaintainedProjections(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         let users = (0..<20).map { "user\($0)" }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for user in users {

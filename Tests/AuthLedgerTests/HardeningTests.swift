@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
@@ -12,9 +13,9 @@ import Testing
 
     // MARK: Far-future and out-of-range times (SPEC 2.1)
 
-    @Test func aFarFutureRevokeAllSaturatesTheCoolingWindowAndTheUserStillAnswers() throws {
+    @Test(arguments: StorageKind.all) func aFarFutureRevokeAllSaturatesTheCoolingWindowAndTheUserStillAnswers(_ storage: StorageKind) throws {
         // Given a user whose every device is revoked two minutes before the end of year 9999
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
         // Then the cooling window ends at the last writable time, not beyond it
         let asOf = t("9999-12-31T23:59:00Z")
@@ -33,9 +34,9 @@ import Testing
         #expect(t("9999-12-31T23:58:00Z").adding(seconds: 60).formatted == "9999-12-31T23:59:00.000Z")
     }
 
-    @Test(arguments: ["1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "1900-01-01T00:00:00+01:00"])
-    func eventTimesBefore1970AreInvalidEvents(_ at: String) throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: ["1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "1900-01-01T00:00:00+01:00"], StorageKind.all)
+    func eventTimesBefore1970AreInvalidEvents(_ at: String, _ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
         let bad = line("device.registered", at: at,
                        data: #"{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#)
         #expect(refusal { try ledger.importText(bad) }?.code == .invalidEvent)
@@ -61,8 +62,8 @@ import Testing
 
     struct Unexpected: Error {}
 
-    @Test func anyFailureOfOneRequestInABusyBatchFailsOnlyThatRequest() async throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: StorageKind.all) func anyFailureOfOneRequestInABusyBatchFailsOnlyThatRequest(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         try ledger.importText(Self.register)
         let results = Results()
         let group = DispatchGroup()
@@ -94,6 +95,7 @@ import Testing
         #expect(try ledger.verify().seq == 21)
     }
 
+    // LMDB only: it reads the LMDB environment's last transaction id.
     @Test func aBatchWhoseEveryRequestIsRefusedDoesNotCommit() async throws {
         let ledger = try Support.freshLedger()
         try ledger.importText(Self.register)
@@ -112,9 +114,9 @@ import Testing
         #expect(env.lastTransactionID == before + 1)
     }
 
-    @Test(arguments: ["", "$nobody", "bad\u{1}key"])
-    func expectedVersionKeysThatCannotBeStreamsAreInvalid(_ key: String) async throws {
-        let ledger = try Support.freshLedger()
+    @Test(arguments: ["", "$nobody", "bad\u{1}key"], StorageKind.all)
+    func expectedVersionKeysThatCannotBeStreamsAreInvalid(_ key: String, _ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
         let e = try inputs(Self.register)
         do {
             _ = try await ledger.submit(AppendRequest(e, expectedVersions: [key: 0]))
@@ -129,9 +131,9 @@ import Testing
 
     // MARK: Event feed
 
-    @Test func aFilteredCatchUpReadsPastEmptyPagesWithoutWaiting() async throws {
+    @Test(arguments: StorageKind.all) func aFilteredCatchUpReadsPastEmptyPagesWithoutWaiting(_ storage: StorageKind) async throws {
         // Given 5,000 events that do not match a filter, then one that does
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         var text = [Self.register]
         for k in 0..<5_000 {
             let at = t("2026-03-01T10:00:00Z").adding(seconds: Int64(k)).formatted

@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// `history(user)` in pages (SPEC 3): `after` a seq, at most `limit` events.

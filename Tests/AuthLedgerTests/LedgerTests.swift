@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// The log: idempotency, atomic refusal, export → import round trip, verify, replay.

@@ -1,6 +1,7 @@
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// SPEC 1.5: personal values hashed as salted commitments, kept apart, and erased for good.

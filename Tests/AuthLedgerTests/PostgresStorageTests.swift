@@ -1,6 +1,7 @@
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// What only the PostgreSQL backend has: moving a store onto it with the CLI, several

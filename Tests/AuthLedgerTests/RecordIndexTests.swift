@@ -1,4 +1,5 @@
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore

@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// Given a refused fixture (Fixtures/refused/rules/*.jsonl: a valid prefix, then one event
@@ -43,8 +44,8 @@ import Testing
         #expect(ruleCodes.subtracting(covered).isEmpty, "no refused fixture for \(ruleCodes.subtracting(covered).sorted())")
     }
 
-    @Test(arguments: cases)
-    func importIsRefusedWithTheCodeAndLine(_ c: Case) throws {
+    @Test(arguments: cases, StorageKind.all)
+    func importIsRefusedWithTheCodeAndLine(_ c: Case, _ storage: StorageKind) throws {
         // Given the fixture's decodable lines (decoding errors are refusals too)
         let items: [(input: EventInput, line: Int)]
         do {
@@ -57,7 +58,7 @@ import Testing
             return
         }
         // When the whole file is imported into a fresh store
-        let fresh = try Support.freshLedger()
+        let fresh = try storage.freshLedger()
         let whole = Self.refusedAt(fresh, items)
         // Then it is refused at the manifest's line with its code, and nothing is appended
         #expect(whole.code == c.code)
@@ -66,7 +67,7 @@ import Testing
         #expect(try fresh.head().seq == 0)
 
         // Given a store holding the valid prefix
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
         try ledger.append(prefix.map(\.input))
         let before = try ledger.exportText()

@@ -1,4 +1,5 @@
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 import Testing
 
 /// The accepted side of each refusal's boundary (the refused side is in Fixtures/refused/rules):
@@ -48,10 +49,10 @@ import Testing
             ev("device.renamed", "10:00:30", #"{"deviceId":"phone","name":"Phone Two"}"#), otp]),
     ]
 
-    @Test(arguments: cases.indices)
-    func historiesJustInsideARuleAreAccepted(_ i: Int) throws {
+    @Test(arguments: cases.indices, StorageKind.all)
+    func historiesJustInsideARuleAreAccepted(_ i: Int, _ storage: StorageKind) throws {
         let (why, lines) = Self.cases[i]
-        let ledger = try Support.freshLedger()
+        let ledger = try storage.freshLedger()
         let e = refusal { try ledger.importText(lines.joined(separator: "\n")) }
         #expect(e == nil, "\(why): \(e.map { "\($0)" } ?? "")")
         #expect(try ledger.head().seq == UInt64(lines.count))

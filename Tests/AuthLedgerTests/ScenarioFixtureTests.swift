@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// Given a recorded scenario (Fixtures/scenarios/*.jsonl), when it is imported and queried
@@ -72,11 +73,11 @@ import Testing
         }
     }
 
-    @Test(arguments: scenarios)
-    func reimportingTheScenarioIsANoOpAndTheExportIsStable(_ name: String) throws {
+    @Test(arguments: scenarios, StorageKind.all)
+    func reimportingTheScenarioIsANoOpAndTheExportIsStable(_ name: String, _ storage: StorageKind) throws {
         // Given the scenario imported (its events carry explicit ids)
         let (events, _) = try Self.load(name)
-        let a = try Support.freshLedger(), b = try Support.freshLedger()
+        let a = try storage.freshLedger(), b = try storage.freshLedger()
         try a.append(events)
         try b.append(events)
         // When it is imported again

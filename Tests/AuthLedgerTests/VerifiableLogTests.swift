@@ -3,6 +3,7 @@ import Foundation
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// The verifiable log (SPEC 6): the Merkle tree kept beside the events, its roots and

@@ -1,4 +1,5 @@
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 

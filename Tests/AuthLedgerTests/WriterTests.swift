@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 import Foundation
+import AuthLedgerTestSupport
 import Testing
 
 /// Commands through the writer thread (group commit), as the server sends them.

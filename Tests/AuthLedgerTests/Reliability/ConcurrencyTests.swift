@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 import Testing
 
 /// Concurrency: many tasks and several processes append to one store at once, on the
@@ -18,10 +19,10 @@ import Testing
                                                pushToken: nil, binding: "permanent", via: "initial", grantId: nil, challengeId: nil))
     }
 
-    @Test func manyTasksInOneProcessKeepAGapFreeOrderAndConsistentProjections() async throws {
+    @Test(arguments: StorageKind.all) func manyTasksInOneProcessKeepAGapFreeOrderAndConsistentProjections(_ storage: StorageKind) async throws {
         // Given a store with a shared user and one user per task
-        let store = try Rig.tempDir("conc") + "/store"
-        let ledger = try Ledger(path: store)
+        let store = try Rig.store(storage, "conc")
+        let ledger = try Ledger(store: store)
         let tasks = Rig.knob("AUTHLEDGER_CONCURRENCY_TASKS", 64)
         try await Self.registerInitial(ledger, "shared")
         for t in 0..<tasks { try await Self.registerInitial(ledger, "own\(t)") }
@@ -55,10 +56,10 @@ import Testing
         #expect(shared.version == UInt64(1 + tasks * 5 * 2))
     }
 
-    @Test func anExpectedVersionRaceHasExactlyOneWinner() async throws {
+    @Test(arguments: StorageKind.all) func anExpectedVersionRaceHasExactlyOneWinner(_ storage: StorageKind) async throws {
         // Given a user at some version
-        let store = try Rig.tempDir("race") + "/store"
-        let ledger = try Ledger(path: store)
+        let store = try Rig.store(storage, "race")
+        let ledger = try Ledger(store: store)
         try await Self.registerInitial(ledger, "alice")
         let racers = 8
         for round in 0..<Rig.knob("AUTHLEDGER_RACE_ROUNDS", 20) {
@@ -91,14 +92,15 @@ import Testing
         try ledger.verify()
     }
 
-    @Test func severalProcessesAppendingToOneStoreAgree() throws {
+    @Test(arguments: StorageKind.all) func severalProcessesAppendingToOneStoreAgree(_ storage: StorageKind) throws {
         // Given one store and five writer processes (commands, batches, expected versions) on shared users
-        let store = try Rig.tempDir("procs") + "/store"
+        let store = try Rig.store(storage, "procs")
+        let keys = Rig.keyEnvironment(storage, store)
         let count = Rig.knob("AUTHLEDGER_PROCESS_OPS", 25)
         let modes = ["commands", "commands", "batches", "expect", "expect"]
         let children = try modes.map { mode in
             try Rig.Child(["stress-append", "--store", store, "--prefix", "p-", "--users", "3", "--tasks", "4",
-                           "--count", String(count), "--mode", mode, "--batch", "5"])
+                           "--count", String(count), "--mode", mode, "--batch", "5"], environment: keys)
         }
         // When they all run to completion
         let statuses = children.map { $0.wait() }

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Storage) import AuthLedger
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// Crash safety: a real `authledger` process appends (commands, import batches, whole
@@ -27,11 +28,12 @@ import Testing
         return (lines.joined(separator: "\n") + "\n", ids)
     }
 
-    @Test func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites() throws {
+    @Test(arguments: StorageKind.all) func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites(_ storage: StorageKind) throws {
         // Given one store that every round reopens after the previous kill
         let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 6)
         let dir = try Rig.tempDir("crash")
-        let store = dir + "/store"
+        let store = storage == .lmdb ? dir + "/store" : storage.freshStore()
+        let keys = Rig.keyEnvironment(storage, store)
         var totalAcks = 0, totalLost = 0, importsKilled = 0, importsCompleted = 0
         for round in 0..<rounds {
             if round % 3 == 2 {
@@ -39,7 +41,7 @@ import Testing
                 let (text, ids) = Self.importFile(user: "imp\(round)", events: 1000)
                 let file = dir + "/import\(round).jsonl"
                 try text.write(toFile: file, atomically: true, encoding: .utf8)
-                let child = try Rig.Child(["import", "--store", store, file])
+                let child = try Rig.Child(["import", "--store", store, file], environment: keys)
                 usleep(UInt32.random(in: 0...400_000))
                 child.kill9()
                 let completed = child.process.terminationReason == .exit && child.process.terminationStatus == 0
@@ -54,7 +56,7 @@ import Testing
             } else {
                 // When a stress writer (commands and batches from 4 tasks) is killed
                 let child = try Rig.Child(["stress-append", "--store", store, "--prefix", "r\(round)-", "--users", "3",
-                                           "--tasks", "4", "--count", "0", "--mode", "mixed", "--batch", "25"])
+                                           "--tasks", "4", "--count", "0", "--mode", "mixed", "--batch", "25"], environment: keys)
                 var waited = 0
                 while child.lines.isEmpty && waited < 30_000 && child.process.isRunning { usleep(10_000); waited += 10 }
                 usleep(UInt32.random(in: 0...500_000))
@@ -75,6 +77,7 @@ import Testing
         print("crash-safety: \(rounds) rounds survived, \(totalAcks) acknowledged events, \(totalLost) lost, imports killed \(importsKilled) / completed \(importsCompleted)")
     }
 
+    // LMDB only: it copies data.mdb under an LMDB read transaction (a PostgreSQL backup is the database's own).
     @Test func aCopyOfTheStoreTakenWhileAWriterRunsOpensAndVerifies() throws {
         // Given a writer appending to a store
         let dir = try Rig.tempDir("torn")

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Storage) import AuthLedger
+import AuthLedgerTestSupport
 
 /// Shared helpers of the reliability suites: temporary stores, the real `authledger`
 /// binary as a child process, and reading a store back for checks.
@@ -15,6 +16,18 @@ enum Rig {
         let dir = NSTemporaryDirectory() + "authledger-\(tag)-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
+    }
+
+    /// A new empty store on `storage` for the CLI's `--store`: `store` in a fresh temporary
+    /// directory, or a PostgreSQL URL with a schema of its own.
+    static func store(_ storage: StorageKind, _ tag: String = "rel") throws -> String {
+        storage == .lmdb ? try tempDir(tag) + "/store" : storage.freshStore()
+    }
+
+    /// What a CLI child on `store` needs in its environment: a PostgreSQL store keeps the
+    /// files beside the log (the OTP server key) in `AUTHLEDGER_KEY_DIR`, a new temporary directory.
+    static func keyEnvironment(_ storage: StorageKind, _ store: String) -> [String: String] {
+        storage == .lmdb ? [:] : ["AUTHLEDGER_KEY_DIR": storage.keyDirectory(for: store)]
     }
 
     /// An integer knob from the environment (the long runs in tools/ set them), else `fallback`.
@@ -92,9 +105,10 @@ enum Rig {
         let process = Process()
         private let collected = LockedData()
 
-        init(_ args: [String]) throws {
+        init(_ args: [String], environment: [String: String] = [:]) throws {
             process.executableURL = URL(fileURLWithPath: try Rig.binary())
             process.arguments = args
+            if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
@@ -134,9 +148,10 @@ enum Rig {
         }
     }
 
-    /// Every recorded event of the store, read in-process (no writer may run meanwhile).
+    /// Every recorded event of the store (an LMDB directory or a PostgreSQL URL), read
+    /// in-process (no writer may run meanwhile).
     static func events(_ store: String) throws -> [RecordedEvent] {
-        try Ledger(path: store).events()
+        try Ledger(store: store).events()
     }
 
     /// Files of the store directory with their bytes (for byte-identity checks).
@@ -191,7 +206,7 @@ enum StoreCheck {
     /// `projectionsOf` limits the projection-versus-replay comparison to those users (nil: every user).
     static func check(store: String, report: StressReport, projectionsOf: Set<String>? = nil) throws -> Findings {
         var f = Findings()
-        let ledger = try Ledger(path: store)
+        let ledger = try Ledger(store: store)
         do { try ledger.verify() } catch { f.problems.append("verify: \(error)") }
         let events = try ledger.events()
         f.events = events.count

@@ -11,6 +11,7 @@ import Testing
         return maps.split(separator: "\n").filter { $0.hasSuffix(store + "/data.mdb") }.count
     }
 
+    // LMDB only: it counts memory mappings of data.mdb.
     @Test func ledgersOpenedAndDroppedDoNotKeepTheirEnvironmentOpen() async throws {
         // Given a store opened and dropped 50 times, with an append through the writer thread each time
         let store = try Rig.tempDir("res") + "/store"

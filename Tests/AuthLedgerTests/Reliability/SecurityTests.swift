@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
+import AuthLedgerTestSupport
 import Testing
 
 /// Security properties observable from outside (docs/SECURITY.md): file modes of the
@@ -11,6 +12,7 @@ import Testing
         return (attrs[.posixPermissions] as! NSNumber).intValue & 0o777
     }
 
+    // LMDB only: the modes of the store directory's files (a PostgreSQL store has none).
     @Test func theStoreDirectoryIsCreated0700AndItsFiles0600() throws {
         // Given a store created by the CLI, with an OTP sent (which creates the server key)
         let store = try Rig.tempDir("sec") + "/nested/store"
@@ -26,11 +28,14 @@ import Testing
     }
 
     /// A scripted session with many refusals; returns the OTP code, the server key and every stderr.
-    static func session() throws -> (store: String, code: String, key: [UInt8], stderrs: [String], export: [UInt8]) {
-        let store = try Rig.tempDir("sec-msg") + "/store"
+    /// On PostgreSQL the server key is in AUTHLEDGER_KEY_DIR.
+    static func session(_ storage: StorageKind) throws -> (store: String, code: String, key: [UInt8], stderrs: [String], export: [UInt8]) {
+        let store = try Rig.store(storage, "sec-msg")
+        let env = Rig.keyEnvironment(storage, store)
+        let keys = env["AUTHLEDGER_KEY_DIR"] ?? store
         var stderrs: [String] = []
         func run(_ args: [String], expect status: Int32) throws -> Rig.Result {
-            let r = try Rig.cli(args + ["--store", store])
+            let r = try Rig.cli(args + ["--store", store], environment: env)
             #expect(r.status == status, "\(args): \(r.stderr)")
             if status != 0 { stderrs.append(r.stderr) }
             return r
@@ -49,15 +54,15 @@ import Testing
         _ = try run(["register", "alice", "phone", "--name", "Again phone"], expect: 1)
         _ = try run(["revoke", "alice", "phone", "--actor", "device:phone"], expect: 1)
         _ = try run(["approve", "alice", "nope", "--device", "phone"], expect: 1)
-        for _ in 0..<5 { _ = try Rig.cli(["send-otp", "alice", "--channel", "email", "--target", "alice.secret@example.com", "--store", store]) }
+        for _ in 0..<5 { _ = try Rig.cli(["send-otp", "alice", "--channel", "email", "--target", "alice.secret@example.com", "--store", store], environment: env) }
         _ = try run(["send-otp", "alice", "--channel", "email", "--target", "alice.secret@example.com"], expect: 1)
-        let key = Array(try #require(FileManager.default.contents(atPath: store + "/server.key")))
-        let export = try Rig.cli(["export", "--store", store]).stdoutBytes
+        let key = Array(try #require(FileManager.default.contents(atPath: keys + "/server.key")))
+        let export = try Rig.cli(["export", "--store", store], environment: env).stdoutBytes
         return (store, code, key, stderrs, export)
     }
 
-    @Test func refusalsNeverShowTheCodeTheKeyTheTargetOrTheStorePath() throws {
-        let s = try Self.session()
+    @Test(arguments: StorageKind.all) func refusalsNeverShowTheCodeTheKeyTheTargetOrTheStorePath(_ storage: StorageKind) throws {
+        let s = try Self.session(storage)
         #expect(s.stderrs.count >= 9)
         let keyHex = hexString(s.key)
         let keyBase64 = Data(s.key).base64EncodedString()
@@ -67,18 +72,20 @@ import Testing
             #expect(!err.contains(keyHex) && !err.contains(keyBase64), "the server key leaks: \(err)")
             #expect(!err.contains("alice.secret"), "the target leaks: \(err)")
             #expect(!err.contains("SECRET") , "the target leaks: \(err)")
-            #expect(!err.contains(s.store) && !err.contains("sec-msg"), "the store path leaks: \(err)")
+            #expect(!err.contains(s.store) && !err.contains("sec-msg"), "the store path leaks")
+            if let password = URLComponents(string: s.store)?.password { #expect(!err.contains(password), "the database password leaks") }
         }
     }
 
-    @Test func theLogHoldsNeitherTheCodeNorTheKeyNorTheClearTarget() throws {
-        let s = try Self.session()
+    @Test(arguments: StorageKind.all) func theLogHoldsNeitherTheCodeNorTheKeyNorTheClearTarget(_ storage: StorageKind) throws {
+        let s = try Self.session(storage)
         let exported = String(decoding: s.export, as: UTF8.self)
         #expect(exported.contains("a***@example.com"))
         #expect(!exported.contains("alice.secret"))
         #expect(!exported.contains(hexString(s.key)))
         #expect(!exported.contains("\"\(s.code)\""))
-        // And the raw store files neither (what an attacker reading data.mdb sees)
+        // And the raw store files neither (what an attacker reading data.mdb sees; LMDB's file)
+        guard storage == .lmdb else { return }
         let raw = try #require(FileManager.default.contents(atPath: s.store + "/data.mdb"))
         #expect(raw.range(of: Data("alice.secret".utf8)) == nil)
         #expect(raw.range(of: Data(s.key)) == nil)

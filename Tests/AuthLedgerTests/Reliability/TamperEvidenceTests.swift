@@ -2,17 +2,19 @@ import Foundation
 @_spi(Storage) @testable import AuthLedger
 @testable import AuthLedgerCore
 import LMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// Tamper evidence: an attacker with write access to the store files changes, deletes,
 /// swaps or inserts events (through LMDB, or by flipping bytes of data.mdb), or edits
 /// an export. `verify` must name the first bad seq every time, and an edited export
-/// must be refused on import with `chain_mismatch`.
+/// must be refused on import with `chain_mismatch`. The attacks on the files are LMDB's
+/// (they write its databases and bytes); the edited exports run on every backend.
 @Suite struct TamperEvidenceTests {
     /// A store holding `Rig.baseFixture` (10 events).
-    static func populated() throws -> String {
-        let store = try Rig.tempDir("tamper") + "/store"
-        let ledger = try Ledger(path: store)
+    static func populated(_ storage: StorageKind = .lmdb) throws -> String {
+        let store = try Rig.store(storage, "tamper")
+        let ledger = try Ledger(store: store)
         _ = try ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
         return store
     }
@@ -237,15 +239,15 @@ import Testing
     // MARK: Exports
 
     static func exportLines(_ store: String) throws -> [String] {
-        try Ledger(path: store).events().map { $0.json.serialized() }
+        try Ledger(store: store).events().map { $0.json.serialized() }
     }
 
-    static func importRefusal(_ lines: [String]) throws -> LedgerError? {
-        let fresh = try Rig.tempDir("tamper-import") + "/store"
+    static func importRefusal(_ lines: [String], _ storage: StorageKind) throws -> LedgerError? {
+        let fresh = try Rig.store(storage, "tamper-import")
         do {
             let decoded = try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8))
             do {
-                _ = try Ledger(path: fresh).append(decoded.map(\.input))
+                _ = try Ledger(store: fresh).append(decoded.map(\.input))
             } catch var e as LedgerError {
                 if let i = e.index { e = e.at(file: nil, line: decoded[i].line) }
                 throw e
@@ -256,15 +258,16 @@ import Testing
         }
     }
 
-    @Test func anUntouchedExportImportsIntoAFreshStore() throws {
-        let lines = try Self.exportLines(try Self.populated())
-        #expect(try Self.importRefusal(lines) == nil)
+    @Test(arguments: StorageKind.all) func anUntouchedExportImportsIntoAFreshStore(_ storage: StorageKind) throws {
+        let lines = try Self.exportLines(try Self.populated(storage))
+        #expect(try Self.importRefusal(lines, storage) == nil)
     }
 
-    @Test(arguments: ["change", "delete", "swap", "insert", "rehash"])
-    func anEditedExportIsRefusedWithChainMismatch(edit: String) throws {
+    @Test(arguments: ["change", "delete", "swap", "insert", "rehash"], StorageKind.all)
+    func anEditedExportIsRefusedWithChainMismatch(edit: String, storage: StorageKind) throws {
         // Given an export of the populated store
-        var lines = try Self.exportLines(try Self.populated())
+        let store = try Self.populated(storage)
+        var lines = try Self.exportLines(store)
         let k = 4  // 0-based: the event at seq 5, line 5
         switch edit {
         case "change": lines[k] = lines[k].replacingOccurrences(of: "2026-03-01T09:10:30.000Z", with: "2026-03-01T09:10:31.000Z")
@@ -283,9 +286,9 @@ import Testing
                                     hash: RecordedEvent.computeHash(e, seq: 5, version: decoded.claims.version!, prev: decoded.claims.prev!))
             lines[k] = rec.json.serialized()
         }
-        #expect(lines.joined() != (try Self.exportLines(try Self.populated())).joined())
+        #expect(lines.joined() != (try Self.exportLines(store)).joined())
         // When it is imported into a fresh store, then it is refused with chain_mismatch at the first bad line
-        let refusal = try #require(try Self.importRefusal(lines))
+        let refusal = try #require(try Self.importRefusal(lines, storage))
         #expect(refusal.code == .chainMismatch, "\(edit): \(refusal)")
         #expect(refusal.line == (edit == "rehash" ? k + 2 : k + 1), "\(edit): \(refusal)")
     }

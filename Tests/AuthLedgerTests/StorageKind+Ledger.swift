@@ -1,0 +1,29 @@
+@testable import AuthLedger
+import AuthLedgerTestSupport
+import Foundation
+import Testing
+
+extension StorageKind {
+    /// Opens `store` (from `freshStore`); a PostgreSQL store keeps its key files in `keys`.
+    func open(_ store: String, keys: String? = nil) throws -> Ledger {
+        try Ledger(Ledger.Configuration(store: store, keyDirectory: keys ?? keyDirectory(for: store)))
+    }
+
+    /// A ledger on a new empty store.
+    func freshLedger() throws -> Ledger { try open(freshStore()) }
+}
+
+/// Says so when the PostgreSQL half of the suites does not run, and fails where it must
+/// (tools/test sets AUTHLEDGER_REQUIRE_POSTGRES: CI never skips it silently).
+@Suite struct StorageBackendAvailability {
+    @Test func thePostgreSQLBackendRunsWhereRequired() {
+        if StorageKind.postgresURL == nil {
+            if StorageKind.postgresRequired {
+                Issue.record("AUTHLEDGER_REQUIRE_POSTGRES=1 but AUTHLEDGER_TEST_POSTGRES is not set: the PostgreSQL suites cannot run")
+            } else {
+                print("note: AUTHLEDGER_TEST_POSTGRES is not set: the storage conformance suites run on LMDB only (tools/test starts a PostgreSQL and runs both)")
+            }
+        }
+        #expect(StorageKind.all.contains(.lmdb))
+    }
+}
