@@ -4,8 +4,9 @@ import Testing
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal
 /// isolation within one batch, durability of acknowledgements, and projections that
-/// match a replay.
-@Suite struct GroupCommitTests {
+/// match a replay. Serialized: `holdWriter` blocks a thread of the cooperative pool (two on a
+/// 2-core machine), and two such cases at once (one per backend) starved the tasks they wait for.
+@Suite(.serialized) struct GroupCommitTests {
     static let t0 = Timestamp(rfc3339: "2026-03-01T09:00:00Z")!
 
     func input(_ type: EventType, _ user: String, at seconds: Int64, _ fields: [(Field, FieldValue)]) -> EventInput {
