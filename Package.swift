@@ -5,9 +5,11 @@ let package = Package(
     name: "AuthLedger",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "AuthLedgerCore", targets: ["AuthLedgerCore"]),
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .executable(name: "authledger", targets: ["authledger"]),
+        .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -39,9 +41,17 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
+        // The domain: events, the rules (`evolve`, `decide`), answers. No storage, no I/O, no
+        // environment; ids, clocks and secrets are passed in.
+        .target(
+            name: "AuthLedgerCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The log: codec, storage (LMDB, PostgreSQL), the writer, subscriptions, the facade.
         .target(
             name: "AuthLedger",
             dependencies: [
+                "AuthLedgerCore",
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -76,6 +86,16 @@ let package = Package(
             dependencies: [
                 "AuthLedger",
                 "AuthLedgerServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `authledger bench` (the CLI runs it): the ledger beside raw LMDB, SQLite and
+        // PostgreSQL ceilings, so only this executable links the raw engines.
+        .executableTarget(
+            name: "authledger-bench",
+            dependencies: [
+                "AuthLedger",
+                "AuthLedgerServer",
                 "LMDB",
                 "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -86,7 +106,7 @@ let package = Package(
         // Test helpers shared by the test targets (a small real filesystem for full-disk tests).
         .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
-        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger"]),
+        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [

@@ -50,7 +50,8 @@ public struct ServerConfiguration: Sendable {
     /// The clock commands run at and queries default to. Tests move it.
     public var clock: @Sendable () -> Timestamp = Timestamp.now
 
-    /// The origin of signed checkpoints (SPEC 6); nil: `AUTHLEDGER_ORIGIN`, else the default.
+    /// The origin of signed checkpoints (SPEC 6); nil: the ledger's configured origin
+    /// (``/AuthLedger/Ledger/Configuration/origin``), else the default.
     public var checkpointOrigin: String?
 
     /// The defaults: 127.0.0.1:8080, no tokens, the limits of SPEC 5.5 at their default values.

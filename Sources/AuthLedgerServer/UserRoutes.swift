@@ -97,10 +97,10 @@ extension AuthLedgerServer {
         do {
             result = try await ledger.perform(command, meta: meta, clock: configuration.clock)
         } catch let e as LedgerError {
+            if let appended = e.appended { metrics.appended(appended.count, since: start) }
             throw e.withoutDataPrefix
         }
         metrics.appended(result.events.count, since: start)
-        if let refusal = result.refusal { throw refusal }
         return JSONResponse.make(result.json, status: status)
     }
 }

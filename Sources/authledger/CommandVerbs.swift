@@ -9,7 +9,20 @@ struct CommandRunner {
 
     func run(_ command: Command) throws {
         let ledger = try global.openLedger()
-        let result = try ledger.execute(command, meta: try actor.meta(), clock: try global.clock())
+        let result: CommandResult
+        do {
+            result = try ledger.execute(command, meta: try actor.meta(), clock: try global.clock())
+        } catch let e as LedgerError where e.appended != nil {
+            // otp_invalid: what it appended is printed as for any command, then the refusal.
+            var partial = CommandResult()
+            partial.events = e.appended ?? []
+            print(partial)
+            throw e
+        }
+        print(result)
+    }
+
+    private func print(_ result: CommandResult) {
         if global.json {
             Output.json(result.json)
         } else {
@@ -20,7 +33,6 @@ struct CommandRunner {
             if let g = result.grantId { Output.line("grant \(g)") }
             if result.sessionEnded { Output.line("session ended") }
         }
-        if let refusal = result.refusal { throw refusal }
     }
 }
 

@@ -19,7 +19,13 @@ struct GlobalOptions: ParsableArguments {
         return "./authledger-data"
     }
 
-    func openLedger() throws -> Ledger { try Ledger(store: storePath) }
+    /// The ledger's settings: the store, and the rest from the environment
+    /// (`AUTHLEDGER_KEY_DIR`, `AUTHLEDGER_SERVER_KEY_FILE`, `AUTHLEDGER_ORIGIN`, …).
+    var configuration: Ledger.Configuration {
+        .fromEnvironment(store: storePath, environment: ProcessInfo.processInfo.environment)
+    }
+
+    func openLedger() throws -> Ledger { try Ledger(configuration) }
 
     /// The store for messages: a PostgreSQL URL without its password.
     var storeName: String { PostgresLocation.displayName(storePath) }

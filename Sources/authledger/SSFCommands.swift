@@ -12,6 +12,12 @@ struct SharedSignalsOptions: ParsableArguments {
     @Option(name: .customLong("ssf-retry-max"), help: "Push delivery: the longest wait between retries, in seconds.")
     var retryMax: Double = 60
 
+    /// `AUTHLEDGER_SSF_KEY_DIR` (nil when unset or empty).
+    static var environmentKeyDirectory: String? {
+        guard let d = ProcessInfo.processInfo.environment["AUTHLEDGER_SSF_KEY_DIR"], !d.isEmpty else { return nil }
+        return d
+    }
+
     func apply(to c: inout SharedSignalsConfiguration) throws {
         if let i = issuer ?? ProcessInfo.processInfo.environment["AUTHLEDGER_SSF_ISSUER"], !i.isEmpty {
             guard let u = URL(string: i), ["https", "http"].contains(u.scheme ?? ""), u.host != nil, u.query == nil, u.fragment == nil else {
@@ -19,7 +25,7 @@ struct SharedSignalsOptions: ParsableArguments {
             }
             c.issuer = i
         }
-        c.keyDirectory = keyDirectory
+        c.keyDirectory = keyDirectory ?? SharedSignalsOptions.environmentKeyDirectory
         guard retryMax > 0, retryMax.isFinite, retryMax <= 86_400 else { throw ValidationError("--ssf-retry-max must be between 0 and 86400 seconds") }
         c.retryMax = .milliseconds(Int64(retryMax * 1000))
         if c.retryInitial > c.retryMax { c.retryInitial = c.retryMax }
@@ -41,7 +47,7 @@ struct SSFRotateKey: ParsableCommand {
 
     func run() throws {
         guard retentionDays >= 0, retentionDays <= 3650 else { throw ValidationError("--retention-days must be 0…3650") }
-        guard let dir = keyDirectory ?? SSFKeys.defaultDirectory(storePath: Ledger.keyDirectory(store: global.storePath)) else {
+        guard let dir = keyDirectory ?? SharedSignalsOptions.environmentKeyDirectory ?? SSFKeys.defaultDirectory(storePath: global.configuration.effectiveKeyDirectory) else {
             throw ValidationError("no key directory")
         }
         let keys = try SSFKeys(directory: dir, retention: .seconds(Int64(retentionDays) * 86_400))

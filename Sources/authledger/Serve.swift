@@ -63,8 +63,9 @@ struct Serve: AsyncParsableCommand {
         config.port = port
         config.insecureDev = insecureDev
         // The checkpoint origin is checked now, not at the first /checkpoint.
-        try CheckpointSigner.checkOrigin(Ledger.configuredOrigin(origin))
-        if Ledger.configuredOrigin(origin) == CheckpointSigner.defaultOrigin {
+        let checkpointOrigin = origin ?? global.configuration.effectiveOrigin
+        try CheckpointSigner.checkOrigin(checkpointOrigin)
+        if checkpointOrigin == CheckpointSigner.defaultOrigin {
             logger.warning("checkpoints are signed for the default origin \(CheckpointSigner.defaultOrigin); set --origin or AUTHLEDGER_ORIGIN to your log's own name")
         }
         config.checkpointOrigin = origin
@@ -117,7 +118,12 @@ struct Serve: AsyncParsableCommand {
         if let now = try global.fixedNow() { config.clock = { now } }
         try sharedSignals.apply(to: &config.sharedSignals)
 
-        let ledger = try global.openLedger()
+        let configuration = global.configuration
+        if configuration.isPostgres, configuration.effectiveServerKeyFile == nil || configuration.effectiveCheckpointKeyFile == nil {
+            // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
+            throw ValidationError("a PostgreSQL store keeps its key files in AUTHLEDGER_KEY_DIR (or AUTHLEDGER_SERVER_KEY_FILE and AUTHLEDGER_CHECKPOINT_KEY_FILE): set it, the same on every server of the database")
+        }
+        let ledger = try Ledger(configuration)
         var loaded: (showcase: String?, users: [String]) = (nil, [])
         if dev, try ledger.head().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())

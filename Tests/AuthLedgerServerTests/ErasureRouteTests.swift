@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
 import Testing

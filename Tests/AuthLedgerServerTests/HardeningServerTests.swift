@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import AuthLedger
+@_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
 import AuthLedgerTestSupport
 import Foundation

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Foundation
 import Testing
 
@@ -76,6 +76,17 @@ enum CLI {
         // a refused command carries the data the caller needs
         let cooling = try al("revoke", "alice", "phone", "--actor", "device:phone", now: "2026-06-01T09:02:00Z")
         #expect(cooling.status == 1 && cooling.stderr.hasPrefix("error: current_device_protected: "))
+    }
+
+    /// `authledger bench` runs the benchmark executable built beside the CLI (the CLI itself
+    /// links no raw engine) with the same arguments, and keeps its exit codes.
+    @Test func benchRunsTheBenchmarkExecutable() throws {
+        let run = try CLI.run(["bench", "--events", "10000", "--only", "raw_lmdb_put", "--dir", Support.tempDir("authledger-bench"), "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect((run.json?["results"]?["raw_lmdb_put"]?["events_per_s"]?.integralValue ?? 0) > 0)
+        let usage = try CLI.run(["bench", "--events", "5"])
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("--events must be at least 10000"))
     }
 
     @Test func aRefusedImportNamesFileAndLineAndAppendsNothing() throws {

@@ -1,6 +1,7 @@
 import Crypto
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// The direct canonical writer must give exactly the bytes of the generic JCS path,
 /// or every hash in the chain changes.
@@ -44,6 +45,37 @@ import Testing
             #expect(String(decoding: direct, as: UTF8.self) == String(decoding: generic, as: UTF8.self))
             #expect(Array(RecordedEvent.leaf(e, seq: seq, version: version)) == RecordedEvent.referenceLeaf(e, seq: seq, version: version))
         }
+    }
+
+    /// Events with personal values: sealed (values present), as stored (values left out, no
+    /// salts), and erased in part — the direct writer places every commitment where the JSON
+    /// tree does.
+    @Test func directBytesEqualTheGenericJCSBytesWithPersonalValues() throws {
+        var checked = 0
+        for (e, seq, version) in CanonicalEventTests.events() {
+            var sealed = e
+            try PersonalData.seal(&sealed, disclosures: nil)
+            guard let personal = sealed.personal else { continue }
+            var stored = PersonalData.withoutValues(sealed)
+            stored.personal = PersonalValues(personal.entries.map { PersonalEntry(pointer: $0.pointer, digest: $0.digest, salt: nil) })
+            var partly = stored
+            if let first = personal.entries.first, personal.entries.count > 1 {
+                // One value read back (disclosed), the others not.
+                let value = PersonalData.clearValues(sealed).first { $0.pointer == first.pointer }!.value
+                #expect(PersonalData.insert(value, at: first.pointer, into: &partly))
+                partly.personal!.entries[0].salt = first.salt
+            }
+            for form in [sealed, stored, partly] {
+                var direct: [UInt8] = []
+                CanonicalEvent.write(form, seq: seq, version: version, into: &direct)
+                let generic = JSON.object(RecordedEvent.contentMembers(form, seq: seq, version: version)).canonicalBytes()
+                #expect(String(decoding: direct, as: UTF8.self) == String(decoding: generic, as: UTF8.self), "\(form.type.name)")
+            }
+            // Hashing the stored form gives the sealed event's leaf: the values are not needed.
+            #expect(RecordedEvent.leaf(stored, seq: seq, version: version) == RecordedEvent.leaf(sealed, seq: seq, version: version))
+            checked += 1
+        }
+        #expect(checked >= 5)
     }
 
     @Test func timestampsFormatTheSameWritten() {

@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Crypto
 import Foundation
 import Testing
@@ -19,10 +19,7 @@ final class Bench {
     func run(_ c: Command, actor: String? = nil, at: String? = nil) throws -> CommandResult {
         if let at { now = t(at) }
         let n = now
-        let r = try ledger.execute(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
-        // `otp_invalid` comes back with its appended `otp.failed`; the caller sees a refusal (as the CLI does).
-        if let refusal = r.refusal { throw refusal }
-        return r
+        return try ledger.execute(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
     }
 
     func code(_ c: Command, actor: String? = nil, at: String? = nil) -> LedgerError? {
@@ -334,10 +331,11 @@ final class Bench {
         let b = try Bench(storage)
         let (oid, code) = try b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
-        let first = try b.ledger.execute(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now })
-        #expect(first.events.map(\.event.type) == [.otpFailed])
-        #expect(first.refusal?.code == .otpInvalid && first.refusal?.remainingAttempts == 4)
-        #expect(first.code == nil && first.grantId == nil)
+        // Thrown, with the otp.failed it appended (durably: it is in the log).
+        let first = refusal { try b.ledger.execute(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now }) }
+        #expect(first?.code == .otpInvalid && first?.remainingAttempts == 4)
+        #expect(first?.appended?.map(\.event.type) == [.otpFailed])
+        #expect(try b.ledger.head().seq == first?.appended?.last?.seq)
         for remaining in stride(from: 3, through: 0, by: -1) {
             let head = try b.ledger.head().seq
             let e = b.code(.verifyOTP(user: "alice", otpId: oid, code: wrong))

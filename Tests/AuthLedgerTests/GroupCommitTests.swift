@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal
 /// isolation within one batch, durability of acknowledgements, and projections that

@@ -1,7 +1,8 @@
 import Foundation
 import LMDB
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// Hardening: input bounds, far-future times, group-commit isolation of any failure,
 /// refused batches, filtered catch-up, the server key, stale readers and garbage stores.

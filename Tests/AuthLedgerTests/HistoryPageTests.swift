@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Foundation
 import Testing
 

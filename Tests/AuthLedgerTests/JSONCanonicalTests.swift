@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// RFC 8785 (JCS) canonical JSON, which the hash chain is computed over.

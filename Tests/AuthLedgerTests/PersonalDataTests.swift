@@ -1,4 +1,5 @@
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 import Foundation
 import Testing
 
@@ -28,6 +29,15 @@ import Testing
 
     static func exportLines(_ ledger: Ledger) throws -> [JSON] {
         try ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+    }
+
+    /// Context keys become RFC 6901 pointer tokens (`~` → `~0`, `/` → `~1`) and come back unchanged.
+    @Test func contextKeysRoundTripThroughPointerTokens() {
+        #expect(PersonalData.escape("a~/b") == "a~0~1b")
+        #expect(PersonalData.escape("plain") == "plain")
+        for key in ["a/b", "~", "~1", "~0", "a~0/b", "~~1", "/~/", "é/~x"] {
+            #expect(PersonalData.unescape(PersonalData.escape(key)) == key)
+        }
     }
 
     @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) throws {

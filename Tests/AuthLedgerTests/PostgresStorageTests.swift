@@ -1,4 +1,5 @@
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 import Foundation
 import Testing
 

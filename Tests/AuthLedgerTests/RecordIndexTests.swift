@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 
 /// Challenges, OTPs and grants live in per-user indexes beside the maintained state: the
 /// state keeps only live ones (unresolved challenges, the latest OTP), so it does not grow

@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// The accepted side of each refusal's boundary (the refused side is in Fixtures/refused/rules):

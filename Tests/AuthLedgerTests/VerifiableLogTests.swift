@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 import LMDB
 import Testing
 

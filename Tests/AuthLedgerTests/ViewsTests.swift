@@ -1,4 +1,5 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
+import Foundation
 import Testing
 
 /// The read side's shapes and orders (SPEC 3).
@@ -32,6 +33,48 @@ import Testing
         for key in ["registeredAt", "lastAccessAt", "binding", "via"] { #expect(pending[key] == .null, "\(key)") }
         #expect(pending["requestedAt"] == .string("2026-04-01T09:59:00.000Z"))
         #expect(pending["status"] == .string("pending"))
+    }
+
+    /// The typed answers carry the rules' results as values, and encode — with Foundation's
+    /// `JSONEncoder`, not only the ledger's own writer — to the documents the CLI and the
+    /// HTTP API print.
+    @Test func typedAnswersCarryTheValuesAndEncodeToTheDocuments() throws {
+        let ledger = try Support.freshLedger()
+        for name in ["02-trusted-device-approval", "03-device-management-cooling"] {
+            try ledger.importText(try String(contentsOf: Support.fixture("scenarios/\(name).jsonl"), encoding: .utf8))
+        }
+        let head = try ledger.head().seq
+        func encoded(_ value: some Encodable) throws -> String {
+            try JSON.parse(Array(JSONEncoder().encode(value))).canonical()
+        }
+        for asOf in ["2026-03-02T08:00:30Z", "2026-03-03T07:02:00Z", "2026-03-09T00:00:00Z"] {
+            let o = QueryOptions(asOf: t(asOf))
+            for user in ["bob", "carol"] {
+                let list = try ledger.devices(of: user, o)
+                #expect(list.user == user && list.position == head)
+                #expect(list.json == (try ledger.devices(user, o)))
+                #expect(try encoded(list) == list.json.canonical())
+                #expect(list.devices.map(\.deviceId) == Views.listedDevices(try ledger.state(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
+                let cooling = try ledger.cooling(of: user, o)
+                #expect(cooling.cooling == list.cooling)
+                #expect(cooling.json["statusCode"] == .int(cooling.cooling.active ? 146 : 100))
+                #expect(try encoded(cooling) == cooling.json.canonical())
+                let pending = try ledger.pending(of: user, o)
+                #expect(JSON.array(pending.map(\.json)) == (try ledger.pending(user, o)))
+                #expect(try encoded(pending) == JSON.array(pending.map(\.json)).canonical())
+            }
+        }
+        // bob's challenges: the full view and the requester's view.
+        let o = QueryOptions(asOf: t("2026-03-09T00:00:00Z"))
+        for id in ["c-login-1", "c-login-2"] {
+            let full = try ledger.challenge(id, of: "bob", o)
+            let requester = try ledger.challenge(id, of: "bob", QueryOptions(asOf: o.asOf, asRequester: true))
+            #expect(full.outcome != nil && requester.outcome == nil && full.status == requester.status)
+            #expect(full.status == (full.outcome == .approved ? "approved" : full.outcome == .pending ? "pending" : "not_approved"))
+            #expect(try encoded(full) == full.json.canonical())
+            #expect(full.json == (try ledger.challenge("bob", id, o)))
+        }
+        #expect(throws: LedgerError.self) { try ledger.challenge("c-none", of: "bob", o) }
     }
 
     @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) throws {

@@ -1,4 +1,4 @@
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Foundation
 import Testing
 
@@ -49,10 +49,15 @@ import Testing
         let now = t("2026-05-01T10:00:00Z")
         let sent = try await ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { now })
         let wrong = sent.code == "111111" ? "222222" : "111111"
-        let r = try await ledger.perform(.verifyOTP(user: "alice", otpId: sent.otpId!, code: wrong), clock: { now })
-        #expect(r.refusal?.code == .otpInvalid)
-        #expect(r.refusal?.remainingAttempts == 4)
-        #expect(r.events.map(\.event.type) == [.otpFailed])
+        do {
+            _ = try await ledger.perform(.verifyOTP(user: "alice", otpId: sent.otpId!, code: wrong), clock: { now })
+            Issue.record("a wrong code was not refused")
+        } catch let e as LedgerError {
+            #expect(e.code == .otpInvalid)
+            #expect(e.remainingAttempts == 4)
+            #expect(e.appended?.map(\.event.type) == [.otpFailed])
+            #expect(e.appended?.map(\.seq) == [2])
+        }
         #expect(try ledger.head().seq == 2)
     }
 

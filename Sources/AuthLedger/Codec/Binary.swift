@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Appends the compact binary storage encoding: LEB128 varints, zig-zag for signed
 /// values, length-prefixed UTF-8 strings.
 struct ByteWriter {

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Round-trip properties of every decoder that reads untrusted bytes, for the fuzzers
 /// (`tools/fuzz`) and their regression tests. Each function accepts any bytes and must
 /// never crash; when a decoded value does not survive re-encoding it stops the process

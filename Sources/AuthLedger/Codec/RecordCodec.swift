@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The storage encoding of challenge, OTP and grant records: the same bytes inside a
 /// maintained state (`StateCodec`) and as a value of their index (`RecordKind`).
 enum RecordCodec {

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Crypto
 
 /// The result of one append request.

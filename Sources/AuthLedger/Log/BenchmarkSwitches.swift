@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Switches for `authledger bench` only, to measure what a part of the append path costs
 /// in the same run. Never set them on a store you keep: a store appended with
 /// `skipMerkleTree` has its Merkle tree rebuilt the next time it is opened.

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Crypto
 import Foundation
 
@@ -117,27 +118,14 @@ public struct CheckpointSigner: Sendable {
 }
 
 extension Ledger {
-    /// The checkpoint signer: key from `AUTHLEDGER_CHECKPOINT_KEY_FILE`, else
-    /// `checkpoint.key` in the store directory; origin `origin`, else
-    /// `AUTHLEDGER_ORIGIN`, else the default (which operators should change).
+    /// The checkpoint signer: key from the configured checkpoint key file, else
+    /// `checkpoint.key` in the key directory (created on first use); origin `origin`, else
+    /// the configured one, else the default (which operators should change).
     public func checkpointSigner(origin: String? = nil) throws -> CheckpointSigner {
-        let env = ProcessInfo.processInfo.environment
-        let path: String
-        if let configured = env["AUTHLEDGER_CHECKPOINT_KEY_FILE"], !configured.isEmpty {
-            path = configured
-        } else if let dir = self.path {
-            path = (dir as NSString).appendingPathComponent("checkpoint.key")
-        } else {
-            throw LedgerError(.storageError, "no checkpoint key configured (AUTHLEDGER_CHECKPOINT_KEY_FILE)")
+        guard let path = configuration.effectiveCheckpointKeyFile else {
+            throw LedgerError(.storageError, "no checkpoint key configured (a key directory or a checkpoint key file)")
         }
-        return try CheckpointSigner(origin: Ledger.configuredOrigin(origin), seed: CheckpointSigner.loadOrCreateSeed(path: path))
-    }
-
-    /// `origin`, else `AUTHLEDGER_ORIGIN`, else `CheckpointSigner.defaultOrigin`.
-    public static func configuredOrigin(_ origin: String? = nil) -> String {
-        if let origin { return origin }
-        if let env = ProcessInfo.processInfo.environment["AUTHLEDGER_ORIGIN"], !env.isEmpty { return env }
-        return CheckpointSigner.defaultOrigin
+        return try CheckpointSigner(origin: origin ?? configuration.effectiveOrigin, seed: CheckpointSigner.loadOrCreateSeed(path: path))
     }
 
     /// The signed checkpoint of the tree of `size` events (default the head).

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import CLMDB
 import Crypto
 import Foundation
@@ -17,7 +18,7 @@ import LMDB
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
-public final class LMDBStorage: StorageBackend, @unchecked Sendable {
+@_spi(Storage) public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
     let tree: Database

@@ -1,12 +1,16 @@
+import AuthLedgerCore
 import Foundation
 import Logging
 
 /// The device-trust ledger: an append-only, hash-chained log of events with
 /// maintained projections, over a storage backend (LMDB by default).
 public final class Ledger: @unchecked Sendable {
-    public let storage: any StorageBackend
-    /// The store directory (for the server key and other files beside the log).
-    public let path: String?
+    @_spi(Storage) public let storage: any StorageBackend
+    /// How this ledger was opened (key files, origin, replay partitions…).
+    public let configuration: Configuration
+    /// The directory of the files beside the log (the LMDB store directory unless
+    /// configured otherwise; nil for a PostgreSQL store without one).
+    public var path: String? { configuration.effectiveKeyDirectory }
     let logger = Logger(label: "authledger.ledger")
     let secretsLock = NSLock()
     var cachedSecrets: OTPSecrets?
@@ -22,13 +26,29 @@ public final class Ledger: @unchecked Sendable {
     /// projections that are behind the log (an older format, an interrupted rebuild)
     /// are rebuilt before the ledger is handed out.
     public convenience init(path: String) throws {
-        try self.init(storage: LMDBStorage(path: path), path: path)
+        try self.init(Configuration(store: path))
     }
 
-    public init(storage: any StorageBackend, path: String? = nil) throws {
+    /// Opens the store `configuration` names — an LMDB directory or a `postgresql://` URL —
+    /// with its settings.
+    public convenience init(_ configuration: Configuration) throws {
+        let storage: any StorageBackend = configuration.isPostgres
+            ? try PostgresStorage(url: configuration.store) : try LMDBStorage(path: configuration.store)
+        try self.init(storage: storage, configuration: configuration)
+    }
+
+    /// A ledger over `storage`, with the files beside the log in `path` (nil: none).
+    @_spi(Storage) public convenience init(storage: any StorageBackend, path: String? = nil) throws {
+        try self.init(storage: storage, configuration: Configuration(store: path ?? "", keyDirectory: path))
+    }
+
+    /// A ledger over `storage` with `configuration`'s settings (its `store` is not opened:
+    /// `storage` is that store).
+    @_spi(Storage) public init(storage: any StorageBackend, configuration: Configuration) throws {
         self.storage = storage
-        self.path = path
+        self.configuration = configuration
         self.writer = Writer(storage: storage)
+        writer.pipelined = configuration.pipelinedCommit
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
         // Several servers on one PostgreSQL store: the others' commits wake this one's feeds.
         (storage as? PostgresStorage)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
@@ -99,7 +119,7 @@ public final class Ledger: @unchecked Sendable {
     public func head() throws -> Head { try storage.read { try $0.head() } }
 
     /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
-    /// off by default (`AUTHLEDGER_PIPELINED_COMMIT=1` turns it on); the benchmark
+    /// off by default (``Configuration/pipelinedCommit``); the benchmark
     /// measures both in one run.
     @_spi(Benchmark) public var pipelinesCommits: Bool {
         get { writer.pipelined }
@@ -328,8 +348,7 @@ public final class Ledger: @unchecked Sendable {
             let head = try w.head()
             try w.clearProjectionStates()
             try w.clearRecords()
-            let cores = ProcessInfo.processInfo.activeProcessorCount
-            let parts = max(1, min(Int(ProcessInfo.processInfo.environment["AUTHLEDGER_REPLAY_PARTITIONS"] ?? "") ?? cores, 8))
+            let parts = max(1, min(configuration.replayPartitions ?? ProcessInfo.processInfo.activeProcessorCount, 8))
             let box = ReplayPartitions(parts)
             let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }

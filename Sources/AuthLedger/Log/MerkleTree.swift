@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Crypto
 
 /// The log as an RFC 9162 (RFC 6962) Merkle tree: leaf `i` is the event with `seq = i + 1`,

@@ -1,7 +1,8 @@
+import AuthLedgerCore
 /// The per-user records kept in indexes beside the maintained projection state: every
 /// challenge, OTP and grant a user ever had, by id (SPEC 2.6, 2.7). The state holds only
 /// those that can still change in ways its own queries see (unresolved challenges, the
 /// latest OTP), so its size, and the cost of an append, do not grow with the user's past.
-public enum RecordKind: UInt8, CaseIterable, Sendable {
+@_spi(Storage) public enum RecordKind: UInt8, CaseIterable, Sendable {
     case challenge = 1, otp = 2, grant = 3
 }

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 extension Ledger {
     /// Clears reader slots left by processes that died inside a read transaction (LMDB:
     /// `mdb_reader_check`; also done on every open). Returns how many were cleared.

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The log's head: the last `seq` and its chain hash (seq 0 and zero hash when empty).
 public struct Head: Equatable, Sendable {
     public var seq: UInt64
@@ -10,7 +11,7 @@ public struct Head: Equatable, Sendable {
 /// The protocol is deliberately narrow — positions, ids, stream indexes and opaque
 /// projection state — so that a second backend (PostgreSQL) can implement it; all
 /// rules, hashing and projections live above it.
-public protocol StorageReader {
+@_spi(Storage) public protocol StorageReader {
     func head() throws -> Head
     /// The raw stored bytes of the event at `seq`, passed to `body` (valid only inside it).
     func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
@@ -48,7 +49,7 @@ public protocol StorageReader {
 }
 
 /// Write access inside one durable transaction.
-public protocol StorageWriter: StorageReader {
+@_spi(Storage) public protocol StorageWriter: StorageReader {
     /// Stores one event at `seq` with its indexes; `seq` must be head + 1.
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws
     func setHead(_ head: Head) throws
@@ -73,7 +74,7 @@ public protocol StorageWriter: StorageReader {
 }
 
 /// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
-public protocol StorageBackend: AnyObject, Sendable {
+@_spi(Storage) public protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).

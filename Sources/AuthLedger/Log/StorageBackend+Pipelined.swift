@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Pipelined durable commit, for backends that can commit without making the commit
 /// durable yet (LMDB: `MDB_NOMETASYNC`, one fsync per commit instead of two). The
 /// group-commit writer acknowledges such a commit only once a later commit's sync, or

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Crypto
 
 /// The right edge of the Merkle tree: the hashes of its complete subtrees, largest

@@ -1,10 +1,13 @@
+import AuthLedgerCore
 import Foundation
 
-/// The single writer: one dedicated OS thread owns every LMDB write transaction of
-/// this process (LMDB's threading law). Concurrent appends queue to it and are
-/// committed together in one durable transaction (group commit); each caller is
-/// resumed only after that commit. A refused request refuses only itself: each runs
-/// in its own nested transaction.
+/// The group-commit writer: one dedicated OS thread runs the write transactions of the
+/// asynchronous API (`submit`, `perform`). Concurrent requests queue to it and are
+/// committed together in one durable transaction; each caller is resumed only after that
+/// commit. A refused request refuses only itself: each runs in its own nested transaction.
+/// The synchronous `append`, `execute` and `replay` run their own transaction on the
+/// calling thread instead; the store serialises the two (LMDB's single writer, opened
+/// without thread-local reader slots; PostgreSQL's locked head row).
 final class Writer: @unchecked Sendable {
     typealias Job = (AppendSession) throws -> any Sendable
     private struct Pending {
@@ -37,10 +40,9 @@ final class Writer: @unchecked Sendable {
         get { lock.lock(); defer { lock.unlock() }; return pipelinedValue }
         set { lock.lock(); pipelinedValue = newValue; lock.unlock() }
     }
-    private var pipelinedValue = Writer.pipelinedByDefault
     /// Off by default: measured on this project's machine it did not pay (see
-    /// docs/BENCHMARKS.md, "Pipelined commit"); `AUTHLEDGER_PIPELINED_COMMIT=1` turns it on.
-    static let pipelinedByDefault = ProcessInfo.processInfo.environment["AUTHLEDGER_PIPELINED_COMMIT"] == "1"
+    /// docs/BENCHMARKS.md, "Pipelined commit"); `Ledger.Configuration.pipelinedCommit` turns it on.
+    private var pipelinedValue = false
     /// A committed batch waiting for its commit to become durable (writer thread only).
     private struct Held {
         let batch: [Pending]
@@ -297,12 +299,13 @@ extension Ledger {
         }
     }
 
-    /// Executes a command through the writer thread (time read inside the transaction).
+    /// Executes a command through the writer thread (time read inside the transaction),
+    /// like `execute`: a refusal is thrown (`otp_invalid` after its `otp.failed` is durable).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
-        return try await onWriter { session in
+        return try Ledger.throwingRefusal(try await onWriter { session in
             try self.execute(command, meta: meta, now: clock(), in: session)
-        }
+        })
     }
 
     func onWriter<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) async throws -> T {

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// What an erasure did.

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// The storage encoding of one event's disclosed personal values (the values store,
 /// apart from the event's hashed bytes): for each value its pointer, salt and value.
 enum PersonalCodec {

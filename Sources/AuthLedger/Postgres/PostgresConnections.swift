@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 import Logging
 import NIOCore

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// Where a PostgreSQL store lives, parsed from a `postgresql://` (or `postgres://`) URL:

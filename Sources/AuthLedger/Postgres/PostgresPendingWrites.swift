@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 

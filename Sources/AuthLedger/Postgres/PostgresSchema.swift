@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import PostgresNIO
 
 /// The PostgreSQL store's tables, created and migrated by the ledger itself.

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 import Logging
 import NIOCore
@@ -14,7 +15,7 @@ import PostgresNIO
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
-public final class PostgresStorage: StorageBackend, @unchecked Sendable {
+@_spi(Storage) public final class PostgresStorage: StorageBackend, @unchecked Sendable {
     public let location: PostgresLocation
     let connections: PostgresConnections
     let tables: PostgresTables

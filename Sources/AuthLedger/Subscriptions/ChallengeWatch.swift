@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// An unresolved challenge: what a sweeper needs to expire it on time.
 public struct UnresolvedChallenge: Sendable, Hashable {
     /// The user whose challenge it is.

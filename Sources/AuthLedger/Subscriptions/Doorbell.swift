@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// Wakes waiting tasks: rung from any thread (a commit observer runs on the writer

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// A named, durable subscription (the persistent subscriptions of event stores): a
 /// filter and a checkpoint — the last `seq` its consumer acknowledged — stored in the
 /// ledger's `meta` database, so it survives restarts. Its consumer reads the feed from

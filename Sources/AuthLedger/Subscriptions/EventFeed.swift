@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// The live event feed: recorded events from a position on, catch-up then live.

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Which events a subscriber wants: one user's stream, some event types, or both.
 public struct EventFilter: Sendable, Equatable {
     /// Only this user's events (nil: every stream, `policy.set` included).

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 import Foundation
 
 /// One live event, as every caught-up subscriber of this process shares it: the

@@ -1,3 +1,4 @@
+import AuthLedgerCore
 /// Small durable records beside the log, for features built over the ledger (the
 /// Shared Signals streams and their delivery checkpoints): values in the ledger's
 /// `meta` database under a key prefix of their own, read in a snapshot and changed

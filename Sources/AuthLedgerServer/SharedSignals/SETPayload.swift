@@ -48,31 +48,8 @@ struct CodableJSON: Codable {
         init?(intValue: Int) { nil }
     }
 
-    func encode(to encoder: any Encoder) throws {
-        switch value {
-        case .null:
-            var c = encoder.singleValueContainer()
-            try c.encodeNil()
-        case let .bool(b):
-            var c = encoder.singleValueContainer()
-            try c.encode(b)
-        case let .int(i):
-            var c = encoder.singleValueContainer()
-            try c.encode(i)
-        case let .number(n):
-            var c = encoder.singleValueContainer()
-            try c.encode(Double(n) ?? 0)
-        case let .string(s):
-            var c = encoder.singleValueContainer()
-            try c.encode(s)
-        case let .array(items):
-            var c = encoder.unkeyedContainer()
-            for item in items { try c.encode(CodableJSON(item)) }
-        case let .object(members):
-            var c = encoder.container(keyedBy: Key.self)
-            for (k, v) in members { try c.encode(CodableJSON(v), forKey: Key(stringValue: k)) }
-        }
-    }
+    /// The JSON tree's own encoding (members in their order).
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
 
     init(from decoder: any Decoder) throws {
         if let c = try? decoder.container(keyedBy: Key.self) {

@@ -5,7 +5,7 @@ import Foundation
 import JWTKit
 
 /// The transmitter's signing keys: RS256 (RSA 2048 bits), one PEM file per key in
-/// the key directory (`ssf-keys` in the store directory, or `AUTHLEDGER_SSF_KEY_DIR`),
+/// the key directory (`ssf-keys` in the store directory unless configured),
 /// named `rs256-<created, ms since 1970>-<kid>.pem`, created on first use.
 ///
 /// The newest key signs. Rotation adds a new key; the keys it replaced stay in the
@@ -54,9 +54,8 @@ public final class SSFKeys: @unchecked Sendable {
         guard !keys.isEmpty else { throw LedgerError(.storageError, "no shared signals signing key") }
     }
 
-    /// The key directory of a store: `AUTHLEDGER_SSF_KEY_DIR`, else `ssf-keys` beside the log.
+    /// The default key directory of a store: `ssf-keys` in the directory of the files beside the log.
     public static func defaultDirectory(storePath: String?) -> String? {
-        if let d = ProcessInfo.processInfo.environment["AUTHLEDGER_SSF_KEY_DIR"], !d.isEmpty { return d }
         return storePath.map { ($0 as NSString).appendingPathComponent("ssf-keys") }
     }
 

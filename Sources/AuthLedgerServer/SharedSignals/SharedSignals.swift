@@ -46,7 +46,7 @@ public final class SharedSignals: @unchecked Sendable {
     var keyDirectory: String {
         get throws {
             guard let d = configuration.keyDirectory ?? SSFKeys.defaultDirectory(storePath: ledger.path) else {
-                throw LedgerError(.storageError, "no shared signals key directory (AUTHLEDGER_SSF_KEY_DIR)")
+                throw LedgerError(.storageError, "no shared signals key directory (--ssf-key-dir or AUTHLEDGER_SSF_KEY_DIR)")
             }
             return d
         }

@@ -3,8 +3,8 @@ public struct SharedSignalsConfiguration: Sendable {
     /// The issuer (`iss` of every SET, base of the endpoint URLs). nil: `http://<host>:<port>`
     /// of the listening server — set an `https://` URL in production.
     public var issuer: String?
-    /// Where the signing keys and the secret key live (nil: `AUTHLEDGER_SSF_KEY_DIR`,
-    /// else `ssf-keys` in the store directory).
+    /// Where the signing keys and the secret key live (nil: `ssf-keys` in the ledger's
+    /// key directory; the `authledger` tool sets it from `--ssf-key-dir` or `AUTHLEDGER_SSF_KEY_DIR`).
     public var keyDirectory: String?
     /// How long a replaced signing key stays in the JWKS.
     public var keyRetention: Duration = .seconds(7 * 86_400)

@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// The malformed-input corpus (Fixtures/refused/input, listed in manifest.tsv): each

@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// Concurrency: many tasks and several processes append to one store at once, on the

@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import LMDB
 import Testing
 

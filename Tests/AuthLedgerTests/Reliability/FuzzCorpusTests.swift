@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// The fuzz targets' regression run inside `swift test`: every committed fuzz input
@@ -20,19 +20,8 @@ import Testing
         "stored-event": CodecSelfCheck.storedEvent, "stored-state": CodecSelfCheck.storedState,
     ]
 
-    /// A deterministic generator, so that a failing mutation reproduces.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    static func mutate(_ input: [UInt8], _ rng: inout SplitMix) -> [UInt8] {
+    /// Mutations from a seeded generator (`SplitMix64`), so that a failing one reproduces.
+    static func mutate(_ input: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
         var b = input
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             switch Int.random(in: 0..<4, using: &rng) {
@@ -67,7 +56,7 @@ import Testing
         let inputs = try Self.seeds(target)
         #expect(inputs.count >= 3, "\(target) has no seeds")
         for input in inputs { check(input) }
-        var rng = SplitMix(state: 0xA11CE + UInt64(target.utf8.count))
+        var rng = SplitMix64(seed: 0xA11CE + UInt64(target.utf8.count))
         let rounds = Rig.knob("AUTHLEDGER_FUZZ_MUTATIONS", 3000)
         // AUTHLEDGER_FUZZ_DUMP=DIR keeps the input under test in DIR/TARGET, so a crash leaves its input behind.
         let dump = ProcessInfo.processInfo.environment["AUTHLEDGER_FUZZ_DUMP"].map { "\($0)/\(target)" }

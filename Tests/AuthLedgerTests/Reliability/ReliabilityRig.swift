@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 
 /// Shared helpers of the reliability suites: temporary stores, the real `authledger`
 /// binary as a child process, and reading a store back for checks.

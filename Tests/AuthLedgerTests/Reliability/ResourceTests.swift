@@ -1,5 +1,5 @@
 import Foundation
-import AuthLedger
+@_spi(Storage) import AuthLedger
 import Testing
 
 /// A closed ledger gives back its LMDB environment: file descriptors and memory map.

@@ -1,5 +1,6 @@
 import Foundation
-@testable import AuthLedger
+@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedgerCore
 import LMDB
 import Testing
 

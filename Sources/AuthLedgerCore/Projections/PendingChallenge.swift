@@ -1,0 +1,38 @@
+/// One challenge of the `pending` answer (reference section 3.3).
+public struct PendingChallenge: Sendable, Equatable, Encodable {
+    public var challengeId: String
+    /// What the requester asks to do (`login`, …).
+    public var action: String
+    public var requestingDeviceId: String
+    public var issuedAt: Timestamp
+    public var expiresAt: Timestamp
+    /// The context shown to the approver, in its order; a nil value was erased.
+    public var context: [(key: String, value: String?)]
+    /// Whether the user's personal values were erased.
+    public var erased: Bool
+
+    /// Challenge `c` as listed for a user whose personal values were (not) erased.
+    public init(_ c: ChallengeRecord, erased: Bool) {
+        challengeId = c.challengeId
+        action = c.action
+        requestingDeviceId = c.requestingDeviceId
+        issuedAt = c.issuedAt
+        expiresAt = c.expiresAt
+        context = (c.context?.pairs ?? []).map { p in (p.key, p.value == PersonalData.erasedMarker ? nil : p.value) }
+        self.erased = erased
+    }
+
+    /// `context` is `{}` when the challenge has none.
+    public var json: JSON {
+        .object([
+            ("challengeId", .string(challengeId)), ("action", .string(action)),
+            ("requestingDeviceId", .string(requestingDeviceId)),
+            ("issuedAt", .string(issuedAt.formatted)), ("expiresAt", .string(expiresAt.formatted)),
+            ("context", .object(context.map { ($0.key, .optional($0.value)) })),
+        ] + Views.erasedMember(erased))
+    }
+
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+
+    public static func == (a: PendingChallenge, b: PendingChallenge) -> Bool { a.json == b.json }
+}

@@ -1,0 +1,462 @@
+import ArgumentParser
+@_spi(Benchmark) @_spi(Storage) import AuthLedger
+import CLMDB
+import CSQLite
+import Foundation
+import LMDB
+
+/// `authledger bench`: the ledger against raw LMDB and SQLite, in one run on a temp store.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure appends, replay and queries against raw LMDB and SQLite ceilings (temp store).")
+
+    @Option(name: .long, help: "Events for the bulk phases (the concurrent phase appends a tenth as many more).")
+    var events = 1_000_000
+
+    @Flag(name: .long, help: "Print JSON: {\"results\": {…}}.")
+    var json = false
+
+    @Option(name: .long, help: "Directory for the temporary stores (default $TMPDIR or /tmp).")
+    var dir: String?
+
+    @Option(name: .long, help: "Concurrent writers for append_concurrent.")
+    var writers = 64
+
+    @Option(name: .long, help: "Events of the user erased in the erase_user phase.")
+    var eraseUserEvents = 10_000
+
+    @Option(name: .long, help: "Past challenges of the long-history user in append_long_history.")
+    var historyChallenges = 30_000
+
+    @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
+    var only: String?
+
+    @Option(name: .long, help: "A postgresql:// URL: run the ledger's phases on PostgreSQL (temporary schemas) beside a raw PostgreSQL ceiling.")
+    var store: String?
+
+    func run() async throws {
+        guard events >= 10_000 else { throw ValidationError("--events must be at least 10000") }
+        guard historyChallenges >= 1, historyChallenges <= 10_000_000 else { throw ValidationError("--history-challenges must be 1...10000000") }
+        let base = (dir ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/authledger-bench-\(getpid())"
+        try? FileManager.default.removeItem(atPath: base)
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+
+        var results: [(String, [(String, Double)])] = []
+        func report(_ name: String, _ values: [(String, Double)]) {
+            results.append((name, values))
+            if !json {
+                let text = values.map { "\($0.0)=\(BenchRun.fmt($0.1))" }.joined(separator: " ")
+                let m = BenchRun.memory()
+                FileHandle.standardError.write(Data("bench: \(name) \(text) [rss anon \(Int(m.anon)) MB, file \(Int(m.file)) MB, peak \(Int(m.peak)) MB]\n".utf8))
+            }
+        }
+        let run = BenchRun(events: events, base: base)
+        let phases = only.map { Set($0.split(separator: ",").map(String.init)) }
+        func wanted(_ p: String) -> Bool { phases?.contains(p) ?? true }
+
+        if let store, PostgresLocation.isPostgres(store) {
+            let pg = BenchPostgres(url: store, events: events, writers: writers, run: run)
+            for (name, values) in try await pg.results(wanted: wanted) { report(name, values) }
+        } else {
+        if wanted("raw_lmdb_put") || wanted("raw_lmdb_scan") { report("raw_lmdb_put", [("events_per_s", try run.rawLMDBPut())]) }
+        if wanted("raw_lmdb_scan") { report("raw_lmdb_scan", [("events_per_s", try run.rawLMDBScan())]) }
+        if wanted("raw_lmdb_commit") {
+            let c = try run.rawLMDBCommit()
+            report("raw_lmdb_commit", [("commits_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99)])
+        }
+        if wanted("raw_sqlite_put") { report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())]) }
+        // The environment's settings (AUTHLEDGER_REPLAY_PARTITIONS=1: a sequential replay).
+        let ledger = try Ledger(.fromEnvironment(store: base + "/ledger", environment: ProcessInfo.processInfo.environment))
+        if wanted("append_bulk") {
+            let b = try run.appendBulk(ledger)
+            report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+        }
+        if wanted("append_bulk_clear") {
+            let b = try run.appendBulkClear()
+            report("append_bulk_clear", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+        }
+        // 64 writers (by default) at once: the same phase plain and with the pipelined
+        // durable commit (one fsync per group commit, answers held until the next
+        // commit's sync), new users each, for a same-run comparison.
+        func concurrentPhase(_ name: String, pipelined: Bool, prefix: String) async throws {
+            let was = ledger.pipelinesCommits
+            ledger.pipelinesCommits = pipelined
+            defer { ledger.pipelinesCommits = was }
+            let before = ledger.writerStats
+            let c = try await run.appendConcurrent(ledger, writers: writers, prefix: prefix)
+            let after = ledger.writerStats
+            let txns = Double(after.transactions - before.transactions)
+            report(name, [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
+                          ("mean_batch", Double(after.requests - before.requests) / txns),
+                          ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
+                          ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns),
+                          ("idle_syncs", Double(after.idleSyncs - before.idleSyncs)), ("pipelined", pipelined ? 1 : 0)])
+        }
+        if wanted("append_concurrent") {
+            try await concurrentPhase("append_concurrent", pipelined: ledger.pipelinesCommits, prefix: "live")
+        }
+        if wanted("append_concurrent_pipelined") {
+            try await concurrentPhase("append_concurrent_pipelined", pipelined: true, prefix: "piped")
+        }
+        if wanted("replay") {
+            let r = try run.replay(ledger)
+            report("replay", [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)])
+            // VmHWM counts the clean, file-backed pages of the LMDB maps too: show the split.
+            let m = BenchRun.memory()
+            report("rss_after_replay", [("anon_mb", m.anon), ("file_mb", m.file)])
+        }
+        if wanted("query_devices") {
+            let q = try run.queryDevices(ledger)
+            report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
+        }
+        if wanted("erase_user") {
+            let e = try run.eraseUser(ledger, userEvents: eraseUserEvents)
+            report("erase_user", [("user_events", Double(e.erased)), ("seconds", e.seconds), ("store_mb", e.storeMB)])
+        }
+        if wanted("proof_inclusion") {
+            let p = try run.inclusionProofs(ledger)
+            report("proof_inclusion", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("proof_consistency") {
+            let p = try run.consistencyProofs(ledger)
+            report("proof_consistency", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("checkpoint") {
+            let p = try run.checkpoints(ledger)
+            report("checkpoint", [("p50_us", p.p50), ("p99_us", p.p99)])
+        }
+        if wanted("tile_read") {
+            let t = try run.tileReads(ledger)
+            report("tile_read", [("hash_tiles_per_s", t.hashTiles), ("entry_bundles_per_s", t.entryBundles)])
+        }
+        if wanted("tile_serving") {
+            let t = try await run.tileServing(ledger)
+            report("tile_serving", [("tiles_per_s", t.rate), ("p50_ms", t.p50), ("p99_ms", t.p99)])
+        }
+        if wanted("append_tree_overhead") {
+            let o = try run.treeOverhead()
+            report("append_tree_overhead", [("with_tree_events_per_s", o.with), ("without_tree_events_per_s", o.without),
+                                            ("with_tree_events_per_cpu_s", o.withCPU), ("without_tree_events_per_cpu_s", o.withoutCPU),
+                                            ("overhead_pct", (o.without / o.with - 1) * 100),
+                                            ("overhead_cpu_pct", (o.withoutCPU / o.withCPU - 1) * 100)])
+        }
+        if wanted("append_long_history") {
+            let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
+            report("append_long_history", h.values)
+        }
+        }
+        report("peak_rss_mb", [("value", BenchRun.peakRSSMegabytes())])
+
+        func value(_ n: String, _ k: String) -> Double { results.first { $0.0 == n }?.1.first { $0.0 == k }?.1 ?? 0 }
+        let rawPut = value("raw_lmdb_put", "events_per_s"), rawScan = value("raw_lmdb_scan", "events_per_s")
+        // A phase left out by --only has no ratio (0/0 is not JSON).
+        let ratios: [(String, Double)] = ([
+            ("append_bulk_vs_raw_lmdb_put", value("append_bulk", "events_per_s") / rawPut),
+            // On PostgreSQL (--store postgresql://…): the ledger against its own engine's ceiling.
+            ("append_bulk_vs_raw_postgres_insert", value("append_bulk", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
+            ("append_concurrent_vs_raw_postgres_insert", value("append_concurrent", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
+            ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),
+            ("append_concurrent_vs_raw_lmdb_put", value("append_concurrent", "events_per_s") / rawPut),
+            // Group commit's ceiling: every writer's event in each single-event-latency commit.
+            ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
+            ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
+            // Pipelined durable commit (one fsync per commit) against a sync of data and meta per commit.
+            ("append_concurrent_pipelined_vs_default", value("append_concurrent_pipelined", "events_per_s") / value("append_concurrent", "events_per_s")),
+            // The issue's bound: the slower of the CPU (bulk appends) and the disk (writers × single commits).
+            ("append_concurrent_vs_bound", value("append_concurrent", "events_per_s") / min(value("append_bulk", "events_per_s"), Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
+            // Salted commitments of personal values against hashing them in clear (SPEC 1.5).
+            ("append_bulk_commitments_vs_clear", value("append_bulk", "events_per_s") / value("append_bulk_clear", "events_per_s")),
+            // Target ≤ 1.2: an append costs the same whatever the user's past.
+            ("append_long_history_vs_fresh_user", value("append_long_history", "p50_ratio")),
+        ] as [(String, Double)]).filter { $0.1.isFinite && $0.1 > 0 }
+
+        if json {
+            func obj(_ values: [(String, Double)]) -> JSON { .object(values.map { ($0.0, BenchRun.number($0.1)) }) }
+            var r: [(String, JSON)] = results.map { ($0.0, obj($0.1)) }
+            r = r.map { $0.0 == "peak_rss_mb" ? ($0.0, BenchRun.number(value("peak_rss_mb", "value"))) : $0 }
+            let out = JSON.object([
+                ("events", .int(Int64(events))),
+                ("concurrent_events", .int(Int64(run.concurrentEvents))),
+                ("writers", .int(Int64(writers))),
+                ("results", .object(r)),
+                ("ratios", obj(ratios)),
+            ])
+            print(out.serialized())
+        } else {
+            print("authledger bench: \(events) events (\(run.concurrentEvents) more in the concurrent phase, \(writers) writers)")
+            print("")
+            print("| benchmark | result |")
+            print("|---|---|")
+            for (name, values) in results {
+                print("| \(name) | " + values.map { $0.0 == "value" ? BenchRun.fmt($0.1) : "\($0.0) \(BenchRun.fmt($0.1))" }.joined(separator: ", ") + " |")
+            }
+            print("")
+            for (name, v) in ratios { print("\(name): \(String(format: "%.3f", v))") }
+        }
+    }
+}
+
+/// The phases of one benchmark run.
+struct BenchRun {
+    let events: Int
+    let base: String
+    static let batch = 10_000
+    static let start = Timestamp(rfc3339: "2026-01-05T08:00:00Z")!
+
+    var concurrentEvents: Int { max(events / 10, 10_000) }
+
+    static func fmt(_ v: Double) -> String {
+        v >= 1000 ? String(Int(v.rounded())) : String(format: "%.2f", v)
+    }
+
+    static func number(_ v: Double) -> JSON {
+        // A ratio over a phase left out with --only is not a number.
+        guard v.isFinite else { return .null }
+        return v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
+    }
+
+    static func seconds(_ f: () throws -> Void) rethrows -> Double {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        try f()
+        return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+    }
+
+    /// Resident anonymous and file-backed (the LMDB maps) memory now, and the peak.
+    static func memory() -> (anon: Double, file: Double, peak: Double) {
+        guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0, 0) }
+        func field(_ name: String) -> Double {
+            guard let line = s.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (field("RssAnon"), field("RssFile"), field("VmHWM"))
+    }
+
+    static func peakRSSMegabytes() -> Double {
+        guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        let kb = Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        return kb / 1024
+    }
+
+    static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+    }
+
+    /// The payloads the raw ceilings store: the bench events in our storage encoding
+    /// (with a zero chain and a fixed id), one batch at a time, outside the timed part.
+    struct Payloads {
+        var workload: BenchWorkload
+        var buffer: [UInt8] = []
+        var ends: [Int] = []
+
+        init(total: Int) { workload = BenchWorkload(total: total, start: BenchRun.start) }
+
+        mutating func nextBatch() -> Bool {
+            buffer.removeAll(keepingCapacity: true)
+            ends.removeAll(keepingCapacity: true)
+            while ends.count < BenchRun.batch, var e = workload.next() {
+                e.id = EventID(high: 0x0123_4567_89ab_4cde, low: 0x8123_4567_89ab_cdef + UInt64(ends.count))
+                let r = RecordedEvent(event: e, seq: UInt64(workload.produced), version: 1, prev: .zero, hash: .zero)
+                buffer.append(contentsOf: EventCodec.encode(r))
+                ends.append(buffer.count)
+            }
+            return !ends.isEmpty
+        }
+
+        func withPayload<T>(_ k: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            let from = k == 0 ? 0 : ends[k - 1]
+            return try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[from..<ends[k]])) }
+        }
+    }
+
+    func rawLMDBPut() throws -> Double {
+        let env = try Environment(path: try makeDir("raw-lmdb"))
+        let db = try env.database("events")
+        var payloads = Payloads(total: events)
+        var seq: UInt64 = 0, elapsed = 0.0
+        while payloads.nextBatch() {
+            let first = seq
+            elapsed += try BenchRun.seconds {
+                try env.write { txn in
+                    seq = first
+                    for k in 0..<payloads.ends.count {
+                        seq += 1
+                        var key = seq.bigEndian
+                        try withUnsafeBytes(of: &key) { kb in
+                            try payloads.withPayload(k) { v in try txn.put(db, kb, v, flags: UInt32(MDB_APPEND)) }
+                        }
+                    }
+                }
+            }
+        }
+        return Double(events) / elapsed
+    }
+
+    /// One event per durable commit: the latency floor of any acknowledged append
+    /// (two fdatasyncs), which bounds group commit at `writers` events per commit.
+    func rawLMDBCommit() throws -> (rate: Double, p50: Double, p99: Double) {
+        let env = try Environment(path: try makeDir("raw-lmdb-commit"))
+        let db = try env.database("events")
+        var payloads = Payloads(total: 300)
+        _ = payloads.nextBatch()
+        var lat: [Double] = []
+        let n = min(300, payloads.ends.count)
+        let total = try BenchRun.seconds {
+            for k in 0..<n {
+                let s = DispatchTime.now().uptimeNanoseconds
+                try env.write { txn in
+                    var key = UInt64(k + 1).bigEndian
+                    try withUnsafeBytes(of: &key) { kb in
+                        try payloads.withPayload(k) { v in try txn.put(db, kb, v, flags: UInt32(MDB_APPEND)) }
+                    }
+                }
+                lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
+            }
+        }
+        lat.sort()
+        return (Double(n) / total, BenchRun.percentile(lat, 0.5), BenchRun.percentile(lat, 0.99))
+    }
+
+    func rawLMDBScan() throws -> Double {
+        let env = try Environment(path: base + "/raw-lmdb")
+        let db = try env.database("events")
+        var n = 0, bytes = 0
+        let elapsed = try BenchRun.seconds {
+            try env.read { txn in
+                let c = try txn.cursor(db)
+                var entry = try c.first()
+                while let (_, v) = entry {
+                    n += 1
+                    bytes &+= Int(v[v.count - 1])
+                    entry = try c.next()
+                }
+            }
+        }
+        precondition(n == events, "raw scan saw \(n) of \(events) events")
+        _ = bytes
+        return Double(n) / elapsed
+    }
+
+    func rawSQLitePut() throws -> Double {
+        var db: OpaquePointer?
+        guard sqlite3_open(try makeDir("raw-sqlite") + "/events.db", &db) == SQLITE_OK, let db else {
+            throw LedgerError(.storageError, "sqlite open failed")
+        }
+        defer { sqlite3_close(db) }
+        func exec(_ sql: String) throws {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
+                throw LedgerError(.storageError, "sqlite: \(String(cString: sqlite3_errmsg(db)))")
+            }
+        }
+        try exec("PRAGMA journal_mode=WAL")
+        try exec("PRAGMA synchronous=FULL")
+        try exec("CREATE TABLE events (seq INTEGER PRIMARY KEY, data BLOB NOT NULL)")
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "INSERT INTO events (seq, data) VALUES (?, ?)", -1, &stmt, nil) == SQLITE_OK else {
+            throw LedgerError(.storageError, "sqlite prepare failed")
+        }
+        defer { sqlite3_finalize(stmt) }
+        var payloads = Payloads(total: events)
+        var seq: Int64 = 0, elapsed = 0.0
+        while payloads.nextBatch() {
+            elapsed += try BenchRun.seconds {
+                try exec("BEGIN")
+                for k in 0..<payloads.ends.count {
+                    seq += 1
+                    sqlite3_bind_int64(stmt, 1, seq)
+                    let rc = payloads.withPayload(k) { v in
+                        sqlite3_bind_blob(stmt, 2, v.baseAddress, Int32(v.count), nil)
+                        return sqlite3_step(stmt)
+                    }
+                    guard rc == SQLITE_DONE else { throw LedgerError(.storageError, "sqlite insert failed") }
+                    sqlite3_reset(stmt)
+                }
+                try exec("COMMIT")
+            }
+        }
+        return Double(events) / elapsed
+    }
+
+    /// Events per second of wall time, and per second of this process's CPU time
+    /// (steadier than wall time when other work shares the cores).
+    func appendBulk(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
+        var workload = BenchWorkload(total: events, start: BenchRun.start)
+        var elapsed = 0.0, cpu = 0.0
+        while true {
+            let batch = workload.batch(BenchRun.batch)
+            if batch.isEmpty { break }
+            let c0 = BenchRun.cpuSeconds()
+            elapsed += try BenchRun.seconds { _ = try ledger.append(batch) }
+            cpu += BenchRun.cpuSeconds() - c0
+        }
+        return (Double(events) / elapsed, Double(events) / cpu)
+    }
+
+    static func cpuSeconds() -> Double {
+        var u = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &u)
+        return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
+    }
+
+    /// `writers` tasks, each appending single events of its own users through the
+    /// group-commit writer and awaiting each durable acknowledgement.
+    func appendConcurrent(_ ledger: Ledger, writers: Int, prefix: String = "live") async throws -> (rate: Double, p50: Double, p99: Double) {
+        let total = concurrentEvents
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for w in 0..<writers {
+                let share = total / writers + (w < total % writers ? 1 : 0)
+                group.addTask {
+                    var workload = BenchWorkload(total: share, group: 4, prefix: "\(prefix)\(w)", start: BenchRun.start)
+                    var lat: [Double] = []
+                    lat.reserveCapacity(share)
+                    while let e = workload.next() {
+                        let s = DispatchTime.now().uptimeNanoseconds
+                        _ = try await ledger.submit(AppendRequest([EventInput(event: e)]))
+                        lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
+                    }
+                    return lat
+                }
+            }
+            var all: [Double] = []
+            for try await l in group { all += l }
+            return all.sorted()
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        return (Double(latencies.count) / elapsed, BenchRun.percentile(latencies, 0.5), BenchRun.percentile(latencies, 0.99))
+    }
+
+    func replay(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
+        var n: UInt64 = 0
+        let c0 = BenchRun.cpuSeconds()
+        let elapsed = try BenchRun.seconds { n = try ledger.replay() }
+        return (Double(n) / elapsed, Double(n) / (BenchRun.cpuSeconds() - c0))
+    }
+
+    func queryDevices(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
+        let users = BenchWorkload(total: events, start: BenchRun.start).userCount
+        let options = QueryOptions(asOf: Timestamp(rfc3339: "2026-06-01T00:00:00Z")!)
+        var rng = SplitMix64(seed: 42)
+        for k in 0..<1000 { _ = try ledger.devices("user-\(k % users)", options) }  // warm up
+        var lat: [Double] = []
+        let count = 20_000
+        lat.reserveCapacity(count)
+        for _ in 0..<count {
+            let user = "user-\(Int(rng.next() % UInt64(users)))"
+            let s = DispatchTime.now().uptimeNanoseconds
+            let answer = try ledger.devices(user, options)
+            lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e3)
+            precondition(answer != .null)
+        }
+        lat.sort()
+        return (BenchRun.percentile(lat, 0.5), BenchRun.percentile(lat, 0.99))
+    }
+
+    private func makeDir(_ name: String) throws -> String {
+        let p = base + "/" + name
+        try FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+        return p
+    }
+}

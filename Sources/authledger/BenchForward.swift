@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+
+/// `authledger bench …`: runs the `authledger-bench` executable built beside this one, with
+/// the same arguments. The benchmark is its own target because it measures raw LMDB and
+/// SQLite ceilings, and the CLI links neither.
+struct BenchForward: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure appends, replay and queries against raw LMDB and SQLite ceilings (runs authledger-bench).",
+        discussion: "All options are those of authledger-bench: `authledger bench --help` shows them.")
+
+    @Argument(parsing: .captureForPassthrough, help: "Options for authledger-bench.")
+    var arguments: [String] = []
+
+    func run() throws {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let bench = me.deletingLastPathComponent().appendingPathComponent("authledger-bench").path
+        guard FileManager.default.isExecutableFile(atPath: bench) else {
+            throw LedgerErrorMessage("authledger-bench is not built beside \(me.path): run `swift build -c release --product authledger-bench`")
+        }
+        let argv = [bench] + arguments
+        var cArgs = argv.map { strdup($0) } + [nil]
+        execv(bench, &cArgs)
+        throw LedgerErrorMessage("cannot run \(bench): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// A failure of the forwarding itself, printed as `error: storage_error: …` by main.
+struct LedgerErrorMessage: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

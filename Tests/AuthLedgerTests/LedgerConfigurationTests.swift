@@ -1,0 +1,67 @@
+@_spi(Storage) @testable import AuthLedger
+import Foundation
+import Testing
+
+/// `Ledger.Configuration`: the library takes its settings as a value (no environment
+/// reads), and the `authledger` tool maps its documented variables onto it.
+@Suite struct LedgerConfigurationTests {
+    @Test func keyFilesAndOriginComeFromTheConfigurationNotTheStoreDirectory() throws {
+        let store = Support.tempDir(), keys = Support.tempDir()
+        let config = Ledger.Configuration(store: store, serverKeyFile: keys + "/otp.key",
+                                          checkpointKeyFile: keys + "/cp.key", origin: "config.example/log")
+        let ledger = try Ledger(config)
+        try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
+        let size = try ledger.head().seq
+        _ = try ledger.secrets()
+        let note = try ledger.checkpoint(signer: try ledger.checkpointSigner())
+        #expect(note.hasPrefix("config.example/log\n\(size)\n"))
+        #expect(FileManager.default.fileExists(atPath: keys + "/otp.key"))
+        #expect(FileManager.default.fileExists(atPath: keys + "/cp.key"))
+        #expect(!FileManager.default.fileExists(atPath: store + "/server.key"))
+        #expect(!FileManager.default.fileExists(atPath: store + "/checkpoint.key"))
+        // An explicit origin still wins over the configured one.
+        #expect(try ledger.checkpointSigner(origin: "other.example/log").origin == "other.example/log")
+    }
+
+    @Test func theDefaultsAreTheStoreDirectoryAndTheDefaultOrigin() throws {
+        let store = Support.tempDir()
+        let ledger = try Ledger(path: store)
+        _ = try ledger.secrets()
+        #expect(try ledger.checkpointSigner().origin == CheckpointSigner.defaultOrigin)
+        #expect(FileManager.default.fileExists(atPath: store + "/server.key"))
+        #expect(FileManager.default.fileExists(atPath: store + "/checkpoint.key"))
+        // A PostgreSQL store has no key directory unless one is configured.
+        let pg = Ledger.Configuration(store: "postgresql://u@127.0.0.1/db")
+        #expect(pg.isPostgres && pg.effectiveKeyDirectory == nil && pg.effectiveServerKeyFile == nil)
+        #expect(Ledger.Configuration(store: "postgresql://u@127.0.0.1/db", keyDirectory: "/k").effectiveServerKeyFile == "/k/server.key")
+    }
+
+    @Test func theToolsVariablesMapOntoTheConfiguration() {
+        let env = ["AUTHLEDGER_KEY_DIR": "/keys", "AUTHLEDGER_SERVER_KEY_FILE": "/s.key", "AUTHLEDGER_CHECKPOINT_KEY_FILE": "",
+                   "AUTHLEDGER_ORIGIN": "o.example/log", "AUTHLEDGER_REPLAY_PARTITIONS": "1", "AUTHLEDGER_PIPELINED_COMMIT": "1"]
+        let c = Ledger.Configuration.fromEnvironment(store: "/data", environment: env)
+        #expect(c == Ledger.Configuration(store: "/data", keyDirectory: "/keys", serverKeyFile: "/s.key", checkpointKeyFile: nil,
+                                          origin: "o.example/log", replayPartitions: 1, pipelinedCommit: true))
+        #expect(c.effectiveCheckpointKeyFile == "/keys/checkpoint.key")
+        #expect(Ledger.Configuration.fromEnvironment(store: "/data", environment: [:]) == Ledger.Configuration(store: "/data"))
+    }
+
+    /// One partition or eight: the same maintained projections.
+    @Test(arguments: [1, 8]) func replayWithAnyPartitionCountRebuildsTheSameState(_ parts: Int) throws {
+        let store = Support.tempDir()
+        let ledger = try Ledger(.init(store: store, replayPartitions: parts))
+        try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
+        let before = (try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
+        try ledger.replay()
+        #expect(try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
+        #expect(try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
+        #expect(try ledger.verify().seq > 0)
+    }
+
+    @Test func serveOnPostgreSQLWithoutKeyFilesIsRefusedAtStart() throws {
+        let run = try CLI.exec(Support.binary, ["serve", "--store", "postgresql://nobody@127.0.0.1:1/none", "--port", "0", "--origin", "t.example/log"],
+                               env: ["AUTHLEDGER_TOKENS": "0123456789abcdef0123456789abcdef:read", "AUTHLEDGER_KEY_DIR": "", "AUTHLEDGER_SERVER_KEY_FILE": "", "AUTHLEDGER_CHECKPOINT_KEY_FILE": ""])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("a PostgreSQL store keeps its key files in AUTHLEDGER_KEY_DIR"))
+    }
+}
