@@ -146,6 +146,9 @@ struct PostgresSession {
 struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     let ledgerError: LedgerError
     let spoilsTransaction: Bool
+    /// A statement of a deferred write transaction was refused (see `PostgresAccess`):
+    /// the attempt is given up (`spoilsTransaction`) and the write runs again strict.
+    var retryStrict = false
 
     init(_ error: any Error, doing: String, location: PostgresLocation) {
         if let e = error as? PostgresFailure {
@@ -195,6 +198,15 @@ struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     init(spoiling e: PostgresFailure) {
         ledgerError = e.ledgerError
         spoilsTransaction = true
+    }
+
+    /// This failure in a deferred transaction: a refusal (the transaction itself intact)
+    /// makes the attempt run again strict; a broken connection stays what it is.
+    var retryingStrict: PostgresFailure {
+        guard !spoilsTransaction else { return self }
+        var e = PostgresFailure(spoiling: self)
+        e.retryStrict = true
+        return e
     }
 
     var description: String { ledgerError.message }

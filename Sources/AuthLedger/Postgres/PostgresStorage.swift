@@ -56,28 +56,52 @@ import PostgresNIO
     }
 
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
+        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, deferred: false, body)
     }
 
+    /// A write runs deferred first (see `PostgresAccess`): a request's writes reach
+    /// PostgreSQL only once it passed, a group's as a few statements. If PostgreSQL
+    /// refuses one of them, the transaction is rolled back and `body` runs again strict,
+    /// a savepoint per request, so that only the refused request fails.
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, body)
+        do {
+            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, deferred: true, body)
+        } catch let e as PostgresFailure where e.retryStrict {
+            strictRetries.add(1)
+            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, deferred: false, body)
+        }
     }
 
-    private func transaction<T>(_ begin: String, lockHead: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+    /// Write transactions run again strict after a refusal (for tests and diagnostics).
+    let strictRetries = PostgresCounter()
+
+    private func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         let s = try connections.acquire()
         var reusable = false
         defer { connections.release(s, reusable: reusable) }
         do {
-            try s.query(begin, doing: "begin")
+            // BEGIN and the head's lock are sent together (one round trip).
+            let begun = s.send(begin, PostgresBindings())
+            // The locked row is the head every write of this transaction starts from.
+            var head: Head?
             if lockHead {
-                try s.query("SELECT seq FROM \(tables.head) FOR UPDATE", doing: "lock the head")
+                let locked = s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings())
+                do { _ = try begun.wait() } catch { _ = try? locked.wait(); throw PostgresFailure(error, doing: "begin", location: s.location) }
+                let rows: PostgresQueryResult
+                do { rows = try locked.wait() } catch { throw PostgresFailure(error, doing: "lock the head", location: s.location) }
+                if let row = rows.rows.first {
+                    head = try PostgresAccess.decodeHead(row)
+                }
+            } else {
+                do { _ = try begun.wait() } catch { throw PostgresFailure(error, doing: "begin", location: s.location) }
             }
             let result: T
-            let access = PostgresAccess(session: s, tables: tables, instance: instance)
+            let access = PostgresAccess(session: s, tables: tables, instance: instance, deferred: deferred, head: head)
             do {
                 result = try body(access)
-                try access.drain()
+                try access.finishWrites()
             } catch {
+                access.discardPending()
                 _ = try? access.drain()
                 if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
                 throw error
@@ -85,10 +109,20 @@ import PostgresNIO
             // A failed COMMIT leaves the outcome unknown to us: the connection is dropped,
             // the caller is told storage_error, and a retry with the same event ids is
             // answered as duplicates if the commit did happen.
-            try s.query("COMMIT", doing: "commit")
+            let committed: PostgresQueryResult
+            do { committed = try s.send("COMMIT", PostgresBindings()).wait() } catch {
+                throw PostgresFailure(error, doing: "commit", location: s.location)
+            }
+            // PostgreSQL answers COMMIT of a transaction that had failed with ROLLBACK:
+            // nothing was committed, nothing may be acknowledged.
+            guard committed.metadata.command == "COMMIT" else {
+                reusable = true
+                throw LedgerError(.storageError, "PostgreSQL rolled the transaction back at COMMIT; nothing of it was written")
+            }
             reusable = true
             return result
         } catch let e as PostgresFailure {
+            if e.retryStrict { throw e }
             throw e.ledgerError
         }
     }
@@ -121,6 +155,14 @@ extension PostgresStorage {
             throw e.ledgerError
         }
     }
+}
+
+/// A counter shared by threads.
+final class PostgresCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func add(_ k: Int) { lock.lock(); n += k; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return n }
 }
 
 /// The qualified table names of one schema.
