@@ -169,7 +169,14 @@ class PushReceiver:
                 pass
 
             def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    # The transmitter died mid-request (the kill -9 phase): the request never
+                    # arrived whole, so there is nothing to judge; its retry will come.
+                    self.close_connection = True
+                    return
+                body = raw.decode()
                 if receiver.down:
                     # Down: the connection drops without an answer (kept-alive
                     # connections outlive the listener otherwise).
