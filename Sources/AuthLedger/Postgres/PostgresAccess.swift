@@ -225,17 +225,24 @@ final class PostgresAccess: StorageWriter {
     }
 
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try pagedScan(t.events, key: "seq", value: "bytes", page: Self.page, from: from, doing: "scan the log", body)
+    }
+
+    /// Every row of `table` with `key >= from`, in key order, a page at a time (keyset
+    /// paging), after this transaction's deferred writes are sent; `body` returns false to stop.
+    private func pagedScan(_ table: String, key: String, value: String, page: Int, from: UInt64, doing: String,
+                           _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try sendAll()
         var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
         while true {
-            let rows = try q("SELECT seq, bytes FROM \(t.events) WHERE seq >= $1 ORDER BY seq LIMIT \(Self.page)",
-                                   binds { $0.append(next) }, doing: "scan the log")
+            let rows = try q("SELECT \(key), \(value) FROM \(table) WHERE \(key) >= $1 ORDER BY \(key) LIMIT \(page)",
+                             binds { $0.append(next) }, doing: doing)
             for row in rows {
-                let (seq, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the log")
-                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: seq), $0) }) { return }
-                next = seq + 1
+                let (k, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: doing)
+                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: k), $0) }) { return }
+                next = k + 1
             }
-            if rows.count < Self.page { return }
+            if rows.count < page { return }
         }
     }
 
@@ -351,18 +358,7 @@ final class PostgresAccess: StorageWriter {
     }
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try sendAll()
-        var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
-        while true {
-            let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 ORDER BY idx LIMIT \(Self.page * 4)",
-                                   binds { $0.append(next) }, doing: "scan the tree")
-            for row in rows {
-                let (idx, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the tree")
-                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: idx), $0) }) { return }
-                next = idx + 1
-            }
-            if rows.count < Self.page * 4 { return }
-        }
+        try pagedScan(t.tree, key: "idx", value: "hash", page: Self.page * 4, from: from, doing: "scan the tree", body)
     }
 
     // MARK: StorageWriter
