@@ -37,9 +37,7 @@ struct PostgresStorageTests {
 
     @Test func twoLedgersOnOneDatabaseAppendGapFreeInOneOrder() async throws {
         // Given two ledgers (two servers) on the same PostgreSQL store
-        let store = StorageKind.postgres.freshStore()
-        let keys = Support.tempDir()
-        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let (_, a, b) = try Self.twoLedgers()
         for (ledger, user) in [(a, "alice"), (b, "bob")] {
             _ = try await ledger.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
                                                    appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
@@ -70,12 +68,9 @@ struct PostgresStorageTests {
 
     @Test func aLedgerSeesAnotherServersAppendBeforeItsNextCommand() async throws {
         // Given two ledgers on one store, and a device registered through the second, used through the first
-        let store = StorageKind.postgres.freshStore()
-        let keys = Support.tempDir()
-        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let (_, a, b) = try Self.twoLedgers()
         let at = t("2026-05-01T10:00:00Z")
-        _ = try await b.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
-                                          appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+        _ = try await b.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"),
                                 clock: { at })
         _ = try await a.perform(.access(user: "alice", deviceId: "phone"), clock: { at.adding(seconds: 1) })
         // When the second revokes it and the first (whose writer cached the device) reports an access
@@ -92,10 +87,15 @@ struct PostgresStorageTests {
     /// Two ledgers on one fresh PostgreSQL store, and a task reading the first event of a
     /// feed on the second ledger that polls only once an hour (so only a commit
     /// notification can wake it in time). Returns the store, the first ledger and the task.
-    static func twoLedgersAndAnHourlyFeed() throws -> (String, Ledger, Task<UInt64?, Error>) {
+    /// Two ledgers (two servers) on one fresh PostgreSQL store, sharing its key files.
+    static func twoLedgers() throws -> (store: String, Ledger, Ledger) {
         let store = StorageKind.postgres.freshStore()
         let keys = Support.tempDir()
-        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        return (store, try StorageKind.postgres.open(store, keys: keys), try StorageKind.postgres.open(store, keys: keys))
+    }
+
+    static func twoLedgersAndAnHourlyFeed() throws -> (String, Ledger, Task<UInt64?, Error>) {
+        let (store, a, b) = try Self.twoLedgers()
         let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
         let first = Task { () -> UInt64? in
             for try await e in feed { return e.seq }
@@ -146,12 +146,9 @@ struct PostgresStorageTests {
 
     @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
         // Given a challenge past its expiry, and two ledgers (servers) on the store
-        let store = StorageKind.postgres.freshStore()
-        let keys = Support.tempDir()
-        let a = try StorageKind.postgres.open(store, keys: keys), b = try StorageKind.postgres.open(store, keys: keys)
+        let (_, a, b) = try Self.twoLedgers()
         let at = t("2026-05-01T10:00:00Z")
-        _ = try await a.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
-                                          appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
+        _ = try await a.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"),
                                 clock: { at })
         _ = try await a.perform(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: nil),
                                 clock: { at.adding(seconds: 60) })
