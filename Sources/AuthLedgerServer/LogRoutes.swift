@@ -15,7 +15,7 @@ extension AuthLedgerServer {
             } catch {
                 throw error.withoutDataPrefix
             }
-            return try await perform(.setPolicy(data), b)
+            return try await perform(.setPolicy(PolicySet(data)), b)
         }
 
         // The log

@@ -30,8 +30,8 @@ extension AuthLedgerServer {
             if try b.string("via") == "admin" { try require(.admin, ctx, for: "registering via admin") }
             return try await perform(.register(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.requiredString("name", raw: true),
-                kind: try b.string("kind") ?? Command.Default.kind, platform: try b.string("platform"), appId: try b.string("appId"),
-                pushToken: try b.string("pushToken"), binding: try b.string("binding") ?? Command.Default.binding, via: try b.string("via"),
+                kind: try b.string("kind"), platform: try b.string("platform"), appId: try b.string("appId"),
+                pushToken: try b.string("pushToken"), binding: try b.string("binding"), via: try b.string("via"),
                 grantId: try b.string("grantId"), challengeId: try b.string("challengeId")), b, status: .created)
         }
         on(t, .patch, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in

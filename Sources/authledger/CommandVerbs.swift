@@ -57,11 +57,11 @@ struct Register: ParsableCommand {
     @Argument var user: String
     @Argument var device: String
     @Option var name: String
-    @Option var kind = Command.Default.kind
+    @Option var kind = Command.Default.kind.rawValue
     @Option var platform: String?
     @Option(name: .customLong("app-id")) var appId: String?
     @Option(name: .customLong("push-token")) var pushToken: String?
-    @Option var binding = Command.Default.binding
+    @Option var binding = Command.Default.binding.rawValue
     @Option var via: String?
     @Option var grant: String?
     @Option var challenge: String?
@@ -219,6 +219,6 @@ struct SetPolicy: ParsableCommand {
         // Nothing to set is a usage error (exit 2), like a missing argument.
         guard !members.isEmpty else { throw ValidationError("name at least one setting, e.g. --cooling-seconds N") }
         let data = try EventDecoder.decodeData(.object(members), type: .policySet)
-        try CommandRunner(global: global, actor: actor).run(.setPolicy(data))
+        try CommandRunner(global: global, actor: actor).run(.setPolicy(PolicySet(data)))
     }
 }

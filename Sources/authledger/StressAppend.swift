@@ -60,11 +60,7 @@ struct StressAppend: ParsableCommand {
     static func body(_ ledger: Ledger, prefix: String, users: Int, count: Int, tasks: Int, mode: Mode, batch: Int) async throws {
         let out = Reporter()
         // Cooling off and generous limits, so that every kind of operation keeps being accepted.
-        var policy = EventData()
-        policy[.coolingSeconds] = .int(0)
-        policy[.otpPerHour] = .int(1_000_000)
-        policy[.maxDevices] = .int(100_000)
-        out.report(try await ledger.perform(.setPolicy(policy)))
+        out.report(try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0, otpPerHour: 1_000_000, maxDevices: 100_000))))
         let names = (0..<max(1, users)).map { "\(prefix)u\($0)" }
         for user in names {
             do {
@@ -101,9 +97,9 @@ struct StressAppend: ParsableCommand {
         case 0: command = .access(user: user, deviceId: "d0")
         case 1: command = .issueChallenge(user: user, requestingDeviceId: "d0", action: "login", context: nil)
         case 2: command = .issueChallenge(user: user, requestingDeviceId: "x-\(tag)", action: "transaction", context: nil)
-        case 3: command = .sendOTP(user: user, channel: "email", target: "someone@example.com")
+        case 3: command = try .sendOTP(user: user, channel: "email", target: "someone@example.com")
         case 4: command = .rename(user: user, deviceId: "d0", name: "Device \(tag)")
-        default: command = .register(user: user, deviceId: "d-\(tag)", name: "Extra \(tag)", kind: "desktop", platform: nil, appId: nil,
+        default: command = try .register(user: user, deviceId: "d-\(tag)", name: "Extra \(tag)", kind: "desktop", platform: nil, appId: nil,
                                      pushToken: nil, binding: "temporary", via: "admin", grantId: nil, challengeId: nil)
         }
         do {

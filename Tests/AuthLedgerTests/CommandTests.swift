@@ -23,13 +23,13 @@ final class Bench {
         return try ledger.execute(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
     }
 
-    func code(_ c: Command, actor: String? = nil, at: String? = nil) -> LedgerError? {
-        refusal { try run(c, actor: actor, at: at) }
+    func code(_ c: @autoclosure () throws -> Command, actor: String? = nil, at: String? = nil) -> LedgerError? {
+        refusal { try run(c(), actor: actor, at: at) }
     }
 
     func register(_ device: String, user: String = "alice", name: String? = nil, via: String? = nil, grant: String? = nil,
-                  challenge: String? = nil, kind: String = "mobile", pushToken: String? = nil) -> Command {
-        .register(user: user, deviceId: device, name: name ?? "Device \(device)", kind: kind, platform: nil, appId: nil,
+                  challenge: String? = nil, kind: String = "mobile", pushToken: String? = nil) throws -> Command {
+        try .register(user: user, deviceId: device, name: name ?? "Device \(device)", kind: kind, platform: nil, appId: nil,
                   pushToken: pushToken, binding: "permanent", via: via, grantId: grant, challengeId: challenge)
     }
 
@@ -80,35 +80,35 @@ final class Bench {
     @Test(arguments: StorageKind.all) func aSecondDeviceWithoutProofIsVerificationRequired(_ storage: StorageKind) throws {
         let b = try Bench(storage)
         try b.run(b.register("phone"))
-        #expect(b.code(b.register("laptop"), at: "2026-05-01T10:01:00Z")?.code == .verificationRequired)
-        #expect(b.code(b.register("laptop", via: "email_link"))?.code == .verificationRequired)
+        #expect(b.code(try b.register("laptop"), at: "2026-05-01T10:01:00Z")?.code == .verificationRequired)
+        #expect(b.code(try b.register("laptop", via: "email_link"))?.code == .verificationRequired)
         #expect(try b.ledger.head().seq == 1)
     }
 
     @Test(arguments: StorageKind.all) func registrationRefusals(_ storage: StorageKind) throws {
         let b = try Bench(storage)
         try b.run(b.register("phone"))
-        #expect(b.code(b.register("phone", via: "admin"))?.code == .deviceExists)
-        #expect(b.code(b.register("tablet", name: "ab", via: "admin"))?.code == .invalidName)
-        #expect(b.code(b.register("tablet", via: "otp"))?.code == .invalidEvent)
-        #expect(b.code(b.register("tablet", via: "admin", grant: "g1"))?.code == .invalidEvent)
-        #expect(b.code(b.register("tablet", kind: "toaster"))?.code == .invalidEvent)
-        #expect(b.code(b.register("tablet", grant: "g-unknown"))?.code == .grantInvalid)
+        #expect(b.code(try b.register("phone", via: "admin"))?.code == .deviceExists)
+        #expect(b.code(try b.register("tablet", name: "ab", via: "admin"))?.code == .invalidName)
+        #expect(b.code(try b.register("tablet", via: "otp"))?.code == .invalidEvent)
+        #expect(b.code(try b.register("tablet", via: "admin", grant: "g1"))?.code == .invalidEvent)
+        #expect(b.code(try b.register("tablet", kind: "toaster"))?.code == .invalidEvent)
+        #expect(b.code(try b.register("tablet", grant: "g-unknown"))?.code == .grantInvalid)
         try b.run(.requestVerification(user: "alice", deviceId: "tablet", name: nil, kind: nil, platform: nil))
         try b.run(.revoke(user: "alice", deviceId: "tablet", reason: nil), at: "2026-05-01T10:01:00Z")
-        #expect(b.code(b.register("tablet", via: "admin"), at: "2026-05-01T10:30:00Z")?.code == .deviceRevoked)
+        #expect(b.code(try b.register("tablet", via: "admin"), at: "2026-05-01T10:30:00Z")?.code == .deviceRevoked)
         // Cooling (opened by the revoke at 10:01) carries its end
-        let e = b.code(b.register("laptop", via: "admin"), at: "2026-05-01T10:05:00Z")
+        let e = b.code(try b.register("laptop", via: "admin"), at: "2026-05-01T10:05:00Z")
         #expect(e?.code == .coolingPeriodActive)
         #expect(e?.until == t("2026-05-01T10:06:00Z"))
     }
 
     @Test(arguments: StorageKind.all) func theDeviceLimitCountsActiveDevices(_ storage: StorageKind) throws {
         let b = try Bench(storage)
-        try b.run(.setPolicy({ var d = EventData(); d[.maxDevices] = .int(2); d[.coolingSeconds] = .int(0); return d }()))
+        try b.run(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 2)))
         try b.run(b.register("a"))
         try b.run(b.register("b", via: "admin"), at: "2026-05-01T10:01:00Z")
-        #expect(b.code(b.register("c", via: "admin"), at: "2026-05-01T10:02:00Z")?.code == .deviceLimitReached)
+        #expect(b.code(try b.register("c", via: "admin"), at: "2026-05-01T10:02:00Z")?.code == .deviceLimitReached)
         try b.run(.revoke(user: "alice", deviceId: "b", reason: nil))
         try b.run(b.register("c", via: "admin"), at: "2026-05-01T10:03:00Z")
         #expect(try b.devices(includeRevoked: false).count == 2)
@@ -206,7 +206,7 @@ final class Bench {
         #expect(r.sessionEnded == false)
         #expect(b.code(.revoke(user: "alice", deviceId: "laptop", reason: nil), at: "2026-05-01T10:30:00Z")?.code == .deviceRevoked)
         // With protectCurrentDevice off, a device may revoke itself, which ends its session
-        try b.run(.setPolicy({ var d = EventData(); d[.protectCurrentDevice] = .bool(false); return d }()))
+        try b.run(.setPolicy(PolicySet(protectCurrentDevice: false)))
         let own = try b.run(.revoke(user: "alice", deviceId: "phone", reason: nil), actor: "device:phone")
         #expect(own.sessionEnded)
         #expect(own.json["sessionEnded"] == .bool(true))
@@ -236,8 +236,8 @@ final class Bench {
         #expect(b.code(.updatePushToken(user: "alice", deviceId: "ghost", pushToken: "t"))?.code == .deviceNotFound)
         try b.run(.revoke(user: "alice", deviceId: "laptop", reason: nil))
         #expect(b.code(.access(user: "alice", deviceId: "laptop"))?.code == .deviceRevoked)
-        #expect(b.code(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))?.code == .deviceRevoked)
-        #expect(b.code(.requestVerification(user: "alice", deviceId: "phone", name: nil, kind: nil, platform: nil))?.code == .deviceExists)
+        #expect(b.code(try .requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))?.code == .deviceRevoked)
+        #expect(b.code(try .requestVerification(user: "alice", deviceId: "phone", name: nil, kind: nil, platform: nil))?.code == .deviceExists)
     }
 
     @Test(arguments: StorageKind.all) func aCommandAtAnEarlierTimeThanTheStreamIsTimeRegression(_ storage: StorageKind) throws {
@@ -269,8 +269,8 @@ final class Bench {
         #expect(OTPSecrets(key: key).matches(user: "alice", otpId: r.otpId!, code: code, codeHash: hash))
         let sms = try b.run(.sendOTP(user: "bob", channel: "sms", target: "+49 151 2345 6789"))
         #expect(sms.events[0].event.data.string(.target) == "***********89")
-        #expect(b.code(.sendOTP(user: "bob", channel: "fax", target: "x"))?.code == .invalidEvent)
-        #expect(b.code(.sendOTP(user: "bob", channel: "email", target: "not-an-address"))?.code == .invalidEvent)
+        #expect(b.code(try .sendOTP(user: "bob", channel: "fax", target: "x"))?.code == .invalidEvent)
+        #expect(b.code(try .sendOTP(user: "bob", channel: "email", target: "not-an-address"))?.code == .invalidEvent)
     }
 
     @Test func noFileOfTheStoreHoldsTheCodeOrTheClearTarget() throws {
@@ -317,7 +317,7 @@ final class Bench {
         #expect(b.code(.verifyOTP(user: "alice", otpId: oid, code: code))?.code == .otpNotFound)
         let reg = try b.run(b.register("laptop", grant: grant), at: "2026-05-01T10:03:00Z")
         #expect(reg.events[0].event.data.string(.via) == "otp")
-        #expect(b.code(b.register("tablet", grant: grant), at: "2026-05-01T10:09:00Z")?.code == .grantInvalid)
+        #expect(b.code(try b.register("tablet", grant: grant), at: "2026-05-01T10:09:00Z")?.code == .grantInvalid)
     }
 
     @Test(arguments: StorageKind.all) func aGrantExpiresAtGrantExpiresAt(_ storage: StorageKind) throws {
@@ -325,7 +325,7 @@ final class Bench {
         try b.run(b.register("phone"))
         let (oid, code) = try b.sendOTP()
         let grant = try b.run(.verifyOTP(user: "alice", otpId: oid, code: code)).grantId!
-        #expect(b.code(b.register("laptop", grant: grant), at: "2026-05-01T10:10:00Z")?.code == .grantInvalid)
+        #expect(b.code(try b.register("laptop", grant: grant), at: "2026-05-01T10:10:00Z")?.code == .grantInvalid)
     }
 
     @Test(arguments: StorageKind.all) func aWrongCodeIsRefusedButItsFailureIsAppendedAndCounted(_ storage: StorageKind) throws {
@@ -366,14 +366,14 @@ final class Bench {
     @Test(arguments: StorageKind.all) func theRateLimitIsOverARollingHour(_ storage: StorageKind) throws {
         let b = try Bench(storage)
         for m in [0, 10, 20, 30, 40] { _ = try b.sendOTP(at: "2026-05-01T10:\(m == 0 ? "00" : String(m)):00Z") }
-        let e = b.code(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T10:59:59.999Z")
+        let e = b.code(try .sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T10:59:59.999Z")
         #expect(e?.code == .otpRateLimited)
         #expect(e?.until == t("2026-05-01T11:00:00Z"))
         // Another user is not limited
         _ = try b.sendOTP("bob")
         // One hour after the first, one more may be sent; then the window is full again
         _ = try b.sendOTP(at: "2026-05-01T11:00:00Z")
-        #expect(b.code(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T11:05:00Z")?.code == .otpRateLimited)
+        #expect(b.code(try .sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T11:05:00Z")?.code == .otpRateLimited)
         _ = try b.sendOTP(at: "2026-05-01T11:10:00Z")
     }
 
@@ -384,7 +384,7 @@ final class Bench {
         let (oid, code) = try b.sendOTP(at: "2026-05-01T10:02:00Z")
         let grant = try b.run(.verifyOTP(user: "alice", otpId: oid, code: code)).grantId!
         // The registration is a cooling operation: refused until 10:06, and the grant is not consumed
-        let e = b.code(b.register("laptop", grant: grant), at: "2026-05-01T10:05:00Z")
+        let e = b.code(try b.register("laptop", grant: grant), at: "2026-05-01T10:05:00Z")
         #expect(e?.code == .coolingPeriodActive && e?.until == t("2026-05-01T10:06:00Z"))
         try b.run(b.register("laptop", grant: grant), at: "2026-05-01T10:06:00Z")
         #expect(try b.devices(includeRevoked: false).keys.sorted() == ["laptop"])
@@ -402,8 +402,8 @@ final class Bench {
     @Test(arguments: StorageKind.all) func argumentsAreCheckedLikeFixtureFields(_ storage: StorageKind) throws {
         let b = try Bench(storage)
         try b.run(b.register("phone"))
-        #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: nil, kind: "toaster", platform: nil))?.code == .invalidEvent)
-        #expect(b.code(.requestVerification(user: "alice", deviceId: "x", name: "no", kind: nil, platform: nil))?.code == .invalidName)
+        #expect(b.code(try .requestVerification(user: "alice", deviceId: "x", name: nil, kind: "toaster", platform: nil))?.code == .invalidEvent)
+        #expect(b.code(try .requestVerification(user: "alice", deviceId: "x", name: "no", kind: nil, platform: nil))?.code == .invalidName)
         #expect(b.code(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "Log In", context: nil))?.code == .invalidEvent)
         #expect(b.code(.access(user: "alice", deviceId: ""))?.code == .invalidEvent)
         #expect(b.code(.access(user: "", deviceId: "phone"))?.code == .invalidEvent)
@@ -418,7 +418,7 @@ final class Bench {
         var d = EventData()
         d[.challengeTtlSeconds] = .int(120)
         d[.otpMaxAttempts] = .int(2)
-        let r = try b.run(.setPolicy(d), actor: "admin:root")
+        let r = try b.run(.setPolicy(PolicySet(d)), actor: "admin:root")
         #expect(r.events[0].event.user == nil)
         #expect(r.events[0].version == 1)
         #expect(try b.ledger.policy().challengeTtlSeconds == 120)
@@ -426,7 +426,7 @@ final class Bench {
         #expect(c.events[0].event.data.time(.expiresAt) == t("2026-05-01T10:02:00Z"))
         let (oid, _) = try b.sendOTP()
         #expect(b.code(.verifyOTP(user: "alice", otpId: oid, code: "abcdef"))?.remainingAttempts == 1)
-        #expect(b.code(.setPolicy(EventData()))?.code == .invalidEvent)
+        #expect(b.code(.setPolicy(PolicySet()))?.code == .invalidEvent)
     }
 
     @Test(arguments: StorageKind.all) func theResultJSONHasTheShapeOfTheSpec(_ storage: StorageKind) throws {

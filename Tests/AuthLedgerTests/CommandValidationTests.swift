@@ -9,18 +9,18 @@ import Testing
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at: () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
-        func code(_ c: Command) -> ErrorCode? {
-            do { _ = try ledger.execute(c, clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
+        func code(_ c: @autoclosure () throws -> Command) -> ErrorCode? {
+            do { _ = try ledger.execute(c(), clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
         }
         // Given an empty platform, a control character in a context value, an over-long push token
-        #expect(code(.register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "", appId: nil,
+        #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "", appId: nil,
                                pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil)) == .invalidEvent)
         #expect(code(.issueChallenge(user: "u", requestingDeviceId: "x", action: "login", context: StringMap([("ip", "a\u{1}b")]))) == .invalidEvent)
-        #expect(code(.register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: nil, appId: nil,
+        #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: nil, appId: nil,
                                pushToken: String(repeating: "t", count: 5000), binding: "permanent", via: nil, grantId: nil, challengeId: nil)) == .invalidEvent)
         // Then nothing was appended; a valid command still is
         #expect(try ledger.head().seq == 0)
-        #expect(code(.register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "ios", appId: nil,
+        #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "ios", appId: nil,
                                pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil)) == nil)
         // And the export re-imports
         let lines = try ledger.events(from: 1).map { Array($0.json.serialized().utf8) }

@@ -28,8 +28,6 @@ extension Ledger {
         let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
         let policy = try session.systemState().policy
         var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
-        // The same field checks as import: a command must not append what import would refuse.
-        for e in decision.events { _ = try EventDecoder.decodeData(e.data.json, type: e.type) }
         var checked = Set<String>()
         for e in decision.events {
             try Ledger.checkAsFixture(e)
@@ -59,22 +57,19 @@ extension Ledger {
             for (field, value) in fields { try EventDecoder.checkCommandValue(value, field, of: type, path: field.name) }
         }
         switch command {
-        case let .requestVerification(_, d, _, kind, _):
-            try check(.verificationRequested, [(.deviceId, d), (.kind, kind)])
+        case let .requestVerification(c): try check(.verificationRequested, [(.deviceId, c.deviceId)])
         case let .register(r):
-            try check(.registered, [(.deviceId, r.deviceId), (.kind, r.kind), (.binding, r.binding), (.via, r.via),
-                                    (.grantId, r.grantId), (.challengeId, r.challengeId)])
-            try EventDecoder.checkPairing(via: r.via, grant: r.grantId != nil, challenge: r.challengeId != nil, prefix: "")
-        case let .rename(_, d, _): try check(.renamed, [(.deviceId, d)])
-        case let .revoke(_, d, _): try check(.revoked, [(.deviceId, d)])
-        case let .access(_, d): try check(.accessed, [(.deviceId, d)])
-        case let .updatePushToken(_, d, _): try check(.pushTokenUpdated, [(.deviceId, d)])
-        case let .issueChallenge(_, d, action, _):
-            try check(.challengeIssued, [(.requestingDeviceId, d), (.action, action)])
-        case let .approve(_, c, d, _): try check(.challengeApproved, [(.challengeId, c), (.deviceId, d)])
-        case let .deny(_, c, d): try check(.challengeDenied, [(.challengeId, c), (.deviceId, d)])
-        case let .expireChallenge(_, c): try check(.challengeExpired, [(.challengeId, c)])
-        case let .verifyOTP(_, o, _): try check(.otpVerified, [(.otpId, o)])
+            try check(.registered, [(.deviceId, r.deviceId), (.grantId, r.via?.grantId), (.challengeId, r.via?.challengeId)])
+        case let .rename(c): try check(.renamed, [(.deviceId, c.deviceId)])
+        case let .revoke(c): try check(.revoked, [(.deviceId, c.deviceId)])
+        case let .access(c): try check(.accessed, [(.deviceId, c.deviceId)])
+        case let .updatePushToken(c): try check(.pushTokenUpdated, [(.deviceId, c.deviceId)])
+        case let .issueChallenge(c):
+            try check(.challengeIssued, [(.requestingDeviceId, c.requestingDeviceId), (.action, c.action)])
+        case let .approve(c): try check(.challengeApproved, [(.challengeId, c.challengeId), (.deviceId, c.deviceId)])
+        case let .deny(c): try check(.challengeDenied, [(.challengeId, c.challengeId), (.deviceId, c.deviceId)])
+        case let .expireChallenge(c): try check(.challengeExpired, [(.challengeId, c.challengeId)])
+        case let .verifyOTP(c): try check(.otpVerified, [(.otpId, c.otpId)])
         case .revokeAll, .sendOTP, .setPolicy: break
         }
     }
@@ -99,11 +94,9 @@ extension Ledger {
             let session = try AppendSession(w)
             var out: [RecordedEvent] = []
             for (user, cid) in due {
-                var data = EventData()
-                data[.challengeId] = .string(cid)
                 guard let state = try? session.userState(user) else { continue }
                 let at = max(now, state.lastAt ?? now)
-                let request = AppendRequest([EventInput(event: Event(type: .challengeExpired, user: user, at: at, data: data, meta: meta))])
+                let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
                 // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
                 if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
                     out += r.appended

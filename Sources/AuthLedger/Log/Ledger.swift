@@ -224,7 +224,7 @@ public final class Ledger: @unchecked Sendable {
                 // the $system stream's own clock says: the as-of filter is on the user's events,
                 // and replaying accepted history under another policy could refuse it.
                 let p = try load(systemSeqs[k])
-                policy.apply(p.event.data)
+                policy.apply(PolicySet(p.event.data))
                 k += 1
             }
             let e = try load(seq)

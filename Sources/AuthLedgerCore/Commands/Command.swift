@@ -1,67 +1,146 @@
 /// A request to change a user's device trust. The ledger decides which events follow.
-public enum Command: Sendable {
+///
+/// Each case carries a small value; the static functions with labelled text arguments
+/// (`.rename(user:deviceId:name:)`, `.register(user:deviceId:name:kind:…)`) build them from
+/// what a CLI option or a JSON body gives, checking the named values (`kind`, `binding`,
+/// `via`, `channel`) once, there.
+public enum Command: Sendable, Equatable {
     /// An unrecognised device signed in: appends `device.verification_requested` (channel `email_link`), the name trimmed.
-    case requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?)
+    case requestVerification(VerificationRequest)
     /// Trusts a device: appends `device.registered` (see ``Registration``).
     case register(Registration)
     /// Renames an active device (`device.renamed`), the name trimmed.
-    case rename(user: String, deviceId: String, name: String)
+    case rename(Rename)
     /// Revokes one device (`device.revoked`); the result's `sessionEnded` is true when the actor is that device.
-    case revoke(user: String, deviceId: String, reason: String?)
+    case revoke(Revocation)
     /// Revokes every device of the user (`device.all_revoked`); the result's `sessionEnded` is true.
-    case revokeAll(user: String, reason: String?)
+    case revokeAll(RevocationOfAll)
     /// Records that an active device was used (`device.accessed`).
-    case access(user: String, deviceId: String)
+    case access(Access)
     /// Replaces an active device's push token (`device.push_token_updated`).
-    case updatePushToken(user: String, deviceId: String, pushToken: String)
+    case updatePushToken(PushTokenUpdate)
     /// Issues a challenge with a new id that expires `challengeTtlSeconds` from now; from an active
     /// device it is approved by that device at once (SPEC 2.6).
-    case issueChallenge(user: String, requestingDeviceId: String, action: String, context: StringMap?)
-    /// Approves a challenge by device `deviceId` (`challenge.approved`).
-    case approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?)
-    /// Denies a challenge by device `deviceId` (`challenge.denied`).
-    case deny(user: String, challengeId: String, deviceId: String)
+    case issueChallenge(ChallengeRequest)
+    /// Approves a challenge (`challenge.approved`).
+    case approve(Approval)
+    /// Denies a challenge (`challenge.denied`).
+    case deny(Denial)
     /// Records a challenge's expiry (`challenge.expired`): refused before its `expiresAt`.
-    case expireChallenge(user: String, challengeId: String)
-    /// Issues a one-time code to `target` over `channel` (`email` or `sms`): the result carries the code, once;
-    /// the log holds only its HMAC and the masked target.
-    case sendOTP(user: String, channel: String, target: String)
+    case expireChallenge(ChallengeExpiry)
+    /// Issues a one-time code: the result carries the code, once; the log holds only its HMAC
+    /// and the masked target.
+    case sendOTP(OTPRequest)
     /// Checks a code: a right one appends `otp.verified` and returns a grant; a wrong one appends
     /// `otp.failed`, durably, and the ledger then throws `otp_invalid` carrying it in ``LedgerError/appended`` (SPEC 2.7).
-    case verifyOTP(user: String, otpId: String, code: String)
-    /// Changes the policy settings in `data` (`policy.set`, at least one setting).
-    case setPolicy(EventData)
+    case verifyOTP(OTPCheck)
+    /// Changes the policy settings it names (`policy.set`, at least one setting).
+    case setPolicy(PolicySet)
 
     /// What a command's optional fields mean when a caller leaves them out (SPEC 2, 5), in
-    /// one place for the CLI and the HTTP API.
+    /// one place for the CLI, the HTTP API and Swift callers.
     public enum Default {
         /// `register`: the device's `kind`.
-        public static let kind = "other"
+        public static let kind = DeviceKind.other
         /// `register`: the device's `binding`.
-        public static let binding = "permanent"
+        public static let binding = Binding.permanent
         /// `issueChallenge`: the `action` to approve.
         public static let action = "login"
     }
 
-    /// A `register` command; the fields a caller leaves out take their defaults (``Default``).
-    public static func register(user: String, deviceId: String, name: String, kind: String = Default.kind,
+    /// A `register` command from text (a CLI's options, a JSON body): `kind`, `binding` and `via`
+    /// are checked here, and `via` goes with the grant or challenge it needs (nil `via`: `otp`
+    /// with a grant, `trusted_device` with a challenge, else inferred from the user's state).
+    public static func register(user: String, deviceId: String, name: String, kind: String? = nil,
                                 platform: String? = nil, appId: String? = nil, pushToken: String? = nil,
-                                binding: String = Default.binding, via: String? = nil, grantId: String? = nil,
-                                challengeId: String? = nil) -> Command {
-        .register(Registration(user: user, deviceId: deviceId, name: name, kind: kind, platform: platform, appId: appId,
-                               pushToken: pushToken, binding: binding, via: via, grantId: grantId, challengeId: challengeId))
+                                binding: String? = nil, via: String? = nil, grantId: String? = nil,
+                                challengeId: String? = nil) throws(LedgerError) -> Command {
+        .register(Registration(user: user, deviceId: deviceId, name: name,
+                               kind: try kind.map { k throws(LedgerError) in try DeviceKind(parsing: k, path: "kind") } ?? Default.kind,
+                               platform: platform, appId: appId, pushToken: pushToken,
+                               binding: try binding.map { b throws(LedgerError) in try Binding(parsing: b, path: "binding") } ?? Default.binding,
+                               via: try Via.given(name: via, grantId: grantId, challengeId: challengeId)))
+    }
+
+    /// A `requestVerification` command from text; `kind` is checked here.
+    public static func requestVerification(user: String, deviceId: String, name: String?, kind: String?, platform: String?) throws(LedgerError) -> Command {
+        .requestVerification(VerificationRequest(user: user, deviceId: deviceId, name: name,
+                                                 kind: try kind.map { k throws(LedgerError) in try DeviceKind(parsing: k, path: "kind") },
+                                                 platform: platform))
+    }
+
+    /// A `rename` command.
+    public static func rename(user: String, deviceId: String, name: String) -> Command {
+        .rename(Rename(user: user, deviceId: deviceId, name: name))
+    }
+
+    /// A `revoke` command.
+    public static func revoke(user: String, deviceId: String, reason: String?) -> Command {
+        .revoke(Revocation(user: user, deviceId: deviceId, reason: reason))
+    }
+
+    /// A `revokeAll` command.
+    public static func revokeAll(user: String, reason: String?) -> Command {
+        .revokeAll(RevocationOfAll(user: user, reason: reason))
+    }
+
+    /// An `access` command.
+    public static func access(user: String, deviceId: String) -> Command {
+        .access(Access(user: user, deviceId: deviceId))
+    }
+
+    /// An `updatePushToken` command.
+    public static func updatePushToken(user: String, deviceId: String, pushToken: String) -> Command {
+        .updatePushToken(PushTokenUpdate(user: user, deviceId: deviceId, pushToken: pushToken))
+    }
+
+    /// An `issueChallenge` command.
+    public static func issueChallenge(user: String, requestingDeviceId: String, action: String, context: StringMap?) -> Command {
+        .issueChallenge(ChallengeRequest(user: user, requestingDeviceId: requestingDeviceId, action: action, context: context))
+    }
+
+    /// An `approve` command.
+    public static func approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?) -> Command {
+        .approve(Approval(user: user, challengeId: challengeId, deviceId: deviceId, userVerified: userVerified))
+    }
+
+    /// A `deny` command.
+    public static func deny(user: String, challengeId: String, deviceId: String) -> Command {
+        .deny(Denial(user: user, challengeId: challengeId, deviceId: deviceId))
+    }
+
+    /// An `expireChallenge` command.
+    public static func expireChallenge(user: String, challengeId: String) -> Command {
+        .expireChallenge(ChallengeExpiry(user: user, challengeId: challengeId))
+    }
+
+    /// A `sendOTP` command from text; `channel` (`email` or `sms`) is checked here.
+    public static func sendOTP(user: String, channel: String, target: String) throws(LedgerError) -> Command {
+        .sendOTP(OTPRequest(user: user, channel: try OTPChannel(parsing: channel, path: "channel"), target: target))
+    }
+
+    /// A `verifyOTP` command.
+    public static func verifyOTP(user: String, otpId: String, code: String) -> Command {
+        .verifyOTP(OTPCheck(user: user, otpId: otpId, code: code))
     }
 
     /// The user the command is about; nil for `setPolicy` (stream `$system`).
     public var user: String? {
         switch self {
-        case let .register(r): return r.user
-        case let .requestVerification(u, _, _, _, _),
-             let .rename(u, _, _), let .revoke(u, _, _), let .revokeAll(u, _), let .access(u, _),
-             let .updatePushToken(u, _, _), let .issueChallenge(u, _, _, _), let .approve(u, _, _, _),
-             let .deny(u, _, _), let .expireChallenge(u, _), let .sendOTP(u, _, _), let .verifyOTP(u, _, _):
-            return u
-        case .setPolicy: return nil
+        case let .requestVerification(c): c.user
+        case let .register(c): c.user
+        case let .rename(c): c.user
+        case let .revoke(c): c.user
+        case let .revokeAll(c): c.user
+        case let .access(c): c.user
+        case let .updatePushToken(c): c.user
+        case let .issueChallenge(c): c.user
+        case let .approve(c): c.user
+        case let .deny(c): c.user
+        case let .expireChallenge(c): c.user
+        case let .sendOTP(c): c.user
+        case let .verifyOTP(c): c.user
+        case .setPolicy: nil
         }
     }
 }
@@ -113,94 +192,88 @@ package enum Decider {
     package static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
                        meta: StringMap?, secrets: () throws -> OTPSecrets) throws -> Decision {
         var d = Decision()
-        func emit(_ type: EventType, _ fields: [(Field, FieldValue?)]) {
-            var data = EventData()
-            for (f, v) in fields { data[f] = v }
-            d.events.append(Event(type: type, user: command.user, at: now, data: data, meta: meta))
+        func emit(_ payload: EventPayload) {
+            d.events.append(Event(user: command.user, at: now, payload: payload, meta: meta))
         }
-        func s(_ v: String?) -> FieldValue? { v.map { .string($0) } }
         let actor = meta?["actor"]
 
         switch command {
-        case let .requestVerification(_, deviceId, name, kind, platform):
-            emit(.verificationRequested, [(.deviceId, s(deviceId)), (.name, s(name.map(EventDecoder.trimName))),
-                                          (.kind, s(kind)), (.platform, s(platform)), (.channel, s("email_link"))])
+        case let .requestVerification(c):
+            emit(.verificationRequested(DeviceVerificationRequested(deviceId: c.deviceId, name: c.name.map(EventDecoder.trimName),
+                                                                    kind: c.kind, platform: c.platform, channel: .emailLink)))
 
         case let .register(r):
-            let inferred = r.via ?? (r.grantId != nil ? "otp" : r.challengeId != nil ? "trusted_device"
-                : state.devices[r.deviceId]?.status == .pending ? "email_link" : "initial")
-            emit(.registered, [(.deviceId, s(r.deviceId)), (.name, s(EventDecoder.trimName(r.name))), (.kind, s(r.kind)),
-                               (.platform, s(r.platform)), (.appId, s(r.appId)), (.pushToken, s(r.pushToken)),
-                               (.binding, s(r.binding)), (.via, s(inferred)), (.grantId, s(r.grantId)), (.challengeId, s(r.challengeId))])
+            let via = r.via ?? (state.devices[r.deviceId]?.status == .pending ? .emailLink : .initial)
+            emit(.registered(DeviceRegistered(deviceId: r.deviceId, name: EventDecoder.trimName(r.name), kind: r.kind,
+                                              platform: r.platform, appId: r.appId, pushToken: r.pushToken,
+                                              binding: r.binding, via: via)))
 
-        case let .rename(_, deviceId, name):
-            emit(.renamed, [(.deviceId, s(deviceId)), (.name, s(EventDecoder.trimName(name)))])
+        case let .rename(c):
+            emit(.renamed(DeviceRenamed(deviceId: c.deviceId, name: EventDecoder.trimName(c.name))))
 
-        case let .revoke(_, deviceId, reason):
-            emit(.revoked, [(.deviceId, s(deviceId)), (.reason, s(reason))])
-            d.result.sessionEnded = actor == "device:\(deviceId)"
+        case let .revoke(c):
+            emit(.revoked(DeviceRevoked(deviceId: c.deviceId, reason: c.reason)))
+            d.result.sessionEnded = actor == "device:\(c.deviceId)"
 
-        case let .revokeAll(_, reason):
-            emit(.allRevoked, [(.reason, s(reason))])
+        case let .revokeAll(c):
+            emit(.allRevoked(AllDevicesRevoked(reason: c.reason)))
             d.result.sessionEnded = true
 
-        case let .access(_, deviceId):
-            emit(.accessed, [(.deviceId, s(deviceId))])
+        case let .access(c):
+            emit(.accessed(DeviceAccessed(deviceId: c.deviceId)))
 
-        case let .updatePushToken(_, deviceId, pushToken):
-            emit(.pushTokenUpdated, [(.deviceId, s(deviceId)), (.pushToken, s(pushToken))])
+        case let .updatePushToken(c):
+            emit(.pushTokenUpdated(DevicePushTokenUpdated(deviceId: c.deviceId, pushToken: c.pushToken)))
 
-        case let .issueChallenge(_, requester, action, context):
+        case let .issueChallenge(c):
             let cid = newId()
-            emit(.challengeIssued, [(.challengeId, s(cid)), (.action, s(action)), (.requestingDeviceId, s(requester)),
-                                    (.expiresAt, .time(now.adding(seconds: policy.challengeTtlSeconds))),
-                                    (.context, context.map { .map($0) })])
+            emit(.challengeIssued(ChallengeIssued(challengeId: cid, action: c.action, requestingDeviceId: c.requestingDeviceId,
+                                                  expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context)))
             // A device that is already trusted approves its own challenge at once.
-            if state.devices[requester]?.status == .active {
-                emit(.challengeApproved, [(.challengeId, s(cid)), (.approverDeviceId, s(requester))])
+            if state.devices[c.requestingDeviceId]?.status == .active {
+                emit(.challengeApproved(ChallengeApproved(challengeId: cid, approverDeviceId: c.requestingDeviceId)))
             }
             d.result.challengeId = cid
 
-        case let .approve(_, cid, deviceId, userVerified):
-            emit(.challengeApproved, [(.challengeId, s(cid)), (.approverDeviceId, s(deviceId)), (.userVerified, userVerified.map { .bool($0) })])
-            d.result.challengeId = cid
+        case let .approve(c):
+            emit(.challengeApproved(ChallengeApproved(challengeId: c.challengeId, approverDeviceId: c.deviceId, userVerified: c.userVerified)))
+            d.result.challengeId = c.challengeId
 
-        case let .deny(_, cid, deviceId):
-            emit(.challengeDenied, [(.challengeId, s(cid)), (.approverDeviceId, s(deviceId))])
-            d.result.challengeId = cid
+        case let .deny(c):
+            emit(.challengeDenied(ChallengeDenied(challengeId: c.challengeId, approverDeviceId: c.deviceId)))
+            d.result.challengeId = c.challengeId
 
-        case let .expireChallenge(_, cid):
-            emit(.challengeExpired, [(.challengeId, s(cid))])
-            d.result.challengeId = cid
+        case let .expireChallenge(c):
+            emit(.challengeExpired(ChallengeExpired(challengeId: c.challengeId)))
+            d.result.challengeId = c.challengeId
 
-        case let .sendOTP(user, channel, target):
-            guard channel == "email" || channel == "sms" else { throw LedgerError.invalid("channel must be email or sms", field: "channel") }
-            let masked = try OTPSecrets.mask(target, channel: channel)
+        case let .sendOTP(c):
+            let masked = try OTPSecrets.mask(c.target, channel: c.channel.rawValue)
             let oid = newId()
             let code = OTPSecrets.newCode()
-            let codeHash = try secrets().codeHash(user: user, otpId: oid, code: code)
-            emit(.otpIssued, [(.otpId, s(oid)), (.channel, s(channel)), (.target, s(masked)), (.codeHash, s(codeHash)),
-                              (.expiresAt, .time(now.adding(seconds: policy.otpTtlSeconds))), (.maxAttempts, .int(policy.otpMaxAttempts))])
+            let codeHash = try secrets().codeHash(user: c.user, otpId: oid, code: code)
+            emit(.otpIssued(OTPIssued(otpId: oid, channel: c.channel, target: masked, codeHash: codeHash,
+                                      expiresAt: now.adding(seconds: policy.otpTtlSeconds), maxAttempts: policy.otpMaxAttempts)))
             d.result.otpId = oid
             d.result.code = code
 
-        case let .verifyOTP(user, oid, code):
-            let otp = try state.usableOTP(oid, at: now)
-            d.result.otpId = oid
-            if try secrets().matches(user: user, otpId: oid, code: code, codeHash: otp.codeHash) {
+        case let .verifyOTP(c):
+            let otp = try state.usableOTP(c.otpId, at: now)
+            d.result.otpId = c.otpId
+            if try secrets().matches(user: c.user, otpId: c.otpId, code: c.code, codeHash: otp.codeHash) {
                 let gid = newId()
-                emit(.otpVerified, [(.otpId, s(oid)), (.grantId, s(gid)), (.grantExpiresAt, .time(now.adding(seconds: policy.grantTtlSeconds)))])
+                emit(.otpVerified(OTPVerified(otpId: c.otpId, grantId: gid, grantExpiresAt: now.adding(seconds: policy.grantTtlSeconds))))
                 d.result.grantId = gid
             } else {
-                emit(.otpFailed, [(.otpId, s(oid))])
+                emit(.otpFailed(OTPFailed(otpId: c.otpId)))
                 let remaining = Int(max(0, otp.maxAttempts - otp.failures - 1))
                 d.result.refusal = LedgerError(.otpInvalid, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left",
                                                remainingAttempts: remaining, field: "code")
             }
 
-        case let .setPolicy(data):
-            guard !data.entries.isEmpty else { throw LedgerError.invalid("set-policy needs at least one setting") }
-            d.events.append(Event(type: .policySet, user: nil, at: now, data: data, meta: meta))
+        case let .setPolicy(p):
+            guard !p.isEmpty else { throw LedgerError.invalid("set-policy needs at least one setting") }
+            emit(.policySet(p))
         }
         return d
     }

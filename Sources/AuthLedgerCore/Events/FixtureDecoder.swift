@@ -198,10 +198,6 @@ public enum EventDecoder {
         _ = try fieldValue(.string(value), field: field, type: type, path: path)
     }
 
-    package static let kinds: Set<String> = ["mobile", "tablet", "desktop", "browser", "other"]
-    package static let bindings: Set<String> = ["permanent", "temporary"]
-    package static let vias: Set<String> = ["initial", "email_link", "otp", "trusted_device", "admin"]
-
     static func fieldValue(_ value: JSON, field: Field, type: EventType, path: String? = nil) throws(LedgerError) -> FieldValue {
         let path = path ?? "data.\(field.name)"
         switch field.kind {
@@ -240,12 +236,11 @@ public enum EventDecoder {
             guard s.unicodeScalars.count <= maxStringLength else { throw .invalid("\"\(path)\" is too long", field: path) }
             guard !hasControl(s) else { throw .invalid("\"\(path)\" has a control character", field: path) }
             switch field {
-            case .kind: guard kinds.contains(s) else { throw .invalid("\"\(path)\" must be one of \(kinds.sorted().joined(separator: ", "))", field: path) }
-            case .binding: guard bindings.contains(s) else { throw .invalid("\"\(path)\" must be permanent or temporary", field: path) }
-            case .via: guard vias.contains(s) else { throw .invalid("\"\(path)\" must be one of \(vias.sorted().joined(separator: ", "))", field: path) }
+            case .kind: _ = try DeviceKind(parsing: s, path: path)
+            case .binding: _ = try Binding(parsing: s, path: path)
+            case .via: try Via.checkName(s, path: path)
             case .channel:
-                let allowed: Set<String> = type == .otpIssued ? ["email", "sms"] : ["email_link"]
-                guard allowed.contains(s) else { throw .invalid("\"\(path)\" must be one of \(allowed.sorted().joined(separator: ", "))", field: path) }
+                if type == .otpIssued { _ = try OTPChannel(parsing: s, path: path) } else { _ = try VerificationChannel(parsing: s, path: path) }
             case .action:
                 guard isLowerWord(s) else { throw .invalid("\"\(path)\" must be a lower-case word", field: path) }
             case .codeHash:

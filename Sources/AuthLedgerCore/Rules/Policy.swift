@@ -20,21 +20,16 @@ public struct Policy: Equatable, Sendable {
     /// The default policy, in force before any `policy.set`.
     public init() {}
 
-    /// Applies a `policy.set` patch: later values override earlier ones.
-    public mutating func apply(_ data: EventData) {
-        for (field, value) in data.entries {
-            switch (field, value) {
-            case let (.coolingSeconds, .int(v)): coolingSeconds = v
-            case let (.challengeTtlSeconds, .int(v)): challengeTtlSeconds = v
-            case let (.otpTtlSeconds, .int(v)): otpTtlSeconds = v
-            case let (.otpMaxAttempts, .int(v)): otpMaxAttempts = v
-            case let (.otpPerHour, .int(v)): otpPerHour = v
-            case let (.grantTtlSeconds, .int(v)): grantTtlSeconds = v
-            case let (.maxDevices, .int(v)): maxDevices = v
-            case let (.protectCurrentDevice, .bool(v)): protectCurrentDevice = v
-            default: break
-            }
-        }
+    /// Applies a `policy.set` patch: the settings it has override the ones in force.
+    public mutating func apply(_ patch: PolicySet) {
+        coolingSeconds = patch.coolingSeconds ?? coolingSeconds
+        challengeTtlSeconds = patch.challengeTtlSeconds ?? challengeTtlSeconds
+        otpTtlSeconds = patch.otpTtlSeconds ?? otpTtlSeconds
+        otpMaxAttempts = patch.otpMaxAttempts ?? otpMaxAttempts
+        otpPerHour = patch.otpPerHour ?? otpPerHour
+        grantTtlSeconds = patch.grantTtlSeconds ?? grantTtlSeconds
+        maxDevices = patch.maxDevices ?? maxDevices
+        protectCurrentDevice = patch.protectCurrentDevice ?? protectCurrentDevice
     }
 
     /// Every setting as a JSON object, in the order of `policy.set`'s table.
@@ -64,7 +59,7 @@ public struct SystemState: Equatable, Sendable {
         if let lastAt, event.at < lastAt {
             throw LedgerError(.timeRegression, "at \(event.at) is before the stream's last event at \(lastAt)", field: "at")
         }
-        policy.apply(event.data)
+        policy.apply(PolicySet(event.data))
         version += 1
         lastAt = event.at
     }

@@ -69,15 +69,15 @@ public struct UserState: Equatable, Sendable {
 
     /// Faults of the event on its own, or against ids the stream already holds, that are
     /// `invalid_event` (checked before `time_regression`, SPEC 2.9).
-    private func checkStatic(_ event: Event) throws(LedgerError) {
-        let data = event.data
-        switch event.type {
-        case .challengeIssued, .otpIssued:
-            guard data.time(.expiresAt)! > event.at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
-        case .otpVerified:
-            let gid = data.string(.grantId)!
-            guard grants[gid] == nil else { throw .invalid("grant \(gid) exists", field: "data.grantId") }
-            guard data.time(.grantExpiresAt)! > event.at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
+    private func checkStatic(_ payload: EventPayload, at: Timestamp) throws(LedgerError) {
+        switch payload {
+        case let .challengeIssued(p):
+            guard p.expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+        case let .otpIssued(p):
+            guard p.expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+        case let .otpVerified(p):
+            guard grants[p.grantId] == nil else { throw .invalid("grant \(p.grantId) exists", field: "data.grantId") }
+            guard p.grantExpiresAt > at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
         default:
             break
         }
@@ -87,106 +87,99 @@ public struct UserState: Equatable, Sendable {
     /// Throws the refusal (by SPEC 2.9 precedence) and leaves the state unchanged.
     public mutating func evolve(_ event: Event, policy: Policy) throws(LedgerError) {
         guard event.user == user else { throw .invalid("event for \(event.user ?? systemStream) applied to \(user)") }
+        let payload = try event.payload
         let at = event.at
         // SPEC 2.9: invalid_event wins over every other code, time_regression included.
-        try checkStatic(event)
+        try checkStatic(payload, at: at)
         if let lastAt, at < lastAt {
             throw LedgerError(.timeRegression, "at \(at) is before the stream's last event at \(lastAt)", field: "at")
         }
-        let data = event.data
-        switch event.type {
+        switch payload {
         case .policySet:
             throw .invalid("policy.set has no user")
 
-        case .verificationRequested:
-            let id = data.string(.deviceId)!
-            if let name = data.string(.name) { try EventDecoder.checkName(name) }
+        case let .verificationRequested(p):
+            let id = p.deviceId
+            if let name = p.name { try EventDecoder.checkName(name) }
             if let d = devices[id] {
                 if d.status == .active { throw LedgerError(.deviceExists, "device \(id) is already registered", field: "deviceId") }
                 if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
             }
             var d = devices[id] ?? DeviceRecord(deviceId: id, status: .pending)
             d.requestedAt = at
-            if let v = data.string(.name) { d.name = v } else if event.personal?.entry("/data/name") != nil { d.name = nil }
-            if let v = data.string(.kind) { d.kind = v }
-            if let v = data.string(.platform) { d.platform = v }
+            if let v = p.name { d.name = v } else if event.personal?.entry("/data/name") != nil { d.name = nil }
+            if let v = p.kind { d.kind = v.rawValue }
+            if let v = p.platform { d.platform = v }
             devices[id] = d
 
-        case .registered:
-            let id = data.string(.deviceId)!
-            let via = data.string(.via)!
+        case let .registered(p):
+            let id = p.deviceId
             // An erased name was judged when it was appended.
-            if let name = data.string(.name) { try EventDecoder.checkName(name) }
+            if let name = p.name { try EventDecoder.checkName(name) }
             let existing = devices[id]
             if existing?.status == .active { throw LedgerError(.deviceExists, "device \(id) is already registered", field: "deviceId") }
             if existing?.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is revoked", field: "deviceId") }
-            var usedGrant: String?, usedChallenge: String?
-            switch via {
-            case "initial":
+            switch p.via {
+            case .initial:
                 if everRegistered { throw LedgerError(.verificationRequired, "user \(user) already had a device: a new one needs proof", field: "via") }
-            case "email_link":
+            case .emailLink:
                 if existing?.status != .pending { throw LedgerError(.verificationRequired, "device \(id) has no pending verification", field: "via") }
-            case "otp":
-                let gid = data.string(.grantId)!
+            case let .otp(gid):
                 guard let g = grants[gid], g.usedBy == nil, at < g.expiresAt else {
                     throw LedgerError(.grantInvalid, "grant \(gid) is unknown, used or expired", field: "grantId")
                 }
-                usedGrant = gid
-            case "trusted_device":
-                let cid = data.string(.challengeId)!
+            case let .trustedDevice(cid):
                 guard let c = challenges[cid], c.resolution == .approved, c.action == "login",
                       c.requestingDeviceId == id, c.usedBy == nil, let approvedAt = c.resolvedAt,
                       at < approvedAt.adding(seconds: policy.grantTtlSeconds) else {
                     throw LedgerError(.verificationRequired, "challenge \(cid) is not an unused approved login for \(id) within \(policy.grantTtlSeconds) s", field: "challengeId")
                 }
-                usedChallenge = cid
-            default: // admin
+            case .admin:
                 break
             }
-            if via != "initial" { try coolingCheck(at) }
+            if p.via != .initial { try coolingCheck(at) }
             if Int64(activeDeviceCount) >= policy.maxDevices {
                 throw LedgerError(.deviceLimitReached, "user \(user) has the maximum of \(policy.maxDevices) active devices")
             }
             var d = existing ?? DeviceRecord(deviceId: id, status: .active)
             d.status = .active
-            d.name = data.string(.name)
-            d.kind = data.string(.kind)
-            d.platform = data.string(.platform) ?? d.platform
-            d.appId = data.string(.appId)
-            d.pushToken = data.string(.pushToken) ?? erasedMarker(event, "/data/pushToken")
-            d.binding = data.string(.binding)
-            d.via = via
+            d.name = p.name
+            d.kind = p.kind.rawValue
+            d.platform = p.platform ?? d.platform
+            d.appId = p.appId
+            d.pushToken = p.pushToken ?? erasedMarker(event, "/data/pushToken")
+            d.binding = p.binding.rawValue
+            d.via = p.via.name
             d.registeredAt = at
             d.lastAccessAt = at
             devices[id] = d
             everRegistered = true
-            if let g = usedGrant { grants[g]?.usedBy = id }
-            if let c = usedChallenge { challenges[c]?.usedBy = id }
-            if via != "initial" { coolingUntil = at.adding(seconds: policy.coolingSeconds) }
+            if let g = p.via.grantId { grants[g]?.usedBy = id }
+            if let c = p.via.challengeId { challenges[c]?.usedBy = id }
+            if p.via != .initial { coolingUntil = at.adding(seconds: policy.coolingSeconds) }
 
-        case .renamed:
-            let id = data.string(.deviceId)!
-            let name = data.string(.name)
-            if let name { try EventDecoder.checkName(name) }
+        case let .renamed(p):
+            let id = p.deviceId
+            if let name = p.name { try EventDecoder.checkName(name) }
             guard let d = devices[id], d.status == .active else { throw LedgerError(.deviceNotFound, "no active device \(id)", field: "deviceId") }
-            if let name, EventDecoder.trimName(name) == EventDecoder.trimName(d.name ?? "") {
+            if let name = p.name, EventDecoder.trimName(name) == EventDecoder.trimName(d.name ?? "") {
                 throw LedgerError(.nameUnchanged, "device \(id) already has that name", field: "name")
             }
             try coolingCheck(at)
-            devices[id]!.name = name
+            devices[id]!.name = p.name
             coolingUntil = at.adding(seconds: policy.coolingSeconds)
 
-        case .accessed:
+        case let .accessed(p):
             // The most frequent event: one hash lookup, no copy of the record.
-            let i = try activeDeviceIndex(data.string(.deviceId)!)
+            let i = try activeDeviceIndex(p.deviceId)
             devices.values[i].lastAccessAt = at
 
-        case .pushTokenUpdated:
-            let i = try activeDeviceIndex(data.string(.deviceId)!)
-            devices.values[i].pushToken = data.string(.pushToken) ?? erasedMarker(event, "/data/pushToken")
+        case let .pushTokenUpdated(p):
+            let i = try activeDeviceIndex(p.deviceId)
+            devices.values[i].pushToken = p.pushToken ?? erasedMarker(event, "/data/pushToken")
 
-        case .revoked:
-            let id = data.string(.deviceId)!
+        case let .revoked(p):
+            let id = p.deviceId
             guard let d = devices[id] else { throw LedgerError(.deviceNotFound, "no device \(id)", field: "deviceId") }
             if d.status == .revoked { throw LedgerError(.deviceRevoked, "device \(id) is already revoked", field: "deviceId") }
             if policy.protectCurrentDevice && event.actor == "device:\(id)" {
@@ -205,52 +198,30 @@ public struct UserState: Equatable, Sendable {
             }
             coolingUntil = at.adding(seconds: policy.coolingSeconds)
 
-        case .challengeIssued:
-            let cid = data.string(.challengeId)!
-            let expiresAt = data.time(.expiresAt)!
+        case let .challengeIssued(p):
+            let cid = p.challengeId
             if challenges[cid] != nil { throw LedgerError(.challengeExists, "challenge \(cid) exists", field: "challengeId") }
-            let requester = data.string(.requestingDeviceId)!
             challenges[cid] = ChallengeRecord(
-                challengeId: cid, action: data.string(.action)!, requestingDeviceId: requester,
-                issuedAt: at, expiresAt: expiresAt, context: UserState.context(event),
-                requesterWasActive: devices[requester]?.status == .active)
+                challengeId: cid, action: p.action, requestingDeviceId: p.requestingDeviceId,
+                issuedAt: at, expiresAt: p.expiresAt, context: UserState.context(p.context, event.personal),
+                requesterWasActive: devices[p.requestingDeviceId]?.status == .active)
 
-        case .challengeApproved, .challengeDenied:
-            let cid = data.string(.challengeId)!
-            let approver = data.string(.approverDeviceId)!
-            guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
-            // SPEC 2.6: expired — by time, with or without its `challenge.expired` — is
-            // `challenge_expired`; `challenge_resolved` is for approved and denied ones.
-            if c.outcome(at: at) == .expired {
-                throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
-            }
-            if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
-            let approverActive = devices[approver]?.status == .active
-            let selfApproval = approver == c.requestingDeviceId
-            let trusted = selfApproval
-                ? (event.type == .challengeApproved && c.requesterWasActive && approverActive)
-                : approverActive
-            guard trusted else {
-                throw LedgerError(.approverNotTrusted, "device \(approver) may not resolve challenge \(cid)", field: "deviceId")
-            }
-            var r = c
-            r.resolution = event.type == .challengeApproved ? .approved : .denied
-            r.resolvedAt = at
-            r.approverDeviceId = approver
-            r.userVerified = data.bool(.userVerified)
-            challenges[cid] = r
+        case let .challengeApproved(p):
+            try resolve(p.challengeId, by: p.approverDeviceId, as: .approved, userVerified: p.userVerified, at: at)
 
-        case .challengeExpired:
-            let cid = data.string(.challengeId)!
+        case let .challengeDenied(p):
+            try resolve(p.challengeId, by: p.approverDeviceId, as: .denied, userVerified: nil, at: at)
+
+        case let .challengeExpired(p):
+            let cid = p.challengeId
             guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
             if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
             if !ChallengeRecord.hasExpired(c.expiresAt, at: at) { throw LedgerError(.challengeNotExpired, "challenge \(cid) expires at \(c.expiresAt)", until: c.expiresAt, field: "challengeId") }
             challenges[cid]!.resolution = .expired
             challenges[cid]!.resolvedAt = at
 
-        case .otpIssued:
-            let oid = data.string(.otpId)!
-            let expiresAt = data.time(.expiresAt)!
+        case let .otpIssued(p):
+            let oid = p.otpId
             if otps[oid] != nil { throw LedgerError(.otpExists, "OTP \(oid) exists", field: "otpId") }
             let windowStart = at.adding(seconds: -3600)
             let recent = otpIssueTimes.filter { $0 > windowStart }
@@ -260,24 +231,19 @@ public struct UserState: Equatable, Sendable {
                 let until = recent[recent.count - Int(policy.otpPerHour)].adding(seconds: 3600)
                 throw LedgerError(.otpRateLimited, "at most \(policy.otpPerHour) OTPs per hour", until: until)
             }
-            otps[oid] = OTPRecord(otpId: oid, channel: data.string(.channel)!, target: data.string(.target) ?? PersonalData.erasedMarker,
-                                  codeHash: data.string(.codeHash)!, issuedAt: at, expiresAt: expiresAt,
-                                  maxAttempts: data.int(.maxAttempts)!)
+            otps[oid] = OTPRecord(otpId: oid, channel: p.channel.rawValue, target: p.target ?? PersonalData.erasedMarker,
+                                  codeHash: p.codeHash, issuedAt: at, expiresAt: p.expiresAt, maxAttempts: p.maxAttempts)
             latestOtpId = oid
             otpIssueTimes = recent + [at]
 
-        case .otpFailed:
-            let oid = data.string(.otpId)!
-            _ = try usableOTP(oid, at: at)
-            otps[oid]!.failures += 1
+        case let .otpFailed(p):
+            _ = try usableOTP(p.otpId, at: at)
+            otps[p.otpId]!.failures += 1
 
-        case .otpVerified:
-            let oid = data.string(.otpId)!
-            _ = try usableOTP(oid, at: at)
-            let gid = data.string(.grantId)!
-            let grantExpiresAt = data.time(.grantExpiresAt)!
-            otps[oid]!.verified = true
-            grants[gid] = GrantRecord(grantId: gid, otpId: oid, expiresAt: grantExpiresAt)
+        case let .otpVerified(p):
+            _ = try usableOTP(p.otpId, at: at)
+            otps[p.otpId]!.verified = true
+            grants[p.grantId] = GrantRecord(grantId: p.grantId, otpId: p.otpId, expiresAt: p.grantExpiresAt)
 
         case .userErased:
             // The values of every earlier event are destroyed: the state keeps no copy either.
@@ -295,14 +261,38 @@ public struct UserState: Equatable, Sendable {
         lastAt = at
     }
 
+    /// SPEC 2.6: an approval or denial of challenge `cid` by device `approver`.
+    private mutating func resolve(_ cid: String, by approver: String, as resolution: ChallengeOutcome, userVerified: Bool?,
+                                  at: Timestamp) throws(LedgerError) {
+        guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
+        // Expired — by time, with or without its `challenge.expired` — is `challenge_expired`;
+        // `challenge_resolved` is for approved and denied ones.
+        if c.outcome(at: at) == .expired {
+            throw LedgerError(.challengeExpired, "challenge \(cid) expired at \(c.expiresAt)", until: c.expiresAt, field: "challengeId")
+        }
+        if c.resolution != .pending { throw LedgerError(.challengeResolved, "challenge \(cid) is already \(c.resolution.name)", field: "challengeId") }
+        let approverActive = devices[approver]?.status == .active
+        let selfApproval = approver == c.requestingDeviceId
+        let trusted = selfApproval ? (resolution == .approved && c.requesterWasActive && approverActive) : approverActive
+        guard trusted else {
+            throw LedgerError(.approverNotTrusted, "device \(approver) may not resolve challenge \(cid)", field: "deviceId")
+        }
+        var r = c
+        r.resolution = resolution
+        r.resolvedAt = at
+        r.approverDeviceId = approver
+        r.userVerified = userVerified
+        challenges[cid] = r
+    }
+
     private func erasedMarker(_ event: Event, _ pointer: String) -> String? {
         event.personal?.entry(pointer) != nil ? PersonalData.erasedMarker : nil
     }
 
     /// A challenge's context, with a marker for each erased value (the keys stay).
-    static func context(_ event: Event) -> StringMap? {
-        var ctx = event.data.map(.context)
-        for entry in event.personal?.entries ?? [] where entry.salt == nil && entry.pointer.hasPrefix(PersonalData.contextPrefix) {
+    static func context(_ given: StringMap?, _ personal: PersonalValues?) -> StringMap? {
+        var ctx = given
+        for entry in personal?.entries ?? [] where entry.salt == nil && entry.pointer.hasPrefix(PersonalData.contextPrefix) {
             let key = PersonalData.unescape(String(entry.pointer.dropFirst(PersonalData.contextPrefix.count)))
             ctx = ctx ?? StringMap()
             ctx!.pairs.append((key, PersonalData.erasedMarker))

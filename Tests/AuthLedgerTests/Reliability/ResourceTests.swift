@@ -17,7 +17,7 @@ import Testing
         let store = try Rig.tempDir("res") + "/store"
         for i in 0..<50 {
             let ledger = try Ledger(path: store)
-            _ = try await ledger.perform(.setPolicy({ var d = EventData(); d[.coolingSeconds] = .int(Int64(i)); return d }()))
+            _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: Int64(i))))
         }
         // Then, once the writer threads have wound down, no mapping of its data.mdb is left
         var left = Self.mappings(of: store)

@@ -1,0 +1,24 @@
+/// `challenge.approved`.
+public struct ChallengeApproved: Equatable, Sendable {
+    public var challengeId: String
+    public var approverDeviceId: String
+    /// The user passed a biometric or PIN check on the approver, when it says.
+    public var userVerified: Bool?
+
+    public init(challengeId: String, approverDeviceId: String, userVerified: Bool? = nil) {
+        self.challengeId = challengeId
+        self.approverDeviceId = approverDeviceId
+        self.userVerified = userVerified
+    }
+
+    init(_ d: EventData) throws(LedgerError) {
+        let t = EventType.challengeApproved
+        try self.init(challengeId: d.need(.challengeId, t, EventData.string),
+                      approverDeviceId: d.need(.approverDeviceId, t, EventData.string), userVerified: d.bool(.userVerified))
+    }
+
+    var data: EventData {
+        EventData([(.approverDeviceId, .text(approverDeviceId)), (.challengeId, .text(challengeId)),
+                   (.userVerified, userVerified.map { .bool($0) })])
+    }
+}

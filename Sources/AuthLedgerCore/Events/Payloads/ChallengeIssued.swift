@@ -1,0 +1,30 @@
+/// `challenge.issued`: a device asks the user's trusted devices to approve an action.
+public struct ChallengeIssued: Equatable, Sendable {
+    public var challengeId: String
+    /// A lower-case word: `login`, `transaction`, `update_profile`, ….
+    public var action: String
+    public var requestingDeviceId: String
+    public var expiresAt: Timestamp
+    /// What the approver is shown; erased values are absent from it.
+    public var context: StringMap?
+
+    public init(challengeId: String, action: String, requestingDeviceId: String, expiresAt: Timestamp, context: StringMap? = nil) {
+        self.challengeId = challengeId
+        self.action = action
+        self.requestingDeviceId = requestingDeviceId
+        self.expiresAt = expiresAt
+        self.context = context
+    }
+
+    init(_ d: EventData) throws(LedgerError) {
+        let t = EventType.challengeIssued
+        try self.init(challengeId: d.need(.challengeId, t, EventData.string), action: d.need(.action, t, EventData.string),
+                      requestingDeviceId: d.need(.requestingDeviceId, t, EventData.string),
+                      expiresAt: d.need(.expiresAt, t, EventData.time), context: d.map(.context))
+    }
+
+    var data: EventData {
+        EventData([(.action, .text(action)), (.challengeId, .text(challengeId)), (.context, context.map { .map($0) }),
+                   (.expiresAt, .time(expiresAt)), (.requestingDeviceId, .text(requestingDeviceId))])
+    }
+}

@@ -1,0 +1,10 @@
+/// `device.accessed`: an active device was used.
+public struct DeviceAccessed: Equatable, Sendable {
+    public var deviceId: String
+
+    public init(deviceId: String) { self.deviceId = deviceId }
+
+    init(_ d: EventData) throws(LedgerError) { try self.init(deviceId: d.need(.deviceId, .accessed, EventData.string)) }
+
+    var data: EventData { EventData([(.deviceId, .text(deviceId))]) }
+}

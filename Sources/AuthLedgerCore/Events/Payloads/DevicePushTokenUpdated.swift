@@ -1,0 +1,17 @@
+/// `device.push_token_updated`.
+public struct DevicePushTokenUpdated: Equatable, Sendable {
+    public var deviceId: String
+    /// The new token; nil once erased.
+    public var pushToken: String?
+
+    public init(deviceId: String, pushToken: String?) {
+        self.deviceId = deviceId
+        self.pushToken = pushToken
+    }
+
+    init(_ d: EventData) throws(LedgerError) {
+        try self.init(deviceId: d.need(.deviceId, .pushTokenUpdated, EventData.string), pushToken: d.string(.pushToken))
+    }
+
+    var data: EventData { EventData([(.deviceId, .text(deviceId)), (.pushToken, .text(pushToken))]) }
+}

@@ -1,0 +1,41 @@
+/// `device.registered`: a device was trusted, `via` saying how and with what proof.
+public struct DeviceRegistered: Equatable, Sendable {
+    public var deviceId: String
+    /// The device's name; nil once erased (SPEC 1.5).
+    public var name: String?
+    public var kind: DeviceKind
+    public var platform: String?
+    public var appId: String?
+    /// An authenticator's push token; nil when none was given or it was erased.
+    public var pushToken: String?
+    public var binding: Binding
+    public var via: Via
+
+    public init(deviceId: String, name: String?, kind: DeviceKind, platform: String? = nil, appId: String? = nil,
+                pushToken: String? = nil, binding: Binding, via: Via) {
+        self.deviceId = deviceId
+        self.name = name
+        self.kind = kind
+        self.platform = platform
+        self.appId = appId
+        self.pushToken = pushToken
+        self.binding = binding
+        self.via = via
+    }
+
+    init(_ d: EventData) throws(LedgerError) {
+        let t = EventType.registered
+        try self.init(deviceId: d.need(.deviceId, t, EventData.string), name: d.string(.name),
+                      kind: DeviceKind(parsing: d.need(.kind, t, EventData.string), path: "data.kind"),
+                      platform: d.string(.platform), appId: d.string(.appId), pushToken: d.string(.pushToken),
+                      binding: Binding(parsing: d.need(.binding, t, EventData.string), path: "data.binding"),
+                      via: Via(name: d.need(.via, t, EventData.string), grantId: d.string(.grantId),
+                               challengeId: d.string(.challengeId), prefix: "data."))
+    }
+
+    var data: EventData {
+        EventData([(.appId, .text(appId)), (.binding, .text(binding)), (.challengeId, .text(via.challengeId)),
+                   (.deviceId, .text(deviceId)), (.grantId, .text(via.grantId)), (.kind, .text(kind)), (.name, .text(name)),
+                   (.platform, .text(platform)), (.pushToken, .text(pushToken)), (.via, .text(via.name))])
+    }
+}

@@ -1,0 +1,46 @@
+/// `policy.set`: the settings it changes; the others keep their values (SPEC 1.3).
+public struct PolicySet: Equatable, Sendable {
+    public var coolingSeconds: Int64?
+    public var challengeTtlSeconds: Int64?
+    public var otpTtlSeconds: Int64?
+    public var otpMaxAttempts: Int64?
+    public var otpPerHour: Int64?
+    public var grantTtlSeconds: Int64?
+    public var maxDevices: Int64?
+    public var protectCurrentDevice: Bool?
+
+    /// A patch with these settings (at least one is needed to append it).
+    public init(coolingSeconds: Int64? = nil, challengeTtlSeconds: Int64? = nil, otpTtlSeconds: Int64? = nil,
+                otpMaxAttempts: Int64? = nil, otpPerHour: Int64? = nil, grantTtlSeconds: Int64? = nil,
+                maxDevices: Int64? = nil, protectCurrentDevice: Bool? = nil) {
+        self.coolingSeconds = coolingSeconds
+        self.challengeTtlSeconds = challengeTtlSeconds
+        self.otpTtlSeconds = otpTtlSeconds
+        self.otpMaxAttempts = otpMaxAttempts
+        self.otpPerHour = otpPerHour
+        self.grantTtlSeconds = grantTtlSeconds
+        self.maxDevices = maxDevices
+        self.protectCurrentDevice = protectCurrentDevice
+    }
+
+    /// The settings of `data`.
+    public init(_ data: EventData) {
+        self.init(coolingSeconds: data.int(.coolingSeconds), challengeTtlSeconds: data.int(.challengeTtlSeconds),
+                  otpTtlSeconds: data.int(.otpTtlSeconds), otpMaxAttempts: data.int(.otpMaxAttempts),
+                  otpPerHour: data.int(.otpPerHour), grantTtlSeconds: data.int(.grantTtlSeconds),
+                  maxDevices: data.int(.maxDevices), protectCurrentDevice: data.bool(.protectCurrentDevice))
+    }
+
+    /// Whether it changes nothing (refused: `policy.set` needs a setting).
+    public var isEmpty: Bool { data.entries.isEmpty }
+
+    /// The recorded `data`.
+    public var data: EventData {
+        EventData([(.challengeTtlSeconds, int(challengeTtlSeconds)), (.coolingSeconds, int(coolingSeconds)),
+                   (.grantTtlSeconds, int(grantTtlSeconds)), (.maxDevices, int(maxDevices)),
+                   (.otpMaxAttempts, int(otpMaxAttempts)), (.otpPerHour, int(otpPerHour)),
+                   (.otpTtlSeconds, int(otpTtlSeconds)), (.protectCurrentDevice, protectCurrentDevice.map { .bool($0) })])
+    }
+
+    private func int(_ v: Int64?) -> FieldValue? { v.map { .int($0) } }
+}
