@@ -1,0 +1,93 @@
+/// `decide(command, state, now)`: pure except for the random ids and codes it draws.
+package enum Decider {
+    static func newId() -> String { EventID.random().description }
+
+    package static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
+                       meta: StringMap?, secrets: () throws -> OTPSecrets) throws -> Decision {
+        var d = Decision()
+        func emit(_ payload: EventPayload) {
+            d.events.append(Event(user: command.user, at: now, payload: payload, meta: meta))
+        }
+        let actor = meta?["actor"]
+
+        switch command {
+        case let .requestVerification(c):
+            emit(.verificationRequested(DeviceVerificationRequested(deviceId: c.deviceId, name: c.name.map(EventDecoder.trimName),
+                                                                    kind: c.kind, platform: c.platform, channel: .emailLink)))
+
+        case let .register(r):
+            let via = r.via ?? (state.devices[r.deviceId]?.status == .pending ? .emailLink : .initial)
+            emit(.registered(DeviceRegistered(deviceId: r.deviceId, name: EventDecoder.trimName(r.name), kind: r.kind,
+                                              platform: r.platform, appId: r.appId, pushToken: r.pushToken,
+                                              binding: r.binding, via: via)))
+
+        case let .rename(c):
+            emit(.renamed(DeviceRenamed(deviceId: c.deviceId, name: EventDecoder.trimName(c.name))))
+
+        case let .revoke(c):
+            emit(.revoked(DeviceRevoked(deviceId: c.deviceId, reason: c.reason)))
+            d.result.sessionEnded = actor == "device:\(c.deviceId)"
+
+        case let .revokeAll(c):
+            emit(.allRevoked(AllDevicesRevoked(reason: c.reason)))
+            d.result.sessionEnded = true
+
+        case let .access(c):
+            emit(.accessed(DeviceAccessed(deviceId: c.deviceId)))
+
+        case let .updatePushToken(c):
+            emit(.pushTokenUpdated(DevicePushTokenUpdated(deviceId: c.deviceId, pushToken: c.pushToken)))
+
+        case let .issueChallenge(c):
+            let cid = newId()
+            emit(.challengeIssued(ChallengeIssued(challengeId: cid, action: c.action, requestingDeviceId: c.requestingDeviceId,
+                                                  expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context)))
+            // A device that is already trusted approves its own challenge at once.
+            if state.devices[c.requestingDeviceId]?.status == .active {
+                emit(.challengeApproved(ChallengeApproved(challengeId: cid, approverDeviceId: c.requestingDeviceId)))
+            }
+            d.result.challengeId = cid
+
+        case let .approve(c):
+            emit(.challengeApproved(ChallengeApproved(challengeId: c.challengeId, approverDeviceId: c.deviceId, userVerified: c.userVerified)))
+            d.result.challengeId = c.challengeId
+
+        case let .deny(c):
+            emit(.challengeDenied(ChallengeDenied(challengeId: c.challengeId, approverDeviceId: c.deviceId)))
+            d.result.challengeId = c.challengeId
+
+        case let .expireChallenge(c):
+            emit(.challengeExpired(ChallengeExpired(challengeId: c.challengeId)))
+            d.result.challengeId = c.challengeId
+
+        case let .sendOTP(c):
+            let masked = try OTPSecrets.mask(c.target, channel: c.channel.rawValue)
+            let oid = newId()
+            let code = OTPSecrets.newCode()
+            let codeHash = try secrets().codeHash(user: c.user, otpId: oid, code: code)
+            emit(.otpIssued(OTPIssued(otpId: oid, channel: c.channel, target: masked, codeHash: codeHash,
+                                      expiresAt: now.adding(seconds: policy.otpTtlSeconds), maxAttempts: policy.otpMaxAttempts)))
+            d.result.otpId = oid
+            d.result.code = code
+
+        case let .verifyOTP(c):
+            let otp = try state.usableOTP(c.otpId, at: now)
+            d.result.otpId = c.otpId
+            if try secrets().matches(user: c.user, otpId: c.otpId, code: c.code, codeHash: otp.codeHash) {
+                let gid = newId()
+                emit(.otpVerified(OTPVerified(otpId: c.otpId, grantId: gid, grantExpiresAt: now.adding(seconds: policy.grantTtlSeconds))))
+                d.result.grantId = gid
+            } else {
+                emit(.otpFailed(OTPFailed(otpId: c.otpId)))
+                let remaining = Int(max(0, otp.maxAttempts - otp.failures - 1))
+                d.result.refusal = LedgerError(.otpInvalid, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left",
+                                               remainingAttempts: remaining, field: "code")
+            }
+
+        case let .setPolicy(p):
+            guard !p.isEmpty else { throw LedgerError.invalid("set-policy needs at least one setting") }
+            emit(.policySet(p))
+        }
+        return d
+    }
+}
