@@ -20,6 +20,9 @@ import LMDB
 /// is always read inside the write transaction, never cached.
 @_spi(Storage) public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public let environment: Environment
+    /// Lets go of the map's pages as the store grows (appends read the pages they extend
+    /// through the map, which would otherwise pin the whole file in the resident set).
+    let mapPages = MapPagesRelease()
     let events: Database, ids: Database, streams: Database, states: Database, meta: Database
     let tree: Database
     let records: [RecordKind: Database]
@@ -69,6 +72,7 @@ import LMDB
 
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
+            defer { mapPages.committed(environment) }
             return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
         } catch let e as LMDBError {
             throw e.ledgerError
@@ -81,6 +85,7 @@ import LMDB
     public func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
         do {
             var id = Int.max
+            defer { mapPages.committed(environment) }
             let value = try environment.write(deferMetaSync: true) { txn in
                 id = txn.id
                 return try body(LMDBAccess(storage: self, txn: txn))
@@ -220,7 +225,7 @@ final class LMDBAccess: StorageWriter {
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.events)
         var entry = try c.seek(from.bigEndianBytes)
-        var behind = MapPagesBehind()
+        var behind = MapPagesBehind(s.environment)
         while let (k, v) = entry {
             guard k.count == 8 else { throw LedgerError(.tampered, "malformed event key") }
             if try !body(k.loadBigEndianUInt64(), v) { return }
@@ -368,10 +373,18 @@ final class LMDBAccess: StorageWriter {
 /// the cursor costs nothing but a page-cache hit if they are read again, and keeps a
 /// scan of the whole log (replay, verify, export) from pinning all of it in the
 /// process's resident set (a million events are ~300 MB of map).
+///
+/// Only pages inside the store's map are let go: a value read in a write transaction may
+/// sit in a dirty page LMDB allocated on the heap, and `MADV_DONTNEED` there would zero
+/// process memory. The map's ranges are looked up once per scan, at the first release.
 struct MapPagesBehind {
+    private let environment: Environment
+    private var regions: [Range<UInt>]?
     private var low = UInt(bitPattern: -1), high: UInt = 0, count = 0
     private static let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
     private static let every = 16_384
+
+    init(_ environment: Environment) { self.environment = environment }
 
     mutating func passed(_ value: UnsafeRawBufferPointer) {
         guard let base = value.baseAddress else { return }
@@ -386,7 +399,9 @@ struct MapPagesBehind {
         // Whole pages only, and never the one the cursor is on.
         let from = (low + MapPagesBehind.page - 1) & ~(MapPagesBehind.page - 1)
         let to = high & ~(MapPagesBehind.page - 1)
-        if to > from, let start = UnsafeMutableRawPointer(bitPattern: from) {
+        if regions == nil { regions = environment.mappedRegions() }
+        let inMap = regions!.contains { $0.contains(low) && $0.contains(high) }
+        if inMap, to > from, let start = UnsafeMutableRawPointer(bitPattern: from) {
             _ = madvise(start, Int(to - from), MADV_DONTNEED)
         }
         low = UInt(bitPattern: -1)
