@@ -20,6 +20,10 @@ import Testing
         let leaves = try Self.leafBytes(ledger)
         // Intact: the same
         #expect(try ledger.storage.read { try Ledger.storedTreeMatches($0, leaves: leaves) })
+        // The chunked walk over the log (what replay runs) agrees, whatever the chunk size
+        for chunk in [1, 2, 3, 64] {
+            #expect(try ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
+        }
         // A leaf that is not the stored one, at the start, the middle and the end: not the same
         for k in Set([0, n / 2, n - 1]) {
             var other = leaves
@@ -35,6 +39,9 @@ import Testing
             try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, index.bigEndianBytes, [UInt8](repeating: 9, count: 32)) }
             let reopened = try Ledger(path: path)
             #expect(try !reopened.storage.read { try Ledger.storedTreeMatches($0, leaves: leaves) }, "hash \(index) of \(stored)")
+            for chunk in [1, 3, 64] {
+                #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index), chunk \(chunk)")
+            }
             try reopened.replay()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatches($0, leaves: leaves) })
             try reopened.verify()

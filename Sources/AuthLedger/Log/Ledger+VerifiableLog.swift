@@ -215,6 +215,43 @@ extension Ledger {
 }
 
 extension Ledger {
+    /// Whether the stored tree is the one over the log's events through `through`,
+    /// checked in chunks of `chunk` events: their leaves are computed, the stored hashes
+    /// they determine are walked and compared, and the next chunk follows (both scans
+    /// resume where they stopped). Memory stays at one chunk of leaves instead of 32 bytes
+    /// per event; the pages both walks read are let go behind them.
+    static func storedTreeMatchesLog(_ r: any StorageReader, through: UInt64, chunk: Int = 65_536) throws -> Bool {
+        guard try r.treeHashCount() == MerkleTree.storedHashCount(through) else { return false }
+        var frontier = TreeFrontier()
+        var expected: [(UInt64, TreeFrontier.Node)] = []
+        var nextSeq: UInt64 = 1
+        while nextSeq <= through {
+            expected.removeAll(keepingCapacity: true)
+            var taken = 0
+            try r.scan(from: nextSeq) { seq, bytes in
+                guard seq <= through, taken < chunk else { return false }
+                guard seq == nextSeq else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
+                let e = try EventCodec.decode(bytes, seq: seq)
+                frontier.append(RecordedEvent.leaf(e.event, seq: seq, version: e.version)) { i, _, node in expected.append((i, node)) }
+                nextSeq += 1
+                taken += 1
+                return true
+            }
+            guard taken > 0 else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
+            var k = 0
+            try r.scanTree(from: expected[0].0) { index, stored in
+                guard k < expected.count else { return false }
+                guard expected[k].0 == index, stored.count == 32, TreeFrontier.Node(stored) == expected[k].1 else { return false }
+                k += 1
+                return true
+            }
+            if k < expected.count { return false }
+        }
+        return true
+    }
+}
+
+extension Ledger {
     /// Whether the stored tree holds exactly the hashes of the tree over `leaves`, in
     /// stored-index order: the tree's hashes are generated from the leaves as the walk
     /// over the stored ones needs them (a few per leaf), never all at once.

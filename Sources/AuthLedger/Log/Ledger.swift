@@ -356,7 +356,12 @@ public final class Ledger: @unchecked Sendable {
             DispatchQueue.concurrentPerform(iterations: parts + 1) { part in
                 if part == parts {
                     // The Merkle tree's leaves, beside the projections.
-                    leaves.result = Result { try storage.read { r in try Ledger.leafHashes(r, through: head.seq) } }
+                    // nil when the stored tree is intact (the usual case): nothing to rewrite.
+                    leaves.result = Result {
+                        try storage.read { r in
+                            try Ledger.storedTreeMatchesLog(r, through: head.seq) ? nil : try Ledger.leafHashes(r, through: head.seq)
+                        }
+                    }
                     return
                 }
                 do {
@@ -371,8 +376,8 @@ public final class Ledger: @unchecked Sendable {
             }
             // A partition's refusal (a stored event that does not decode or fold) is reported first.
             for part in 0..<parts { if case let .failure(e)? = box.results[part] { throw e } }
-            // The tree next, so that its 32 bytes per event of leaves are freed before the states are written.
-            try Ledger.rebuildTree(w, leaves: try leaves.result!.get())
+            // The tree next (only when it is not intact), its leaves freed before the states are written.
+            if let all = try leaves.result!.get() { try Ledger.rebuildTree(w, leaves: all) }
             leaves.result = nil
             var n: UInt64 = 0
             var system = SystemState()
@@ -448,7 +453,7 @@ public final class Ledger: @unchecked Sendable {
 
 /// The leaf hashes computed beside the replay partitions (written once, read after they all end).
 final class LeafBuffer: @unchecked Sendable {
-    var result: Result<[UInt8], Error>?
+    var result: Result<[UInt8]?, Error>?
 }
 
 final class ReplayPartitions: @unchecked Sendable {
