@@ -6,12 +6,10 @@ import Hummingbird
 enum APIError {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
-        case .invalidEvent, .invalidName, .payloadTooLarge: .badRequest
+        case .invalidEvent, .invalidName: .badRequest
         case .deviceNotFound, .challengeNotFound, .otpNotFound, .userNotFound, .notFound: .notFound
         case .coolingPeriodActive: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
-        case .otpRateLimited, .rateLimited: .tooManyRequests
-        case .unauthorized: .unauthorized
-        case .forbidden: .forbidden
+        case .otpRateLimited: .tooManyRequests
         case .storageError: .serviceUnavailable
         case .storageFull: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         case .duplicateEventId, .chainMismatch, .versionConflict, .timeRegression, .deviceExists, .deviceRevoked,
@@ -33,7 +31,18 @@ enum APIError {
     }
 
     static func response(_ e: LedgerError) -> Response {
-        var r = JSONResponse.make(body(e), status: status(for: e.code))
+        JSONResponse.make(body(e), status: status(for: e.code))
+    }
+
+    /// The HTTP API's own refusals: 401 and 403 with their `WWW-Authenticate`, 400, 429.
+    static func response(_ e: HTTPRefusal) -> Response {
+        let status: HTTPResponse.Status = switch e.code {
+        case .unauthorized: .unauthorized
+        case .forbidden: .forbidden
+        case .payloadTooLarge: .badRequest
+        case .rateLimited: .tooManyRequests
+        }
+        var r = JSONResponse.make(.object([("error", .string(e.code.rawValue)), ("message", .string(e.message))]), status: status)
         switch e.code {
         case .unauthorized: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\""
         case .forbidden: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\", error=\"insufficient_scope\""

@@ -190,8 +190,8 @@ public final class AuthLedgerServer: Sendable {
             do {
                 var context = context
                 if access != .open, let authFailures, let wait = authFailures.blocked(address) {
-                    metrics.refused(.rateLimited)
-                    var response = APIError.response(LedgerError(.rateLimited,
+                    metrics.refused(HTTPRefusal.Code.rateLimited.rawValue)
+                    var response = APIError.response(HTTPRefusal(.rateLimited,
                         "too many failed authentications from this address; retry after \(wait) s"))
                     response.headers[.retryAfter] = "\(wait)"
                     return response
@@ -200,17 +200,21 @@ public final class AuthLedgerServer: Sendable {
                 context.caller = who?.caller
                 context.scopes = who?.scopes ?? []
                 if let caller = context.caller, let buckets, let wait = buckets.take(caller) {
-                    metrics.refused(.rateLimited)
-                    context.logger.debug("refused", metadata: ["code": "\(ErrorCode.rateLimited.rawValue)"])
-                    var response = APIError.response(LedgerError(.rateLimited,
+                    metrics.refused(HTTPRefusal.Code.rateLimited.rawValue)
+                    context.logger.debug("refused", metadata: ["code": "\(HTTPRefusal.Code.rateLimited.rawValue)"])
+                    var response = APIError.response(HTTPRefusal(.rateLimited,
                         "too many requests for this token (\(buckets.limit.perSecond.formattedRate)/s, bursts of \(buckets.limit.burst)); retry after \(wait) s"))
                     response.headers[.retryAfter] = "\(wait)"
                     return response
                 }
                 return try await handler(request, context)
-            } catch let e as LedgerError {
-                metrics.refused(e.code)
+            } catch let e as HTTPRefusal {
+                metrics.refused(e.code.rawValue)
                 if e.code == .unauthorized { authFailures?.failed(address) }
+                context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
+                return APIError.response(e)
+            } catch let e as LedgerError {
+                metrics.refused(e.code.rawValue)
                 if e.code == .storageError || e.code == .storageFull {
                     context.logger.error("storage error", metadata: ["message": "\(e.message)"])
                 } else {
@@ -228,7 +232,7 @@ public final class AuthLedgerServer: Sendable {
                 return APIError.response(LedgerError.invalid(e.description))
             } catch {
                 context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                metrics.refused(.storageError)
+                metrics.refused(ErrorCode.storageError.rawValue)
                 return APIError.response(LedgerError(.storageError, "internal error"))
             }
         }
@@ -237,45 +241,45 @@ public final class AuthLedgerServer: Sendable {
     /// Checks the bearer token against the route's access; returns who the caller is
     /// (nil on open routes, which no per-token limit applies to).
     @discardableResult
-    func authorize(_ request: Request, _ access: Access) throws(LedgerError) -> Caller? {
+    func authorize(_ request: Request, _ access: Access) throws(HTTPRefusal) -> Caller? {
         try identify(request, access)?.caller
     }
 
     /// The caller and the scopes of its token, checked against the route's access
     /// (nil on open routes).
-    func identify(_ request: Request, _ access: Access) throws(LedgerError) -> (caller: Caller, scopes: Set<Scope>)? {
+    func identify(_ request: Request, _ access: Access) throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
         if access == .open { return nil }
         if configuration.tokens.isEmpty && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
         guard let header = request.headers[.authorization] else {
-            throw LedgerError(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw LedgerError(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         guard let (caller, scopes) = configuration.tokens.identify(parts[1].trimmingWhitespace()) else {
-            throw LedgerError(.unauthorized, "unknown token")
+            throw HTTPRefusal(.unauthorized, "unknown token")
         }
         if case let .scope(s) = access, !scopes.contains(s) {
-            throw LedgerError(.forbidden, "this token lacks the \(s.rawValue) scope")
+            throw HTTPRefusal(.forbidden, "this token lacks the \(s.rawValue) scope")
         }
         return (caller, scopes)
     }
 
     /// Refuses (403) a request whose token lacks `scope` (a route's extra demand, such
     /// as `admin` for a registration `via: admin`).
-    func require(_ scope: Scope, _ context: ServerRequestContext, for what: String) throws(LedgerError) {
+    func require(_ scope: Scope, _ context: ServerRequestContext, for what: String) throws(HTTPRefusal) {
         guard context.scopes.contains(scope) else {
-            throw LedgerError(.forbidden, "\(what) needs the \(scope.rawValue) scope")
+            throw HTTPRefusal(.forbidden, "\(what) needs the \(scope.rawValue) scope")
         }
     }
 
     /// A place for one more event stream of the request's caller; 429 `rate_limited`
     /// when it already holds `maxSubscribersPerToken` open.
-    func subscriberSlot(_ context: ServerRequestContext) throws(LedgerError) -> SubscriberSlot? {
+    func subscriberSlot(_ context: ServerRequestContext) throws(HTTPRefusal) -> SubscriberSlot? {
         guard let slots = subscriberSlots, let caller = context.caller else { return nil }
         guard let slot = slots.acquire(caller) else {
-            throw LedgerError(.rateLimited, "this token already holds \(slots.limit) event streams open (the limit); close one first")
+            throw HTTPRefusal(.rateLimited, "this token already holds \(slots.limit) event streams open (the limit); close one first")
         }
         return slot
     }

@@ -47,7 +47,7 @@ extension AuthLedgerServer {
         on(t, .get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
             // A full verify reads the whole log: a few at a time, the others are told to come back.
             guard verifySlots.tryAcquire() else {
-                throw LedgerError(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
+                throw HTTPRefusal(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
             }
             defer { verifySlots.release() }
             let head = try await offload { try ledger.verify() }
@@ -96,7 +96,7 @@ extension AuthLedgerServer {
         }
         guard !items.isEmpty else { throw LedgerError.invalid("no events to append", field: "events") }
         guard items.count <= configuration.maxAppendEvents else {
-            throw LedgerError(.payloadTooLarge, "at most \(configuration.maxAppendEvents) events per request")
+            throw HTTPRefusal(.payloadTooLarge, "at most \(configuration.maxAppendEvents) events per request")
         }
         var inputs: [EventInput] = []
         inputs.reserveCapacity(items.count)

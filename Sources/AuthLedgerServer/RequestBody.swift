@@ -40,7 +40,7 @@ struct RequestBody {
             buffer = try await request.body.collect(upTo: limit)
         } catch let e as NIOTooManyBytesError {
             _ = e
-            throw LedgerError(.payloadTooLarge, "the request body is larger than \(limit) bytes")
+            throw HTTPRefusal(.payloadTooLarge, "the request body is larger than \(limit) bytes")
         }
         let bytes = buffer.readableBytesView
         if bytes.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) {

@@ -15,7 +15,7 @@ final class ServerMetrics: Sendable {
     private let subscribers: Meter
     private let cutOff: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
-    private let refusals = Mutex<[ErrorCode: CoreMetrics.Counter]>([:])
+    private let refusals = Mutex<[String: CoreMetrics.Counter]>([:])
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -40,10 +40,11 @@ final class ServerMetrics: Sendable {
         appendLatency.recordNanoseconds(d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000)
     }
 
-    func refused(_ code: ErrorCode) {
+    /// Counts one refusal with this stable code (the ledger's or the HTTP API's own).
+    func refused(_ code: String) {
         let c = refusals.withLock { refusals in
             if let existing = refusals[code] { return existing }
-            let c = CoreMetrics.Counter(label: "authledger_refusals_total", dimensions: [("code", code.rawValue)], factory: factory)
+            let c = CoreMetrics.Counter(label: "authledger_refusals_total", dimensions: [("code", code)], factory: factory)
             refusals[code] = c
             return c
         }

@@ -62,16 +62,8 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case storageError = "storage_error"
     /// The disk, a quota or the store's maximum size is reached: nothing of the request was appended.
     case storageFull = "storage_full"
-    /// HTTP only: a missing or unknown bearer token.
-    case unauthorized = "unauthorized"
-    /// HTTP only: the token's scope does not allow the request.
-    case forbidden = "forbidden"
     /// No such route, tile or entry bundle.
     case notFound = "not_found"
-    /// HTTP only: the request body is over the size limit.
-    case payloadTooLarge = "payload_too_large"
-    /// HTTP only: a limit of SPEC 5.5 was reached (a token's request rate or open streams, an address's failed authentications, concurrent verifications).
-    case rateLimited = "rate_limited"
 }
 
 /// A refusal or failure with a stable code and the data a caller needs.

@@ -241,12 +241,16 @@ extension SharedSignals {
             givenState = s
         }
         let state = givenState
+        // Full is decided inside the update (atomically) and answered after it: the
+        // writer passes only the ledger's own errors through.
+        let full = Flag()
         try await store.update(id) { s in
-            guard s.verifications.count < SSFStream.maxPendingVerifications else {
-                throw LedgerError(.rateLimited, "\(SSFStream.maxPendingVerifications) verification events are already waiting on this stream")
-            }
+            guard s.verifications.count < SSFStream.maxPendingVerifications else { return full.set() }
             s.verifications.append(.init(n: s.nextVerification, state: state))
             s.nextVerification += 1
+        }
+        if full.isSet {
+            throw HTTPRefusal(.rateLimited, "\(SSFStream.maxPendingVerifications) verification events are already waiting on this stream")
         }
         changes.ring()
     }

@@ -1,0 +1,28 @@
+import AuthLedger
+
+/// A refusal only the HTTP API makes: no bearer token, a token without the scope, a body
+/// over the limit, a rate limit. The ledger never gives these, so they are not in the
+/// core's `ErrorCode`; they are answered in the same `{"error", "message"}` form, with
+/// their own stable codes.
+struct HTTPRefusal: Error, Sendable, Equatable {
+    /// The stable codes of the HTTP API's own refusals.
+    enum Code: String, Sendable, CaseIterable {
+        /// 401: a missing or unknown bearer token.
+        case unauthorized
+        /// 403: the token's scope does not allow the request.
+        case forbidden
+        /// 400: the request body is over the size limit.
+        case payloadTooLarge = "payload_too_large"
+        /// 429: a limit of the API was reached (a token's request rate or open streams, an
+        /// address's failed authentications, concurrent verifications).
+        case rateLimited = "rate_limited"
+    }
+
+    let code: Code
+    let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
