@@ -5,15 +5,18 @@ extension Ledger {
     /// backwards), validates the events with `evolve`, and appends them durably.
     /// A refusal appends nothing and is thrown — except that `otp_invalid` keeps its
     /// `otp.failed` (committed, then thrown in ``/AuthLedgerCore/LedgerError/appended``).
-    public func execute(_ command: Command, meta: StringMap? = nil, clock: () -> Timestamp = Timestamp.now) throws -> CommandResult {
+    public func execute(_ command: Command, meta: StringMap? = nil, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
         try validate(command)
-        let result = try storage.write { w in
-            let session = try AppendSession(w)
-            let result = try execute(command, meta: meta, now: clock(), in: session)
-            try session.finish()
+        let result = try writer.exclusive { [self] in
+            let result = try storage.write { w in
+                let session = try AppendSession(w)
+                let result = try execute(command, meta: meta, now: clock(), in: session)
+                try session.finish()
+                return result
+            }
+            if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
             return result
         }
-        if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
         return try Ledger.throwingRefusal(result)
     }
 
@@ -90,22 +93,24 @@ extension Ledger {
         }
         guard !due.isEmpty else { return [] }
         let meta = StringMap([("actor", "system")])
-        let appended = try storage.write { w in
-            let session = try AppendSession(w)
-            var out: [RecordedEvent] = []
-            for (user, cid) in due {
-                guard let state = try? session.userState(user) else { continue }
-                let at = max(now, state.lastAt ?? now)
-                let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
-                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
-                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
-                    out += r.appended
+        return try writer.exclusive { [self] in
+            let appended = try storage.write { w in
+                let session = try AppendSession(w)
+                var out: [RecordedEvent] = []
+                for (user, cid) in due {
+                    guard let state = try? session.userState(user) else { continue }
+                    let at = max(now, state.lastAt ?? now)
+                    let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
+                    // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
+                    if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
+                        out += r.appended
+                    }
                 }
+                try session.finish()
+                return out
             }
-            try session.finish()
-            return out
+            if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+            return appended
         }
-        if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-        return appended
     }
 }

@@ -19,6 +19,7 @@ import LMDB
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
 @_spi(Storage) public final class LMDBStorage: StorageBackend, @unchecked Sendable {
+    /// The LMDB environment (the store's directory) with its named databases.
     public let environment: Environment
     /// Lets go of the map's pages as the store grows (appends read the pages they extend
     /// through the map, which would otherwise pin the whole file in the resident set).
@@ -62,6 +63,7 @@ import LMDB
         try self.init(path: path, maxMapSize: 1 << 44)
     }
 
+    /// Runs `body` in a read transaction: a consistent snapshot of the store.
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         do {
             return try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
@@ -70,6 +72,7 @@ import LMDB
         }
     }
 
+    /// Runs `body` in one durable write transaction (committed and synced when it returns).
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
             defer { mapPages.committed(environment) }
@@ -98,6 +101,7 @@ import LMDB
         }
     }
 
+    /// Makes every commit so far durable (after pipelined commits).
     public func sync() throws {
         do { try environment.sync() } catch let e as LMDBError { throw e.ledgerError }
     }

@@ -174,10 +174,12 @@ extension Ledger {
         let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
-        try storage.write { w in
-            let head = try w.head().seq
-            guard try w.treeHashCount() == 0, head > 0 else { return }
-            try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+        try writer.exclusive { [self] in
+            try storage.write { w in
+                let head = try w.head().seq
+                guard try w.treeHashCount() == 0, head > 0 else { return }
+                try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+            }
         }
     }
 

@@ -5,6 +5,7 @@ import Logging
 /// The device-trust ledger: an append-only, hash-chained log of events with
 /// maintained projections, over a storage backend (LMDB by default).
 public final class Ledger: @unchecked Sendable {
+    /// The store under the log: for the project's tests and benchmark only (SPI), never for a service.
     @_spi(Storage) public let storage: any StorageBackend
     /// How this ledger was opened (key files, origin, replay partitions…).
     public let configuration: Configuration
@@ -75,7 +76,7 @@ public final class Ledger: @unchecked Sendable {
 
     // MARK: Commit observers
 
-    /// Registers `f` to be called (on the committing thread) with the new head after
+    /// Registers `f` to be called (on the writer thread for this instance's writes) with the new head after
     /// every commit made through this `Ledger` instance. Other processes' commits are
     /// not observed: poll `head()` for those.
     public func addCommitObserver(_ f: @escaping @Sendable (Head) -> Void) -> Int {
@@ -86,6 +87,7 @@ public final class Ledger: @unchecked Sendable {
         return nextObserver
     }
 
+    /// Stops calling the observer `addCommitObserver` returned `id` for.
     public func removeCommitObserver(_ id: Int) {
         observersLock.lock()
         observers[id] = nil
@@ -105,17 +107,20 @@ public final class Ledger: @unchecked Sendable {
     /// Validates `inputs` against the rules and appends them atomically: all or none.
     /// Identical re-appends (same id, same content) are skipped and counted.
     public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
-        let outcome = try storage.write { w in
-            let session = try AppendSession(w)
-            session.sealPersonalData = writer.sealPersonalData
-            let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
-            try session.finish()
-            return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
+        try writer.exclusive { [self] in
+            let outcome = try storage.write { w in
+                let session = try AppendSession(w)
+                session.sealPersonalData = writer.sealPersonalData
+                let (appended, duplicates) = try session.applyUnisolated(AppendRequest(inputs, expectedVersions: expectedVersions))
+                try session.finish()
+                return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
+            }
+            if !outcome.appended.isEmpty { notifyCommit(outcome.head) }
+            return outcome
         }
-        if !outcome.appended.isEmpty { notifyCommit(outcome.head) }
-        return outcome
     }
 
+    /// The log's head: its last `seq` and that event's chain hash.
     public func head() throws -> Head { try storage.read { try $0.head() } }
 
     /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
@@ -344,6 +349,10 @@ public final class Ledger: @unchecked Sendable {
     /// keeps other writers out while the partitions read the same snapshot.
     @discardableResult
     public func replay(progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
+        try writer.exclusive { [self] in try replayOnWriter(progress: progress) }
+    }
+
+    private func replayOnWriter(progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()

@@ -4,5 +4,6 @@ import AuthLedgerCore
 /// those that can still change in ways its own queries see (unresolved challenges, the
 /// latest OTP), so its size, and the cost of an append, do not grow with the user's past.
 @_spi(Storage) public enum RecordKind: UInt8, CaseIterable, Sendable {
+    /// Challenges, OTPs and grants (the tags are storage tags: never renumber).
     case challenge = 1, otp = 2, grant = 3
 }

@@ -1,19 +1,34 @@
 import AuthLedgerCore
 import Foundation
 
-/// The group-commit writer: one dedicated OS thread runs the write transactions of the
-/// asynchronous API (`submit`, `perform`). Concurrent requests queue to it and are
-/// committed together in one durable transaction; each caller is resumed only after that
-/// commit. A refused request refuses only itself: each runs in its own nested transaction.
-/// The synchronous `append`, `execute` and `replay` run their own transaction on the
-/// calling thread instead; the store serialises the two (LMDB's single writer, opened
-/// without thread-local reader slots; PostgreSQL's locked head row).
+/// The writer: one dedicated OS thread runs every write transaction of a `Ledger`.
+/// Requests of the asynchronous API (`submit`, `perform`) queue to it and are committed
+/// together in one durable transaction (group commit); each caller is resumed only after
+/// that commit, and a refused request refuses only itself (each runs in its own nested
+/// transaction). The synchronous API (`append`, `execute`, `replay`, `erase`,
+/// `expireDueChallenges`) hands its work to the same thread, which runs it alone, in
+/// its own transaction, in queue order, while the caller waits (`exclusive`). Work that
+/// is already on the writer thread (a commit observer that writes) runs inline instead
+/// of waiting on itself. Other processes' writers are serialised by the store (LMDB's
+/// single writer; PostgreSQL's locked head row).
+// @unchecked: the queue, counters and held batch are guarded by `lock` (an NSCondition:
+// the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
     typealias Job = (AppendSession) throws -> any Sendable
-    private struct Pending {
-        let job: Job
-        let done: @Sendable (Result<any Sendable, Error>) -> Void
+    private enum Work {
+        /// A request of the group-commit API, run in the batch's transaction.
+        case request(Job)
+        /// Synchronous work with its own transaction(s), run alone.
+        case alone(() -> Void)
     }
+    private struct Pending {
+        let work: Work
+        let done: @Sendable (Result<any Sendable, Error>) -> Void
+        var job: Job { if case let .request(j) = work { return j }; preconditionFailure("not a request") }
+        var isRequest: Bool { if case .request = work { return true }; return false }
+    }
+    /// The writer thread, once it runs (under `lock`).
+    private var thread: pthread_t?
 
     private let storage: any StorageBackend
     private let lock = NSCondition()
@@ -78,15 +93,42 @@ final class Writer: @unchecked Sendable {
 
     /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
     func submit(_ job: @escaping Job, done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
+        enqueue(Pending(work: .request(job), done: done))
+    }
+
+    private func enqueue(_ p: Pending) {
         lock.lock()
         if stopped {
             lock.unlock()
-            done(.failure(LedgerError(.storageError, "the ledger is closed")))
+            p.done(.failure(LedgerError(.storageError, "the ledger is closed")))
             return
         }
-        queue.append(Pending(job: job, done: done))
+        queue.append(p)
         lock.signal()
         lock.unlock()
+    }
+
+    /// Whether the calling thread is the writer thread.
+    var isCurrentThread: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let thread else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs `work` (which opens its own write transactions) on the writer thread, alone,
+    /// after the work queued before it, and waits for it; on the writer thread itself,
+    /// runs it at once (waiting would wait forever).
+    func exclusive<T>(_ work: @escaping () throws -> T) throws -> T {
+        if isCurrentThread { return try work() }
+        let outcome = ExclusiveOutcome<T>()
+        enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
+            // A closed ledger refuses without running it.
+            if outcome.result == nil, case let .failure(e) = r { outcome.result = .failure(e) }
+            outcome.done.signal()
+        }))
+        outcome.done.wait()
+        return try outcome.result!.get()
     }
 
     private var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
@@ -115,6 +157,9 @@ final class Writer: @unchecked Sendable {
     }
 
     private func loop() {
+        lock.lock()
+        thread = pthread_self()
+        lock.unlock()
         while true {
             lock.lock()
             while queue.isEmpty && !stopped && held == nil { lock.wait() }
@@ -124,7 +169,16 @@ final class Writer: @unchecked Sendable {
                 if held != nil { settleHeld(); continue }
                 return
             }
-            let batch = Array(queue.prefix(maxBatch))
+            if case let .alone(work) = queue[0].work {
+                let p = queue.removeFirst()
+                lock.unlock()
+                // What was committed before it is acknowledged first, durable.
+                if held != nil { settleHeld() }
+                work()
+                p.done(.success(()))
+                continue
+            }
+            let batch = Array(queue.prefix { $0.isRequest }.prefix(maxBatch))
             queue.removeFirst(batch.count)
             let pipelined = pipelinedValue
             lock.unlock()
@@ -258,15 +312,26 @@ final class Writer: @unchecked Sendable {
     }
 }
 
+/// The result of exclusive work, handed from the writer thread to the waiting caller.
+// @unchecked: `result` is written once on the writer thread before `done` is signalled,
+// and read by the caller only after waiting on it.
+private final class ExclusiveOutcome<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
+    let done = DispatchSemaphore(value: 0)
+}
+
 /// Thrown to abort a batch whose every request was refused.
 private struct EveryRequestRefused: Error {}
 
 /// What the writer thread did: for the benchmark and for operators.
 public struct WriterStats: Sendable {
+    /// Write transactions committed by the writer thread.
     public var transactions: Int
+    /// Requests those transactions carried (group commit: several per transaction).
     public var requests: Int
     /// Seconds inside write transactions, and of those, in the durable commit.
     public var busySeconds: Double
+    /// Of `busySeconds`, the time spent in the durable commit itself.
     public var commitSeconds: Double
     /// Explicit syncs of a pipelined commit because no next commit came to sync it.
     public var idleSyncs: Int = 0

@@ -31,24 +31,26 @@ extension Ledger {
             }
             meta = StringMap([("actor", actor)])
         }
-        let outcome = try storage.write { w -> ErasureOutcome in
-            let session = try AppendSession(w)
-            let state = try session.userState(user)
-            guard state.version > 0 else { throw LedgerError(.userNotFound, "no events for user \(user)", field: "user") }
-            // Never before the stream's last event: an erasure is not refused for the clock.
-            let at = max(now, state.lastAt ?? now)
-            var records = 0
-            try w.scanPersonalValues(user: user) { _, _ in records += 1; return true }
-            var checked = Set<String>()
-            let input = EventInput(event: Event(type: .userErased, user: user, at: at, data: data, meta: meta))
-            guard let r = try session.append(input, checked: &checked) else { throw LedgerError(.storageError, "erasure not appended") }
-            try w.putMetaValue(Ledger.purgePendingKey, [1])
-            try session.finish()
-            return ErasureOutcome(event: r, erasedEvents: records, head: session.head)
+        return try writer.exclusive { [self] in
+            let outcome = try storage.write { w -> ErasureOutcome in
+                let session = try AppendSession(w)
+                let state = try session.userState(user)
+                guard state.version > 0 else { throw LedgerError(.userNotFound, "no events for user \(user)", field: "user") }
+                // Never before the stream's last event: an erasure is not refused for the clock.
+                let at = max(now, state.lastAt ?? now)
+                var records = 0
+                try w.scanPersonalValues(user: user) { _, _ in records += 1; return true }
+                var checked = Set<String>()
+                let input = EventInput(event: Event(type: .userErased, user: user, at: at, data: data, meta: meta))
+                guard let r = try session.append(input, checked: &checked) else { throw LedgerError(.storageError, "erasure not appended") }
+                try w.putMetaValue(Ledger.purgePendingKey, [1])
+                try session.finish()
+                return ErasureOutcome(event: r, erasedEvents: records, head: session.head)
+            }
+            notifyCommit(outcome.head)
+            try purgeErasedBytes()
+            return outcome
         }
-        notifyCommit(outcome.head)
-        try purgeErasedBytes()
-        return outcome
     }
 
     /// Rewrites the store so no deleted byte remains in its files, then clears the flag.
@@ -59,6 +61,6 @@ extension Ledger {
 
     /// Finishes a purge an erasure could not (a crash between its commit and the purge).
     func finishPendingPurge() throws {
-        if try storage.read({ try $0.metaValue(Ledger.purgePendingKey) }) != nil { try purgeErasedBytes() }
+        if try storage.read({ try $0.metaValue(Ledger.purgePendingKey) }) != nil { try writer.exclusive { [self] in try purgeErasedBytes() } }
     }
 }

@@ -12,14 +12,22 @@ import Foundation
 /// database can hold several ledgers. The password is never part of `description`, and
 /// no error or log line names more than `redacted`.
 public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
+    /// How the connection uses TLS (`sslmode` of the URL): never, if offered, always, or always with the server's certificate and host name checked.
     public enum TLSMode: String, Sendable { case disable, prefer, require, verifyFull = "verify-full" }
 
+    /// The database role.
     public var user: String
+    /// The role's password, if the URL has one (never printed).
     public var password: String?
+    /// The server's host name or address.
     public var host: String
+    /// The server's port (5432 unless given).
     public var port: Int
+    /// The database.
     public var database: String
+    /// The schema holding this ledger's tables (one database can hold several ledgers).
     public var schema: String
+    /// The TLS mode.
     public var tls: TLSMode
 
     /// Whether `store` names a PostgreSQL store rather than an LMDB directory.
@@ -27,6 +35,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
     }
 
+    /// Parses a `postgresql://user[:password]@host[:port]/database[?schema=…&sslmode=…]` URL; an error never shows the password.
     public init(url: String) throws {
         // The message never repeats the URL: it may hold a password.
         func bad(_ why: String) -> LedgerError { LedgerError(.storageError, "invalid PostgreSQL store URL: \(why)") }
@@ -81,6 +90,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         return s
     }
 
+    /// The location without its password.
     public var description: String { redacted }
 
     /// A store name for messages: a PostgreSQL URL without its password, a path as it is.

@@ -16,6 +16,7 @@ import PostgresNIO
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
 @_spi(Storage) public final class PostgresStorage: StorageBackend, @unchecked Sendable {
+    /// Where the store is.
     public let location: PostgresLocation
     let connections: PostgresConnections
     let tables: PostgresTables
@@ -55,6 +56,7 @@ import PostgresNIO
         }
     }
 
+    /// Runs `body` in a repeatable-read transaction: a consistent snapshot of the store.
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, deferred: false, body)
     }

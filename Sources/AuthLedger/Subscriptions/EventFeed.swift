@@ -18,11 +18,13 @@ import Foundation
 /// }
 /// ```
 public struct LedgerEventFeed: AsyncSequence, Sendable {
+    /// The feed delivers recorded events, in `seq` order.
     public typealias Element = RecordedEvent
 
     let ledger: Ledger
     /// The first `seq` the feed delivers (if it matches the filter).
     public let start: UInt64
+    /// Which events the feed delivers.
     public let filter: EventFilter
     /// How often the head is re-read without a wake-up (commits of other processes);
     /// the shared notifier polls at the shortest interval of its subscribers.
@@ -30,6 +32,7 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
     /// Most events read per read transaction.
     public let pageSize: Int
 
+    /// An iterator that catches up from `start`, then follows the log live.
     public func makeAsyncIterator() -> Iterator {
         Iterator(feed: self)
     }
