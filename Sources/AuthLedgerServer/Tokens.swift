@@ -10,6 +10,7 @@ import Crypto
 ///   migrations and tests, not for services
 /// - `admin`: everything, and policy, registration `via: admin`, erasure
 public enum Scope: String, Sendable, CaseIterable, Comparable {
+    /// The scopes, from the narrowest (see the type's note for what each allows).
     case read, write, audit, `import`, admin
 
     /// Orders scopes as `allCases` lists them: `read`, `write`, `audit`, `import`, `admin`.

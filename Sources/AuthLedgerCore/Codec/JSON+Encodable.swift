@@ -14,6 +14,7 @@ extension JSON: Encodable {
         init?(intValue: Int) { nil }
     }
 
+    /// Encodes the answer as its JSON document (``json``).
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .null:

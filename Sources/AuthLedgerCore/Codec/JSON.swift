@@ -4,13 +4,17 @@
 /// lone surrogates) and writes two forms: `serialized()` keeps member order (answers),
 /// `canonical()` is RFC 8785 (JCS), used for hashing.
 public enum JSON: Equatable, Sendable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number written as an integer that fits in `Int64`.
     case int(Int64)
     /// A number that is not an integer in Int64 range, kept as its literal text.
     case number(String)
+    /// A string.
     case string(String)
+    /// An array, in order.
     case array([JSON])
     /// An object: its members in their given order (the parser refuses duplicate names).
     case object([(String, JSON)])

@@ -1,12 +1,16 @@
 /// What a `register` command says about the device it trusts.
 public struct Registration: Sendable, Equatable {
+    /// The user (stream key) it is about.
     public var user: String
+    /// The device it is about.
     public var deviceId: String
     /// The device's name (trimmed when recorded; 3–50 characters).
     public var name: String
     /// `other` when a caller leaves it out (``Command/Default``).
     public var kind: DeviceKind
+    /// The device's platform (`ios`, `android`, …), free text.
     public var platform: String?
+    /// The app's id on the device, free text.
     public var appId: String?
     /// The push token of an authenticator; personal data, kept as a commitment in the log.
     public var pushToken: String?

@@ -1,5 +1,6 @@
 /// Every field a `data` object may hold. Raw values are storage tags: never renumber.
 public enum Field: UInt8, CaseIterable, Sendable {
+    /// The fields, tagged in name order (the tags are storage tags: never renumber).
     case action = 1, appId, approverDeviceId, binding, challengeId, challengeTtlSeconds, channel, codeHash,
          context, coolingSeconds, deviceId, expiresAt, grantExpiresAt, grantId, grantTtlSeconds, kind,
          maxAttempts, maxDevices, name, otpId, otpMaxAttempts, otpPerHour, otpTtlSeconds, platform,

@@ -1,5 +1,6 @@
 /// The `challenge` answer (reference section 3.4): what a challenge came to, at a time.
 public struct ChallengeView: Sendable, Equatable, Encodable {
+    /// The challenge's id.
     public var challengeId: String
     /// `pending`, `approved` or `not_approved`: what the requester may learn (a denial and
     /// an expiry look the same).
@@ -22,6 +23,7 @@ public struct ChallengeView: Sendable, Equatable, Encodable {
         self.erased = erased
     }
 
+    /// The answer as the API writes it: its JSON document, member for member.
     public var json: JSON {
         var m: [(String, JSON)] = [("challengeId", .string(challengeId)), ("status", .string(status))]
         if let outcome { m.append(("outcome", .string(outcome.name))) }
@@ -29,5 +31,6 @@ public struct ChallengeView: Sendable, Equatable, Encodable {
         return .object(m)
     }
 
+    /// Encodes the answer as its JSON document (``json``).
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

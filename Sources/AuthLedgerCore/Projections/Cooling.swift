@@ -1,5 +1,6 @@
 /// Whether a user's cooling window is open (reference section 3.2).
 public struct Cooling: Sendable, Equatable, Encodable {
+    /// Whether a cooling window is open at `asOf`.
     public var active: Bool
     /// When the open window ends; nil when none is open.
     public var until: Timestamp?
@@ -17,7 +18,9 @@ public struct Cooling: Sendable, Equatable, Encodable {
         [("active", .bool(active)), ("until", .optional(until?.formatted)), ("statusCode", .int(Int64(statusCode)))]
     }
 
+    /// The window as the API writes it (`active`, and `until` while one is open).
     public var json: JSON { .object(members) }
 
+    /// Encodes the answer as its JSON document (``json``).
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

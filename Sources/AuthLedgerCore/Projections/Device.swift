@@ -1,18 +1,24 @@
 /// A device as the `devices` answer lists it (reference section 3.1).
 public struct Device: Sendable, Equatable, Encodable {
+    /// The device's id.
     public var deviceId: String
     /// The trimmed name; nil once erased.
     public var name: String?
+    /// What kind of device it is; nil while it never said.
     public var kind: String?
+    /// The device's platform, if it said.
     public var platform: String?
     /// `permanent` or `temporary`; nil while the device was never registered.
     public var binding: String?
+    /// `pending`, `active` or `revoked`.
     public var status: DeviceStatus
     /// How it was registered (`email_link`, `trusted_device`, `otp`, …); nil while never registered.
     public var via: String?
     /// When a device that was never registered asked to be (nil for registered ones).
     public var requestedAt: Timestamp?
+    /// When it was registered; nil while never registered.
     public var registeredAt: Timestamp?
+    /// When it was last registered or used; nil while never registered.
     public var lastAccessAt: Timestamp?
     /// Whether it is active with a push token.
     public var pushEnrolled: Bool
@@ -55,5 +61,6 @@ public struct Device: Sendable, Equatable, Encodable {
         return .object(m)
     }
 
+    /// Encodes the answer as its JSON document (``json``).
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

@@ -1,10 +1,14 @@
 /// One challenge of the `pending` answer (reference section 3.3).
 public struct PendingChallenge: Sendable, Equatable, Encodable {
+    /// The challenge's id.
     public var challengeId: String
     /// What the requester asks to do (`login`, …).
     public var action: String
+    /// The device that asked for the approval.
     public var requestingDeviceId: String
+    /// When it was issued.
     public var issuedAt: Timestamp
+    /// From this time on it is expired.
     public var expiresAt: Timestamp
     /// The context shown to the approver, in its order; a nil value was erased.
     public var context: [(key: String, value: String?)]
@@ -32,7 +36,9 @@ public struct PendingChallenge: Sendable, Equatable, Encodable {
         ] + Views.erasedMember(erased))
     }
 
+    /// Encodes the answer as its JSON document (``json``).
     public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 
+    /// Equal when their JSON documents are.
     public static func == (a: PendingChallenge, b: PendingChallenge) -> Bool { a.json == b.json }
 }

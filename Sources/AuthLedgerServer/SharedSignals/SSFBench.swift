@@ -18,6 +18,7 @@ import Synchronization
 ///   no stream and then with a push stream whose receiver is down (the ratio shows
 ///   that a dead receiver does not slow appends).
 public enum SSFBench {
+    /// Runs the Shared Signals benchmark: `events` events appended at `rate` per second, delivered to a push receiver; the figures as JSON.
     public static func run(events: Int, rate: Int) async throws -> JSON {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-ssf-bench-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }

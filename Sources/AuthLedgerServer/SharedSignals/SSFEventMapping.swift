@@ -10,8 +10,11 @@ import AuthLedger
 /// No personal value (SPEC 7: names, push tokens, OTP targets) goes into a SET:
 /// device names are not sent as `friendly_name`.
 public enum SSFEventType: String, CaseIterable, Sendable {
+    /// CAEP `credential-change`: a device was registered, renamed, revoked or its push token changed.
     case credentialChange = "https://schemas.openid.net/secevent/caep/event-type/credential-change"
+    /// CAEP `session-revoked`: every device of the user was revoked.
     case sessionRevoked = "https://schemas.openid.net/secevent/caep/event-type/session-revoked"
+    /// RISC `recovery-activated`: a one-time code was verified (account recovery).
     case recoveryActivated = "https://schemas.openid.net/secevent/risc/event-type/recovery-activated"
 
     /// SSF's own events (not ledger events): always allowed on a stream.

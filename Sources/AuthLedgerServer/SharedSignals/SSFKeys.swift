@@ -16,8 +16,11 @@ import JWTKit
 /// Signing is jwt-kit's (`JWTKeyCollection`, RS256, PKCS #1 v1.5 over SHA-256): a
 /// small pool of collections, so that SETs are signed on several cores at once.
 public final class SSFKeys: @unchecked Sendable {
+    /// One signing key.
     public struct Key: Sendable {
+        /// Its `kid`: the RFC 7638 thumbprint of its public key.
         public let kid: String
+        /// When it was created, in Unix seconds.
         public let created: Int64
         let privateKey: JWTKit.Insecure.RSA.PrivateKey
         let file: String
@@ -25,6 +28,7 @@ public final class SSFKeys: @unchecked Sendable {
         let modulus: String, exponent: String
     }
 
+    /// The directory holding the key files (mode 0600).
     public let directory: String
     /// How long a replaced key stays published.
     public let retention: Duration

@@ -9,37 +9,53 @@ import Foundation
 /// receiver answered 202 or 400) or acknowledged (poll: every SET up to it acked).
 /// Delivery resumes after it: at least once, in `seq` order.
 public struct SSFStream: Sendable, Equatable {
+    /// How SETs reach the receiver: pushed to it (RFC 8935) or polled by it (RFC 8936).
     public enum Method: String, Sendable {
+        /// Push delivery (RFC 8935).
         case push = "urn:ietf:rfc:8935"
+        /// Poll delivery (RFC 8936).
         case poll = "urn:ietf:rfc:8936"
     }
 
+    /// The stream's status (SSF 1.0 section 8.1.2).
     public enum Status: String, Sendable {
+        /// Delivering; holding events for later; dropping them.
         case enabled, paused, disabled
     }
 
+    /// A verification event the receiver asked for.
     public struct Verification: Sendable, Equatable {
+        /// Its number within the stream.
         public var n: Int
+        /// The `state` the receiver gave, echoed in the event.
         public var state: String?
     }
 
+    /// The stream id (32 lower-case hex digits).
     public var id: String
+    /// The receiver's audience: the `aud` of every SET.
     public var aud: String
+    /// The receiver's description of the stream, if given.
     public var description: String?
     /// As the receiver gave them (nil: not given, every supported event is delivered).
     public var eventsRequested: [String]?
+    /// Push or poll.
     public var method: Method
     /// Push: the receiver's URL.
     public var endpointURL: String?
     /// Push: the `Authorization` header value to send, sealed (AES-GCM, `SSFSecrets`).
     var sealedAuthorization: String?
+    /// Enabled, paused or disabled.
     public var status: Status
+    /// Why the status was last changed, if the receiver said.
     public var reason: String?
+    /// The durable checkpoint: the last `seq` delivered or acknowledged.
     public var cursor: UInt64
     /// Poll: acknowledged `seq`s beyond `cursor` (acks may come out of order).
     public var acked: [UInt64]
     /// Verification events requested and not yet delivered.
     public var verifications: [Verification]
+    /// The number the next verification event gets.
     public var nextVerification: Int
     /// The last errors receivers reported (push 400 bodies, poll `setErrs`), newest last.
     public var errors: [JSON]

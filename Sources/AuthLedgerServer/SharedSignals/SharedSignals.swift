@@ -10,7 +10,9 @@ import Foundation
 /// The keys are loaded (and created) on first use, so a server that never serves
 /// Shared Signals never generates one.
 public final class SharedSignals: @unchecked Sendable {
+    /// The ledger whose events are delivered.
     public let ledger: Ledger
+    /// Issuer, retry and poll settings.
     public let configuration: SharedSignalsConfiguration
     let store: SSFStreamStore
     let clock: @Sendable () -> Timestamp
@@ -21,6 +23,7 @@ public final class SharedSignals: @unchecked Sendable {
     /// Rung when a stream changes (the push service reconciles its workers).
     let changes = Doorbell()
 
+    /// Shared Signals over `ledger`; keys are loaded (or created) on first use.
     public init(ledger: Ledger, configuration: SharedSignalsConfiguration, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) {
         self.ledger = ledger
         self.configuration = configuration
@@ -56,6 +59,7 @@ public final class SharedSignals: @unchecked Sendable {
     /// (a JWKS request and a push worker) do not create two keys.
     private let creating = NSLock()
 
+    /// The signing keys, loaded or created on first use.
     public func keys() throws -> SSFKeys {
         if let k = lock.withLock({ keysValue }) { return k }
         creating.lock()

@@ -10,6 +10,7 @@ public struct SharedSignalsConfiguration: Sendable {
     public var keyRetention: Duration = .seconds(7 * 86_400)
     /// Push: the first retry waits this long; each further one twice as long, up to `retryMax`.
     public var retryInitial: Duration = .milliseconds(500)
+    /// Push: the longest wait between retries.
     public var retryMax: Duration = .seconds(60)
     /// Push: one POST may take this long.
     public var requestTimeout: Duration = .seconds(10)
@@ -21,5 +22,6 @@ public struct SharedSignalsConfiguration: Sendable {
     /// when the worker has nothing to send).
     public var checkpointInterval: Duration = .milliseconds(250)
 
+    /// The defaults listed with each setting.
     public init() {}
 }

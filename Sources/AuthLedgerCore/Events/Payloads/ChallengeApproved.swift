@@ -1,10 +1,13 @@
 /// `challenge.approved`.
 public struct ChallengeApproved: Equatable, Sendable {
+    /// The challenge's id.
     public var challengeId: String
+    /// The device that approved it.
     public var approverDeviceId: String
     /// The user passed a biometric or PIN check on the approver, when it says.
     public var userVerified: Bool?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(challengeId: String, approverDeviceId: String, userVerified: Bool? = nil) {
         self.challengeId = challengeId
         self.approverDeviceId = approverDeviceId

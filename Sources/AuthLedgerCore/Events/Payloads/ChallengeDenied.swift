@@ -1,8 +1,11 @@
 /// `challenge.denied`.
 public struct ChallengeDenied: Equatable, Sendable {
+    /// The challenge's id.
     public var challengeId: String
+    /// The device that denied it.
     public var approverDeviceId: String
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(challengeId: String, approverDeviceId: String) {
         self.challengeId = challengeId
         self.approverDeviceId = approverDeviceId

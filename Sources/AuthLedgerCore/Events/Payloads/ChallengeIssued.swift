@@ -1,13 +1,17 @@
 /// `challenge.issued`: a device asks the user's trusted devices to approve an action.
 public struct ChallengeIssued: Equatable, Sendable {
+    /// The challenge's id.
     public var challengeId: String
     /// A lower-case word: `login`, `transaction`, `update_profile`, ….
     public var action: String
+    /// The device that asked for the approval.
     public var requestingDeviceId: String
+    /// From this time on it is expired.
     public var expiresAt: Timestamp
     /// What the approver is shown; erased values are absent from it.
     public var context: StringMap?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(challengeId: String, action: String, requestingDeviceId: String, expiresAt: Timestamp, context: StringMap? = nil) {
         self.challengeId = challengeId
         self.action = action

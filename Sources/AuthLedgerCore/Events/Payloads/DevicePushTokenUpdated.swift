@@ -1,9 +1,11 @@
 /// `device.push_token_updated`.
 public struct DevicePushTokenUpdated: Equatable, Sendable {
+    /// The device's id.
     public var deviceId: String
     /// The new token; nil once erased.
     public var pushToken: String?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(deviceId: String, pushToken: String?) {
         self.deviceId = deviceId
         self.pushToken = pushToken

@@ -1,16 +1,23 @@
 /// `device.registered`: a device was trusted, `via` saying how and with what proof.
 public struct DeviceRegistered: Equatable, Sendable {
+    /// The device's id.
     public var deviceId: String
     /// The device's name; nil once erased (SPEC 1.5).
     public var name: String?
+    /// What kind of device it is.
     public var kind: DeviceKind
+    /// The device's platform (`ios`, `android`, `linux`, …), free text.
     public var platform: String?
+    /// The app's id on the device, free text.
     public var appId: String?
     /// An authenticator's push token; nil when none was given or it was erased.
     public var pushToken: String?
+    /// How long the registration is meant to last.
     public var binding: Binding
+    /// How it came to be trusted, with the proof that names.
     public var via: Via
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(deviceId: String, name: String?, kind: DeviceKind, platform: String? = nil, appId: String? = nil,
                 pushToken: String? = nil, binding: Binding, via: Via) {
         self.deviceId = deviceId

@@ -1,8 +1,11 @@
 /// `device.revoked`: one pending or active device was revoked.
 public struct DeviceRevoked: Equatable, Sendable {
+    /// The device's id.
     public var deviceId: String
+    /// Why, in the caller's words (free text), if given.
     public var reason: String?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(deviceId: String, reason: String? = nil) {
         self.deviceId = deviceId
         self.reason = reason

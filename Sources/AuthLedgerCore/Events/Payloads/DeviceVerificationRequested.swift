@@ -1,12 +1,17 @@
 /// `device.verification_requested`: an unrecognised device signed in and waits for verification.
 public struct DeviceVerificationRequested: Equatable, Sendable {
+    /// The device's id.
     public var deviceId: String
     /// The name it gave; nil when none was given or it was erased.
     public var name: String?
+    /// What kind of device it says it is, if it says.
     public var kind: DeviceKind?
+    /// The device's platform (`ios`, `android`, `linux`, …), free text.
     public var platform: String?
+    /// How the device is verified (`email_link`), when recorded.
     public var channel: VerificationChannel?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(deviceId: String, name: String? = nil, kind: DeviceKind? = nil, platform: String? = nil,
                 channel: VerificationChannel? = .emailLink) {
         self.deviceId = deviceId

@@ -5,21 +5,37 @@
 /// erased value by value. A payload's ``data`` is exactly the `data` the event records, and
 /// reading one back from checked `data` never fails (tested over every fixture event).
 public enum EventPayload: Equatable, Sendable {
+    /// `policy.set`.
     case policySet(PolicySet)
+    /// `device.verification_requested`.
     case verificationRequested(DeviceVerificationRequested)
+    /// `device.registered`.
     case registered(DeviceRegistered)
+    /// `device.renamed`.
     case renamed(DeviceRenamed)
+    /// `device.accessed`.
     case accessed(DeviceAccessed)
+    /// `device.push_token_updated`.
     case pushTokenUpdated(DevicePushTokenUpdated)
+    /// `device.revoked`.
     case revoked(DeviceRevoked)
+    /// `device.all_revoked`.
     case allRevoked(AllDevicesRevoked)
+    /// `challenge.issued`.
     case challengeIssued(ChallengeIssued)
+    /// `challenge.approved`.
     case challengeApproved(ChallengeApproved)
+    /// `challenge.denied`.
     case challengeDenied(ChallengeDenied)
+    /// `challenge.expired`.
     case challengeExpired(ChallengeExpired)
+    /// `otp.issued`.
     case otpIssued(OTPIssued)
+    /// `otp.failed`.
     case otpFailed(OTPFailed)
+    /// `otp.verified`.
     case otpVerified(OTPVerified)
+    /// `user.erased`.
     case userErased(UserErased)
 
     /// The payload of an event of `type` with this `data`; `invalid_event` when `data` lacks

@@ -1,9 +1,13 @@
 /// `otp.verified`: the right code was given; it creates a grant.
 public struct OTPVerified: Equatable, Sendable {
+    /// The one-time code that was verified.
     public var otpId: String
+    /// The grant it created: what a `via: otp` registration names, once.
     public var grantId: String
+    /// Until when the grant may be used.
     public var grantExpiresAt: Timestamp
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(otpId: String, grantId: String, grantExpiresAt: Timestamp) {
         self.otpId = otpId
         self.grantId = grantId

@@ -1,12 +1,20 @@
 /// `policy.set`: the settings it changes; the others keep their values (SPEC 1.3).
 public struct PolicySet: Equatable, Sendable {
+    /// The new `coolingSeconds`; nil leaves it as it is.
     public var coolingSeconds: Int64?
+    /// The new `challengeTtlSeconds`; nil leaves it as it is.
     public var challengeTtlSeconds: Int64?
+    /// The new `otpTtlSeconds`; nil leaves it as it is.
     public var otpTtlSeconds: Int64?
+    /// The new `otpMaxAttempts`; nil leaves it as it is.
     public var otpMaxAttempts: Int64?
+    /// The new `otpPerHour`; nil leaves it as it is.
     public var otpPerHour: Int64?
+    /// The new `grantTtlSeconds`; nil leaves it as it is.
     public var grantTtlSeconds: Int64?
+    /// The new `maxDevices`; nil leaves it as it is.
     public var maxDevices: Int64?
+    /// The new `protectCurrentDevice`; nil leaves it as it is.
     public var protectCurrentDevice: Bool?
 
     /// A patch with these settings (at least one is needed to append it).

@@ -1,7 +1,9 @@
 /// `user.erased`: the user's personal values were erased (SPEC 1.5).
 public struct UserErased: Equatable, Sendable {
+    /// Why, in the caller's words (free text), if given.
     public var reason: String?
 
+    /// A payload with these fields; nothing is checked until it is appended.
     public init(reason: String? = nil) { self.reason = reason }
 
     init(_ d: EventData) { self.init(reason: d.string(.reason)) }

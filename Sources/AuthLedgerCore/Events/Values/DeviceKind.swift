@@ -1,5 +1,6 @@
 /// What kind of device a device is (SPEC 1.3 `kind`).
 public enum DeviceKind: String, CaseIterable, Sendable, Codable {
+    /// The kinds a device may be.
     case mobile, tablet, desktop, browser, other
 
     /// The kind named `text`, or `invalid_event` naming `path` (the one check of a `kind`,

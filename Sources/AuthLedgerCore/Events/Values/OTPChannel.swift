@@ -1,5 +1,6 @@
 /// Where a one-time code is sent (`otp.issued`'s `channel`).
 public enum OTPChannel: String, CaseIterable, Sendable, Codable {
+    /// By e-mail, or by text message.
     case email, sms
 
     /// The channel named `text`, or `invalid_event` naming `path`.

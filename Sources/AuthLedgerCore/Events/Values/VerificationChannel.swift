@@ -1,5 +1,6 @@
 /// How an unrecognised device is verified (`device.verification_requested`'s `channel`).
 public enum VerificationChannel: String, CaseIterable, Sendable, Codable {
+    /// A link sent by e-mail.
     case emailLink = "email_link"
 
     /// The channel named `text`, or `invalid_event` naming `path`.
