@@ -14,7 +14,7 @@ extension JSON: Encodable {
         init?(intValue: Int) { nil }
     }
 
-    /// Encodes the answer as its JSON document (``json``).
+    /// Encodes the value as itself: objects keep their member order, integers stay integers.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .null:
