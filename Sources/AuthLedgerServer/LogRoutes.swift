@@ -124,7 +124,7 @@ extension AuthLedgerServer {
         // Policy is the admin's, whichever route appends it.
         if inputs.contains(where: { $0.event.type == .policySet }) { try authorize(req, .scope(.admin)) }
         let start = ContinuousClock().now
-        let outcome = try await ledger.submit(AppendRequest(inputs, expectedVersions: expected))
+        let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: expected))
         metrics.appended(outcome.appended.count, since: start)
         return JSONResponse.make(.object([
             ("appended", .int(Int64(outcome.appended.count))),

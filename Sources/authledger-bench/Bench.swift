@@ -414,7 +414,7 @@ struct BenchRun {
                     lat.reserveCapacity(share)
                     while let e = workload.next() {
                         let s = DispatchTime.now().uptimeNanoseconds
-                        _ = try await ledger.submit(AppendRequest([EventInput(event: e)]))
+                        _ = try await ledger.append(AppendRequest([EventInput(event: e)]))
                         lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
                     }
                     return lat

@@ -11,7 +11,7 @@ struct CommandRunner {
         let ledger = try global.openLedger()
         let result: CommandResult
         do {
-            result = try ledger.execute(command, meta: try actor.meta(), clock: try global.clock())
+            result = try ledger.perform(command, meta: try actor.meta(), clock: try global.clock())
         } catch let e as LedgerError where e.appended != nil {
             // otp_invalid: what it appended is printed as for any command, then the refusal.
             var partial = CommandResult()

@@ -119,7 +119,7 @@ struct StressAppend: ParsableCommand {
         let ids = inputs.map { $0.event.id!.description }.joined(separator: ",")
         out.line("intent \(ids)")
         do {
-            let outcome = try await ledger.submit(AppendRequest(inputs))
+            let outcome = try await ledger.append(AppendRequest(inputs))
             out.report(outcome.appended)
         } catch let e as LedgerError {
             out.line("refused \(e.code.rawValue) \(ids)")
@@ -132,7 +132,7 @@ struct StressAppend: ParsableCommand {
         data[.deviceId] = .string("d0")
         let event = Event(id: .random(), type: .accessed, user: user, at: Timestamp.now(), data: data)
         do {
-            let outcome = try await ledger.submit(AppendRequest([EventInput(event: event)], expectedVersions: [user: version]))
+            let outcome = try await ledger.append(AppendRequest([EventInput(event: event)], expectedVersions: [user: version]))
             out.report(outcome.appended)
         } catch let e as LedgerError where e.code == .versionConflict {
             out.line("conflict \(event.id!) \(user) \(version)")

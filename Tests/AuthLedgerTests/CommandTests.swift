@@ -20,7 +20,7 @@ final class Bench {
     func run(_ c: Command, actor: String? = nil, at: String? = nil) throws -> CommandResult {
         if let at { now = t(at) }
         let n = now
-        return try ledger.execute(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
+        return try ledger.perform(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
     }
 
     func code(_ c: @autoclosure () throws -> Command, actor: String? = nil, at: String? = nil) -> LedgerError? {
@@ -333,7 +333,7 @@ final class Bench {
         let (oid, code) = try b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
         // Thrown, with the otp.failed it appended (durably: it is in the log).
-        let first = refusal { try b.ledger.execute(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now }) }
+        let first = refusal { try b.ledger.perform(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now }) }
         #expect(first?.code == .otpInvalid && first?.remainingAttempts == 4)
         #expect(first?.appended?.map(\.event.type) == [.otpFailed])
         #expect(try b.ledger.head().seq == first?.appended?.last?.seq)

@@ -10,7 +10,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at: () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
         func code(_ c: @autoclosure () throws -> Command) -> ErrorCode? {
-            do { _ = try ledger.execute(c(), clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
+            do { _ = try ledger.perform(c(), clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
         }
         // Given an empty platform, a control character in a context value, an over-long push token
         #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "", appId: nil,

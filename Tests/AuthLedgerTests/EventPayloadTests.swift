@@ -79,10 +79,10 @@ import Testing
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at = t("2026-03-01T09:00:00Z")
-        _ = try ledger.execute(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
+        _ = try ledger.perform(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
                                                       platform: "linux", binding: .temporary)), clock: { at })
-        _ = try ledger.execute(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
-        let r = try ledger.execute(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
+        _ = try ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
+        let r = try ledger.perform(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
                                                                     context: StringMap([("ip", "203.0.113.9")]))), clock: { at })
         let events = try ledger.events()
         #expect(try events.map { try $0.event.payload } == [

@@ -35,7 +35,7 @@ import Testing
         // Appends in batches of two (alice, then bob), some right after the other.
         for k in 0..<commits {
             let lines = FeedFixture.accessLines("alice", count: 1, startMinute: k + 1) + FeedFixture.accessLines("bob", count: 1, startMinute: k + 1)
-            _ = try await ledger.submit(AppendRequest(try FeedFixture.inputs(lines)))
+            _ = try await ledger.append(AppendRequest(try FeedFixture.inputs(lines)))
             if k % 10 == 0 { try await Task.sleep(for: .milliseconds(2)) }
         }
         for (k, r) in readers.enumerated() {
@@ -63,7 +63,7 @@ import Testing
             return n
         }
         for k in 0..<200 {
-            let acked = try await ledger.submit(AppendRequest(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1, startMinute: k + 1))))
+            let acked = try await ledger.append(AppendRequest(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1, startMinute: k + 1))))
             let seq = try #require(acked.appended.last?.seq)
             var it = try ledger.events(from: seq, filter: .all).makeAsyncIterator()
             #expect(try await it.next(idle: .zero)?.seq == seq, "append \(k)")

@@ -63,7 +63,7 @@ import Testing
             // Queue in a known order: each task is started only after the previous one is queued.
             for (k, (name, request)) in requests.enumerated() {
                 tasks.add(Task {
-                    do { results.set(name, .success(try await ledger.submit(request))) } catch { results.set(name, .failure(error)) }
+                    do { results.set(name, .success(try await ledger.append(request))) } catch { results.set(name, .failure(error)) }
                 })
                 while ledger.writer.queuedCount < k + 1 { usleep(500) }
             }
@@ -81,7 +81,7 @@ import Testing
                     let user = "user\(u)"
                     var mine: [RecordedEvent] = []
                     for e in self.script(user, perUser) {
-                        mine += try await ledger.submit(AppendRequest([e])).appended
+                        mine += try await ledger.append(AppendRequest([e])).appended
                     }
                     return (user, mine)
                 }
@@ -179,12 +179,12 @@ import Testing
 
     @Test(arguments: StorageKind.all) func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        _ = try await ledger.submit(AppendRequest([register("alice")]))
+        _ = try await ledger.append(AppendRequest([register("alice")]))
         // Another writer (the synchronous path, as another process would) moves alice on.
         _ = try ledger.append([access("alice", at: 100)])
         // With a stale cache (lastAt 0, version 1) this would be accepted as version 2.
-        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 50)])) }
-        let next = try await ledger.submit(AppendRequest([access("alice", at: 150)]))
+        await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 50)])) }
+        let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
         #expect(next.appended.map(\.version) == [3])
         #expect(try ledger.verify().seq == 3)
         #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
@@ -196,10 +196,10 @@ import Testing
         // Damage alice's maintained projection (as an older build or a bad disk might).
         try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
         // The writer loads the damaged state: the device is unknown to it.
-        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access("alice", at: 10)])) }
+        await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 10)])) }
         // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
         try ledger.replay()
-        let ok = try await ledger.submit(AppendRequest([access("alice", at: 20)]))
+        let ok = try await ledger.append(AppendRequest([access("alice", at: 20)]))
         #expect(ok.appended.map(\.version) == [2])
     }
 
@@ -212,7 +212,7 @@ import Testing
                 for u in 0..<16 {
                     group.addTask {
                         var mine: [RecordedEvent] = []
-                        for e in self.script("u\(u)", 10) { mine += try await ledger.submit(AppendRequest([e])).appended }
+                        for e in self.script("u\(u)", 10) { mine += try await ledger.append(AppendRequest([e])).appended }
                         return mine
                     }
                 }
@@ -256,10 +256,10 @@ import Testing
             for user in users {
                 group.addTask {
                     for e in self.script(user, 12) {
-                        do { _ = try await ledger.submit(AppendRequest([e])) }
+                        do { _ = try await ledger.append(AppendRequest([e])) }
                     }
                     // A refusal in the middle of the traffic changes nothing.
-                    await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest([self.access(user, "ghost", at: 100)])) }
+                    await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access(user, "ghost", at: 100)])) }
                 }
             }
             try await group.waitForAll()

@@ -106,7 +106,7 @@ import Testing
             _ = try await ledger.perform(.access(user: "alice", deviceId: "ghost"))
         }
         await #expect(throws: LedgerError.self) {
-            _ = try await ledger.submit(AppendRequest(try inputs(line("device.accessed", at: "2020-01-01T00:00:00Z", data: #"{"deviceId":"iphone"}"#))))
+            _ = try await ledger.append(AppendRequest(try inputs(line("device.accessed", at: "2020-01-01T00:00:00Z", data: #"{"deviceId":"iphone"}"#))))
         }
         // Then no transaction was committed for them
         #expect(env.lastTransactionID == before)
@@ -119,14 +119,14 @@ import Testing
         let ledger = try storage.freshLedger()
         let e = try inputs(Self.register)
         do {
-            _ = try await ledger.submit(AppendRequest(e, expectedVersions: [key: 0]))
+            _ = try await ledger.append(AppendRequest(e, expectedVersions: [key: 0]))
             Issue.record("an expected version for \(key) was accepted")
         } catch let error as LedgerError {
             #expect(error.code == .invalidEvent && error.field == "expectedVersion")
         }
         #expect(try ledger.head().seq == 0)
         // $system itself is a stream
-        _ = try await ledger.submit(AppendRequest(e, expectedVersions: ["$system": 0]))
+        _ = try await ledger.append(AppendRequest(e, expectedVersions: ["$system": 0]))
     }
 
     // MARK: Event feed
@@ -157,7 +157,7 @@ import Testing
         let ledger = try Ledger(path: dir)
         #expect(FileManager.default.createFile(atPath: dir + "/server.key", contents: Data()))
         // Then OTPs still work, under a whole new key, and no temporary file is left
-        let sent = try ledger.execute(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
+        let sent = try ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
         #expect(sent.otpId != nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/server.key")).count == 32)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir)

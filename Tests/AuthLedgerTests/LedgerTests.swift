@@ -327,7 +327,7 @@ import Testing
     @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         #expect(throws: LedgerError.self) {
-            try ledger.execute(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
+            try ledger.perform(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
         }
         #expect(try ledger.head().seq == 0)
     }

@@ -344,7 +344,7 @@ import Testing
         _ = try a.erase("alice", now: t("2026-03-01T09:30:00Z"))
         #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
         try b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
-        _ = try await b.submit(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
+        _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
         #expect(try a.head().seq == 10)
         let c = try Ledger(path: path)
         #expect(try c.head().seq == 10)

@@ -120,9 +120,9 @@ import Testing
         let ledger = try Self.ledger(events: 3)
         let ok = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"phone"}"#))
         let bad = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope"}"#))
-        async let a = ledger.submit(AppendRequest(ok))
-        async let b = try? ledger.submit(AppendRequest(bad))
-        async let c = ledger.submit(AppendRequest(ok))
+        async let a = ledger.append(AppendRequest(ok))
+        async let b = try? ledger.append(AppendRequest(bad))
+        async let c = ledger.append(AppendRequest(ok))
         _ = try await (a, b, c)
         // Then the tree covers exactly the appended events and verifies
         #expect(try ledger.head().seq == 5)

@@ -65,22 +65,22 @@ import Testing
     @Test(arguments: StorageKind.all) func submitIsAtomicAndIdempotentLikeAppend(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         let good = try inputs(LedgerTests.phone)
-        let first = try await ledger.submit(AppendRequest(good))
-        let again = try await ledger.submit(AppendRequest(good))
+        let first = try await ledger.append(AppendRequest(good))
+        let again = try await ledger.append(AppendRequest(good))
         #expect(first.appended.count == 1)
         #expect(again.appended.isEmpty && again.duplicates == 1)
         let bad = try inputs([
             line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#),
             line("device.accessed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"ghost"}"#),
         ].joined(separator: "\n"))
-        await #expect(throws: LedgerError.self) { try await ledger.submit(AppendRequest(bad)) }
+        await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest(bad)) }
         #expect(try ledger.head().seq == 1)
         // An expected version that does not hold is version_conflict, and nothing is appended
         let conflict = await #expect(throws: LedgerError.self) {
-            try await ledger.submit(AppendRequest(Array(bad.prefix(1)), expectedVersions: ["alice": 0]))
+            try await ledger.append(AppendRequest(Array(bad.prefix(1)), expectedVersions: ["alice": 0]))
         }
         #expect(conflict?.code == .versionConflict)
-        let ok = try await ledger.submit(AppendRequest(Array(bad.prefix(1)), expectedVersions: ["alice": 1]))
+        let ok = try await ledger.append(AppendRequest(Array(bad.prefix(1)), expectedVersions: ["alice": 1]))
         #expect(ok.appended.first?.version == 2)
     }
 }

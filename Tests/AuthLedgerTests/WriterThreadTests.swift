@@ -29,6 +29,11 @@ import Testing
         func sync() throws { try inner.sync() }
     }
 
+    /// The synchronous `perform`, also from an async test (where the async one would be chosen).
+    static func performSync(_ ledger: Ledger, _ command: Command, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
+        try ledger.perform(command, clock: clock)
+    }
+
     @Test func everyWriteOfTheSyncAndAsyncAPIRunsOnTheWriterThread() async throws {
         let path = Support.tempDir("writer-thread")
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -39,7 +44,7 @@ import Testing
         // The synchronous API, from this (test) thread
         _ = try ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                                               data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
-        let c = try ledger.execute(.issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil), clock: { at })
+        let c = try Self.performSync(ledger, .issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil), clock: { at })
         _ = try ledger.expireDueChallenges(now: at.adding(seconds: 3600))
         _ = try ledger.replay()
         _ = try ledger.erase("alice", now: at.adding(seconds: 7200))
@@ -84,7 +89,7 @@ import Testing
                 group.addTask {
                     let user = "u\(k)"
                     let reg = Command.register(Registration(user: user, deviceId: "d", name: "Device \(k)"))
-                    if k % 2 == 0 { _ = try? ledger.execute(reg) } else { _ = try? await ledger.perform(reg) }
+                    if k % 2 == 0 { _ = try? Self.performSync(ledger, reg) } else { _ = try? await ledger.perform(reg) }
                 }
             }
         }

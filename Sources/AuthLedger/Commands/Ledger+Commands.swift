@@ -5,7 +5,7 @@ extension Ledger {
     /// backwards), validates the events with `evolve`, and appends them durably.
     /// A refusal appends nothing and is thrown — except that `otp_invalid` keeps its
     /// `otp.failed` (committed, then thrown in ``/AuthLedgerCore/LedgerError/appended``).
-    public func execute(_ command: Command, meta: StringMap? = nil, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
+    public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
         try validate(command)
         let result = try writer.exclusive { [self] in
             let result = try storage.write { w in

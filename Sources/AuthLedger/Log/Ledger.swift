@@ -15,7 +15,7 @@ public final class Ledger: @unchecked Sendable {
     let logger = Logger(label: "authledger.ledger")
     let secretsLock = NSLock()
     var cachedSecrets: OTPSecrets?
-    /// The writer thread of this process (group commit for `submit` and `perform`).
+    /// The writer thread of this process (group commit for the asynchronous `append` and `perform`).
     let writer: Writer
     private let observersLock = NSLock()
     private var observers: [Int: @Sendable (Head) -> Void] = [:]
@@ -104,7 +104,15 @@ public final class Ledger: @unchecked Sendable {
 
     // MARK: Appending
 
-    /// Validates `inputs` against the rules and appends them atomically: all or none.
+    /// Appends `request` as ``append(_:expectedVersions:)`` does: the synchronous form of the
+    /// awaited `append(_:)`, in a transaction of its own on the writer thread; returns after
+    /// the durable commit.
+    public func append(_ request: AppendRequest) throws -> AppendOutcome {
+        try append(request.inputs, expectedVersions: request.expectedVersions)
+    }
+
+    /// Validates `inputs` against the rules and appends them atomically (all or none), on the
+    /// writer thread in a transaction of its own; returns after the durable commit.
     /// Identical re-appends (same id, same content) are skipped and counted.
     public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
         try writer.exclusive { [self] in

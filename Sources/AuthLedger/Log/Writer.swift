@@ -2,10 +2,10 @@ import AuthLedgerCore
 import Foundation
 
 /// The writer: one dedicated OS thread runs every write transaction of a `Ledger`.
-/// Requests of the asynchronous API (`submit`, `perform`) queue to it and are committed
+/// Requests of the asynchronous API (`append`, `perform`) queue to it and are committed
 /// together in one durable transaction (group commit); each caller is resumed only after
 /// that commit, and a refused request refuses only itself (each runs in its own nested
-/// transaction). The synchronous API (`append`, `execute`, `replay`, `erase`,
+/// transaction). The synchronous API (`append`, `perform`, `replay`, `erase`,
 /// `expireDueChallenges`) hands its work to the same thread, which runs it alone, in
 /// its own transaction, in queue order, while the caller waits (`exclusive`). Work that
 /// is already on the writer thread (a commit observer that writes) runs inline instead
@@ -356,8 +356,10 @@ extension Ledger {
     /// Counters of the group-commit writer of this `Ledger` instance.
     public var writerStats: WriterStats { writer.stats }
 
-    /// Appends through the writer thread with group commit; returns after the durable commit.
-    public func submit(_ request: AppendRequest) async throws -> AppendOutcome {
+    /// Appends `request` through the writer thread with group commit (concurrent requests
+    /// share one durable commit; each is all or none); returns after the durable commit.
+    /// The synchronous form is ``append(_:expectedVersions:)``.
+    public func append(_ request: AppendRequest) async throws -> AppendOutcome {
         try await onWriter { session in
             let (appended, duplicates) = try session.applyUnisolated(request)
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
@@ -365,7 +367,7 @@ extension Ledger {
     }
 
     /// Executes a command through the writer thread (time read inside the transaction),
-    /// like `execute`: a refusal is thrown (`otp_invalid` after its `otp.failed` is durable).
+    /// like its synchronous form: a refusal is thrown (`otp_invalid` after its `otp.failed` is durable).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
         return try Ledger.throwingRefusal(try await onWriter { session in

@@ -79,7 +79,7 @@ public enum SSFBench {
         var tick = 0
         while i < inputs.count {
             let slice = Array(inputs[i..<min(i + perTick, inputs.count)])
-            _ = try await ledger.submit(AppendRequest(slice))
+            _ = try await ledger.append(AppendRequest(slice))
             let now = clock.now
             for _ in slice { appendedAt.append(now) }
             i += slice.count
@@ -167,7 +167,7 @@ public enum SSFBench {
         let start = clock.now
         var i = 0
         while i < inputs.count {
-            _ = try await ledger.submit(AppendRequest(Array(inputs[i..<min(i + 100, inputs.count)])))
+            _ = try await ledger.append(AppendRequest(Array(inputs[i..<min(i + 100, inputs.count)])))
             i += 100
         }
         return Double(inputs.count) / seconds(clock.now - start)

@@ -37,7 +37,7 @@ import Testing
                     for i in 0..<5 {
                         keep(try await ledger.perform(.access(user: "shared", deviceId: "d0")).events)
                         keep(try await ledger.perform(.issueChallenge(user: "shared", requestingDeviceId: "x\(t)-\(i)", action: "login", context: nil)).events)
-                        keep(try await ledger.submit(AppendRequest((0..<3).map { _ in Self.accessed("own\(t)") })).appended)
+                        keep(try await ledger.append(AppendRequest((0..<3).map { _ in Self.accessed("own\(t)") })).appended)
                     }
                     return mine
                 }
@@ -70,7 +70,7 @@ import Testing
                     group.addTask {
                         let input = Self.accessed("alice")
                         do {
-                            return (input.event.id!, .success(try await ledger.submit(AppendRequest([input], expectedVersions: ["alice": version]))))
+                            return (input.event.id!, .success(try await ledger.append(AppendRequest([input], expectedVersions: ["alice": version]))))
                         } catch {
                             return (input.event.id!, .failure(error))
                         }
