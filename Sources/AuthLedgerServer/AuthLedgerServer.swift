@@ -161,6 +161,18 @@ public final class AuthLedgerServer: Sendable {
     final class RouteTable: @unchecked Sendable {
         let router = Router(context: ServerRequestContext.self)
         var endpoints: [Endpoint] = []
+        /// One route group per access level, made on first use: its routes run behind the
+        /// error mapping and that level's access check.
+        private var groups: [Access: RouterGroup<ServerRequestContext>] = [:]
+
+        func group(for access: Access, server: AuthLedgerServer) -> RouterGroup<ServerRequestContext> {
+            if let g = groups[access] { return g }
+            let g = router.group()
+                .add(middleware: APIErrorMiddleware(server: server))
+                .add(middleware: AccessMiddleware(server: server, access: access))
+            groups[access] = g
+            return g
+        }
     }
 
     func buildRouter() -> RouteTable {
@@ -177,64 +189,17 @@ public final class AuthLedgerServer: Sendable {
 
     typealias Handler = @Sendable (Request, ServerRequestContext) async throws -> Response
 
-    /// Registers `handler` for `method` on `path` (OpenAPI syntax, `{user}`), behind
-    /// the access check, with every error answered as SPEC 5 says.
+    /// Registers `handler` for `method` on `path` (OpenAPI syntax, `{user}`) in the route
+    /// group of its `access`: that group's middleware checks the token and the limits
+    /// (``AccessMiddleware``) inside the error mapping (``APIErrorMiddleware``).
     func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping Handler) {
         table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
         let routerPath = path.split(separator: "/").map { c in
             // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
             c.hasPrefix("{") && c.hasSuffix("+}") ? "**" : c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
         }.joined(separator: "/")
-        table.router.on(RouterPath("/" + routerPath), method: method) { [self] request, context in
-            let address = context.channel.remoteAddress?.ipAddress ?? "unknown"
-            do {
-                var context = context
-                if access != .open, let authFailures, let wait = authFailures.blocked(address) {
-                    metrics.refused(HTTPRefusal.Code.rateLimited.rawValue)
-                    var response = APIError.response(HTTPRefusal(.rateLimited,
-                        "too many failed authentications from this address; retry after \(wait) s"))
-                    response.headers[.retryAfter] = "\(wait)"
-                    return response
-                }
-                let who = try identify(request, access)
-                context.caller = who?.caller
-                context.scopes = who?.scopes ?? []
-                if let caller = context.caller, let buckets, let wait = buckets.take(caller) {
-                    metrics.refused(HTTPRefusal.Code.rateLimited.rawValue)
-                    context.logger.debug("refused", metadata: ["code": "\(HTTPRefusal.Code.rateLimited.rawValue)"])
-                    var response = APIError.response(HTTPRefusal(.rateLimited,
-                        "too many requests for this token (\(buckets.limit.perSecond.formattedRate)/s, bursts of \(buckets.limit.burst)); retry after \(wait) s"))
-                    response.headers[.retryAfter] = "\(wait)"
-                    return response
-                }
-                return try await handler(request, context)
-            } catch let e as HTTPRefusal {
-                metrics.refused(e.code.rawValue)
-                if e.code == .unauthorized { authFailures?.failed(address) }
-                context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
-                return APIError.response(e)
-            } catch let e as LedgerError {
-                metrics.refused(e.code.rawValue)
-                if e.code == .storageError || e.code == .storageFull {
-                    context.logger.error("storage error", metadata: ["message": "\(e.message)"])
-                } else {
-                    context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
-                }
-                var response = APIError.response(e)
-                // Seconds from the server's clock; none when the window is not ahead of it
-                // (an imported event judged at its own, older time).
-                if let until = e.until, e.code == .coolingPeriodActive {
-                    let ms = until.milliseconds - configuration.clock().milliseconds
-                    if ms > 0 { response.headers[.retryAfter] = "\((ms + 999) / 1000)" }
-                }
-                return response
-            } catch let e as TokenConfigurationError {
-                return APIError.response(LedgerError.invalid(e.description))
-            } catch {
-                context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                metrics.refused(ErrorCode.storageError.rawValue)
-                return APIError.response(LedgerError(.storageError, "internal error"))
-            }
+        table.group(for: access, server: self).on(RouterPath("/" + routerPath), method: method) { request, context in
+            try await handler(request, context)
         }
     }
 
