@@ -2,6 +2,7 @@ import AuthLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 import NIOCore
 import ServiceLifecycle
 
@@ -89,24 +90,23 @@ extension AuthLedgerServer {
 }
 
 /// When the current write to a subscriber began (nil: none pending).
-final class StallWatch: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pendingSince: ContinuousClock.Instant?
+final class StallWatch: Sendable {
+    private let pendingSince = Mutex<ContinuousClock.Instant?>(nil)
 
     func write(_ writer: inout any ResponseBodyWriter, _ buffer: ByteBuffer) async throws {
-        lock.withLock { pendingSince = ContinuousClock().now }
-        defer { lock.withLock { pendingSince = nil } }
+        pendingSince.withLock { $0 = ContinuousClock().now }
+        defer { pendingSince.withLock { $0 = nil } }
         try await writer.write(buffer)
     }
 
     func stalled(longerThan limit: Duration) -> Bool {
-        lock.withLock { pendingSince.map { $0.duration(to: ContinuousClock().now) > limit } ?? false }
+        pendingSince.withLock { $0.map { $0.duration(to: ContinuousClock().now) > limit } ?? false }
     }
 }
 
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
+/// A flag any thread may set once and read.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

@@ -2,6 +2,7 @@ import AuthLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -63,11 +64,10 @@ public enum HTTPFuzzCheck {
         }
     }
 
-    nonisolated(unsafe) private static var shared: Harness?
-    private static let lock = NSLock()
+    private static let shared = Mutex<Harness?>(nil)
 
     static func harness() -> Harness {
-        lock.withLock {
+        shared.withLock { shared in
             if let h = shared { return h }
             do {
                 let h = try Harness()

@@ -34,6 +34,7 @@ public struct Database: Sendable, Hashable {
 /// an `await`. The map grows when a write hits `MDB_MAP_FULL`: the write is
 /// aborted, the map doubled while no transaction of this process is open, and the
 /// body run again, so a write body must not leave effects outside the transaction.
+// @unchecked: the MDB_env pointer is used from any thread (MDB_NOTLS) and replaced only under the resize gate's exclusive hold; the database cache is guarded by `databasesLock`.
 public final class Environment: @unchecked Sendable {
     var env: OpaquePointer
     public let path: String
@@ -374,6 +375,7 @@ public final class Environment: @unchecked Sendable {
 /// waiting would deadlock) and those opened while a write transaction is open (a
 /// resize cannot run before that write ends anyway, and the write may be waiting on
 /// them, as a rebuild of the projections does).
+// @unchecked: its counters are guarded by `condition` (NSCondition: resizing waits on it, which Mutex cannot).
 final class ResizeGate: @unchecked Sendable {
     private let condition = NSCondition()
     private var shared = 0, writeTransactions = 0, exclusive = false, waiting = 0
@@ -429,7 +431,9 @@ final class ResizeGate: @unchecked Sendable {
     var waitingResizes: Int { condition.withLock { waiting } }
 }
 
+// @unchecked: written by the copying thread before it is joined, read after.
 private final class CopyResult: @unchecked Sendable { var rc: Int32 = 0 }
+// @unchecked: a C pointer handed to the copying thread, used by it alone.
 private struct UncheckedPointer: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ p: OpaquePointer) { pointer = p }
@@ -439,6 +443,7 @@ private struct UncheckedPointer: @unchecked Sendable {
 /// (the compaction generation), and the file that `flock` serialises opening and
 /// compacting on (each lock on its own open file description, so threads of one
 /// process exclude each other too).
+// @unchecked: a shared-memory counter (mmap of `compaction.lock`) read and written under flock, which the compiler cannot see.
 final class StoreGeneration: @unchecked Sendable {
     let file: String
     private let fd: Int32

@@ -1,3 +1,4 @@
+import Synchronization
 @_spi(Storage) import AuthLedger
 import Foundation
 
@@ -12,20 +13,20 @@ extension BenchRun {
         var a = BenchWorkload(total: events, start: BenchRun.start)
         var b = BenchWorkload(total: events, start: BenchRun.start)
         var wall = (0.0, 0.0), cpu = (0.0, 0.0)
-        defer { BenchmarkSwitches.skipMerkleTree = false }
+        defer { BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed) }
         while true {
             let batchA = a.batch(BenchRun.batch), batchB = b.batch(BenchRun.batch)
             if batchA.isEmpty { break }
             var c0 = BenchRun.cpuSeconds()
-            BenchmarkSwitches.skipMerkleTree = false
+            BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed)
             wall.0 += try BenchRun.seconds { _ = try withTree.append(batchA) }
             cpu.0 += BenchRun.cpuSeconds() - c0
             c0 = BenchRun.cpuSeconds()
-            BenchmarkSwitches.skipMerkleTree = true
+            BenchmarkSwitches.skipMerkleTree.store(true, ordering: .relaxed)
             wall.1 += try BenchRun.seconds { _ = try withoutTree.append(batchB) }
             cpu.1 += BenchRun.cpuSeconds() - c0
         }
-        BenchmarkSwitches.skipMerkleTree = false
+        BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed)
         let n = Double(events)
         return (n / wall.0, n / wall.1, n / cpu.0, n / cpu.1)
     }

@@ -1,9 +1,11 @@
+import Synchronization
 import AuthLedgerCore
 import Foundation
 import Logging
 
 /// The device-trust ledger: an append-only, hash-chained log of events with
 /// maintained projections, over a storage backend (LMDB by default).
+// @unchecked: its mutable state is guarded by locks (observers, secrets) or owned by the writer thread; the storage backends are Sendable.
 public final class Ledger: @unchecked Sendable {
     /// The store under the log: for the project's tests and benchmark only (SPI), never for a service.
     @_spi(Storage) public let storage: any StorageBackend
@@ -469,24 +471,32 @@ public final class Ledger: @unchecked Sendable {
 }
 
 /// The leaf hashes computed beside the replay partitions (written once, read after they all end).
-final class LeafBuffer: @unchecked Sendable {
-    var result: Result<[UInt8]?, Error>?
+final class LeafBuffer: Sendable {
+    private let value = Mutex<Result<[UInt8]?, Error>?>(nil)
+    var result: Result<[UInt8]?, Error>? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
 }
 
-final class ReplayPartitions: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var results: [Result<Ledger.ReplayPartition, Error>?]
-    init(_ n: Int) { results = Array(repeating: nil, count: n) }
-    func set(_ k: Int, _ r: Result<Ledger.ReplayPartition, Error>) { lock.withLock { results[k] = r } }
+/// The partitions' results, each set by its partition and taken by the replay.
+final class ReplayPartitions: Sendable {
+    private let slots: Mutex<[Result<Ledger.ReplayPartition, Error>?]>
+    init(_ n: Int) { slots = Mutex(Array(repeating: nil, count: n)) }
+    var results: [Result<Ledger.ReplayPartition, Error>?] { slots.withLock { $0 } }
+    func set(_ k: Int, _ r: Result<Ledger.ReplayPartition, Error>) { slots.withLock { $0[k] = r } }
     /// The result of partition `k`, no longer held here.
     func take(_ k: Int) -> Result<Ledger.ReplayPartition, Error> {
-        lock.withLock {
-            defer { results[k] = nil }
-            return results[k]!
+        slots.withLock { s in
+            defer { s[k] = nil }
+            return s[k]!
         }
     }
 }
 
+/// A value handed to the replay's partition threads (the progress callback, called only
+/// by partition 0, one thread).
+// @unchecked: the wrapped closure is not Sendable; only one partition ever calls it.
 struct UncheckedSendable<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }

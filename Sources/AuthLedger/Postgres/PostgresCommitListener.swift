@@ -17,6 +17,7 @@ import PostgresNIO
 /// When the listening connection drops (the server restarted, a proxy or an administrator
 /// cut it), the listener opens a new one (retrying every `retryInterval`) and then rings
 /// the observers once with the current head, for the commits it could not hear meanwhile.
+// @unchecked: the connection and its LISTEN context are guarded by `lock`; PostgresNIO's listen context is not Sendable.
 final class PostgresCommitListener: @unchecked Sendable {
     private weak var storage: PostgresStorage?
     private let onCommit: @Sendable (Head) -> Void

@@ -17,6 +17,7 @@ import PostgresNIO
 /// shared with the HTTP server's, so no wait can ever block the loop that must complete
 /// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
 /// on a 2-core machine: a blocked task waiting for another task could starve it).
+// @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
 final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

@@ -1,3 +1,4 @@
+import Synchronization
 import AuthLedgerCore
 import Foundation
 import Logging
@@ -15,6 +16,7 @@ import PostgresNIO
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
+// @unchecked: the commit listener is guarded by `listenerLock`; everything else is set once in init.
 @_spi(Storage) public final class PostgresStorage: StorageBackend, @unchecked Sendable {
     /// Where the store is.
     public let location: PostgresLocation
@@ -160,11 +162,10 @@ extension PostgresStorage {
 }
 
 /// A counter shared by threads.
-final class PostgresCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    func add(_ k: Int) { lock.lock(); n += k; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+final class PostgresCounter: Sendable {
+    private let n = Atomic<Int>(0)
+    func add(_ k: Int) { n.add(k, ordering: .relaxed) }
+    var value: Int { n.load(ordering: .relaxed) }
 }
 
 /// The qualified table names of one schema.

@@ -12,6 +12,7 @@ import Foundation
 /// single `DoorbellTicker`, which resumes the waiters whose deadline passed. Waits
 /// that follow one another with the same timeout (the feed's poll, a heartbeat tick)
 /// find the entry already armed and add nothing.
+// @unchecked: `rung` and the waiters (checked continuations) are guarded by `lock`.
 package final class Doorbell: @unchecked Sendable {
     private struct Waiter {
         let id: UInt64
@@ -97,6 +98,7 @@ package final class Doorbell: @unchecked Sendable {
 /// sleeping until the earliest. Hand-written (Foundation's timers need a run loop,
 /// and a `Task.sleep` per wait is what this replaces): a condition variable and a
 /// binary heap.
+// @unchecked: the heap is guarded by `condition` (NSCondition: its thread waits on it, which Mutex cannot).
 final class DoorbellTicker: @unchecked Sendable {
     static let shared = DoorbellTicker()
 

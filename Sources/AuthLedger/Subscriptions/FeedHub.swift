@@ -28,6 +28,7 @@ package struct FeedEntry: Sendable {
 /// the others up, and memory is the window (bounded) plus one page per subscriber.
 /// A subscriber behind the window's start reads from the log itself, as in
 /// catch-up. The hub's task runs only while subscribers are registered.
+// @unchecked: the subscribers and the window are guarded by `lock`; `ledger` is weak and set once.
 final class FeedHub: @unchecked Sendable {
     /// Most events kept for caught-up subscribers (set before the first subscriber:
     /// tests make it small so that slow subscribers fall behind it).

@@ -15,6 +15,7 @@ import JWTKit
 ///
 /// Signing is jwt-kit's (`JWTKeyCollection`, RS256, PKCS #1 v1.5 over SHA-256): a
 /// small pool of collections, so that SETs are signed on several cores at once.
+// @unchecked: the key list, the listing and the pool cursor are guarded by `lock`; jwt-kit's JWTKeyCollection is an actor and is not Sendable-wrapped here.
 public final class SSFKeys: @unchecked Sendable {
     /// One signing key.
     public struct Key: Sendable {
@@ -36,6 +37,7 @@ public final class SSFKeys: @unchecked Sendable {
     private var keys: [Key] = []
     /// Collections that sign (each an actor: one signature at a time), with the kids they hold.
     private let pool: [Slot] = (0..<SSFKeys.poolSize).map { _ in Slot() }
+    // @unchecked: `kids` is read and changed only under the owning SSFKeys' `lock`; the collection is an actor.
     final class Slot: @unchecked Sendable {
         let collection = JWTKeyCollection()
         var kids: Set<String> = []

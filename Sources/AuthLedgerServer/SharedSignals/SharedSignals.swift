@@ -9,6 +9,7 @@ import Foundation
 ///
 /// The keys are loaded (and created) on first use, so a server that never serves
 /// Shared Signals never generates one.
+// @unchecked: the issuer and the keys (made once, on first use) are guarded by `lock` and `creating` (NSLock: making the keys does file I/O while holding it).
 public final class SharedSignals: @unchecked Sendable {
     /// The ledger whose events are delivered.
     public let ledger: Ledger
