@@ -469,35 +469,3 @@ public final class Ledger: @unchecked Sendable {
         return ReplayPartition(states: states, records: records, system: system, userEvents: n)
     }
 }
-
-/// The leaf hashes computed beside the replay partitions (written once, read after they all end).
-final class LeafBuffer: Sendable {
-    private let value = Mutex<Result<[UInt8]?, Error>?>(nil)
-    var result: Result<[UInt8]?, Error>? {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
-    }
-}
-
-/// The partitions' results, each set by its partition and taken by the replay.
-final class ReplayPartitions: Sendable {
-    private let slots: Mutex<[Result<Ledger.ReplayPartition, Error>?]>
-    init(_ n: Int) { slots = Mutex(Array(repeating: nil, count: n)) }
-    var results: [Result<Ledger.ReplayPartition, Error>?] { slots.withLock { $0 } }
-    func set(_ k: Int, _ r: Result<Ledger.ReplayPartition, Error>) { slots.withLock { $0[k] = r } }
-    /// The result of partition `k`, no longer held here.
-    func take(_ k: Int) -> Result<Ledger.ReplayPartition, Error> {
-        slots.withLock { s in
-            defer { s[k] = nil }
-            return s[k]!
-        }
-    }
-}
-
-/// A value handed to the replay's partition threads (the progress callback, called only
-/// by partition 0, one thread).
-// @unchecked: the wrapped closure is not Sendable; only one partition ever calls it.
-struct UncheckedSendable<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}

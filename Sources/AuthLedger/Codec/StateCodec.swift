@@ -1,0 +1,110 @@
+import AuthLedgerCore
+
+/// The storage encoding of maintained projection state.
+enum StateCodec {
+    static let format: UInt8 = 1
+
+    static func encode(_ s: UserState) -> [UInt8] {
+        var w = ByteWriter(capacity: 256)
+        w.u8(format)
+        w.varint(s.version)
+        w.optTime(s.lastAt)
+        w.u8(s.everRegistered ? 1 : 0)
+        w.optTime(s.coolingUntil)
+        w.varint(UInt64(s.devices.count))
+        for d in s.devices.values {
+            w.string(d.deviceId); w.optString(d.name); w.optString(d.kind); w.optString(d.platform)
+            w.optString(d.appId); w.optString(d.pushToken); w.optString(d.binding); w.optString(d.via)
+            w.u8(d.status.rawValue); w.optTime(d.requestedAt); w.optTime(d.registeredAt)
+            w.optTime(d.lastAccessAt); w.optTime(d.revokedAt)
+        }
+        w.varint(UInt64(s.challenges.count))
+        for c in s.challenges.values { w.challenge(c) }
+        w.varint(UInt64(s.otps.count))
+        for o in s.otps.values { w.otp(o) }
+        w.optString(s.latestOtpId)
+        w.varint(UInt64(s.otpIssueTimes.count))
+        for t in s.otpIssueTimes { w.time(t) }
+        w.varint(UInt64(s.grants.count))
+        for g in s.grants.values { w.grant(g) }
+        // Appended only when set: states written before erasure existed decode unchanged.
+        if s.erased { w.u8(1) }
+        return w.bytes
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
+        var r = ByteReader(bytes)
+        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        var s = UserState(user: user)
+        s.version = try r.varint()
+        s.lastAt = try r.optTime()
+        s.everRegistered = try r.flag()
+        s.coolingUntil = try r.optTime()
+        // Dictionaries are sized once: no rehashing while a big state is read.
+        let devices = try r.count()
+        s.devices.reserveCapacity(devices)
+        for _ in 0..<devices {
+            var d = DeviceRecord(deviceId: try r.string(), status: .pending)
+            d.name = try r.optString(); d.kind = try r.optString(); d.platform = try r.optString()
+            d.appId = try r.optString(); d.pushToken = try r.optString(); d.binding = try r.optString(); d.via = try r.optString()
+            guard let st = DeviceStatus(rawValue: try r.u8()) else { throw ByteReader.Corrupt() }
+            d.status = st
+            d.requestedAt = try r.optTime(); d.registeredAt = try r.optTime()
+            d.lastAccessAt = try r.optTime(); d.revokedAt = try r.optTime()
+            s.devices[d.deviceId] = d
+        }
+        let challenges = try r.count()
+        s.challenges.reserveCapacity(challenges)
+        for _ in 0..<challenges {
+            let c = try r.challenge()
+            s.challenges[c.challengeId] = c
+        }
+        let otps = try r.count()
+        s.otps.reserveCapacity(otps)
+        for _ in 0..<otps {
+            let o = try r.otp()
+            s.otps[o.otpId] = o
+        }
+        s.latestOtpId = try r.optString()
+        for _ in 0..<(try r.varint()) { s.otpIssueTimes.append(try r.time()) }
+        let grants = try r.count()
+        s.grants.reserveCapacity(grants)
+        for _ in 0..<grants {
+            let g = try r.grant()
+            s.grants[g.grantId] = g
+        }
+        if !r.atEnd { s.erased = try r.flag() }
+        guard r.atEnd else { throw ByteReader.Corrupt() }
+        return s
+    }
+
+    static func encode(_ s: SystemState) -> [UInt8] {
+        var w = ByteWriter(capacity: 64)
+        w.u8(format)
+        w.varint(s.version)
+        w.optTime(s.lastAt)
+        let p = s.policy
+        for v in [p.coolingSeconds, p.challengeTtlSeconds, p.otpTtlSeconds, p.otpMaxAttempts, p.otpPerHour, p.grantTtlSeconds, p.maxDevices] {
+            w.signed(v)
+        }
+        w.u8(p.protectCurrentDevice ? 1 : 0)
+        return w.bytes
+    }
+
+    static func decodeSystem(_ bytes: UnsafeRawBufferPointer) throws -> SystemState {
+        var r = ByteReader(bytes)
+        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        var s = SystemState()
+        s.version = try r.varint()
+        s.lastAt = try r.optTime()
+        s.policy.coolingSeconds = try r.signed()
+        s.policy.challengeTtlSeconds = try r.signed()
+        s.policy.otpTtlSeconds = try r.signed()
+        s.policy.otpMaxAttempts = try r.signed()
+        s.policy.otpPerHour = try r.signed()
+        s.policy.grantTtlSeconds = try r.signed()
+        s.policy.maxDevices = try r.signed()
+        s.policy.protectCurrentDevice = try r.flag()
+        return s
+    }
+}

@@ -1,0 +1,43 @@
+import AuthLedgerCore
+
+/// Read access to a storage backend, inside one consistent snapshot.
+///
+/// The protocol is deliberately narrow — positions, ids, stream indexes and opaque
+/// projection state — so that a second backend (PostgreSQL) can implement it; all
+/// rules, hashing and projections live above it.
+@_spi(Storage) public protocol StorageReader {
+    func head() throws -> Head
+    /// The raw stored bytes of the event at `seq`, passed to `body` (valid only inside it).
+    func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    func seq(forId id: EventID) throws -> UInt64?
+    /// Visits the stored events with `seq >= from` in order until `body` returns false.
+    func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Visits `(version, seq)` of one stream in version order until `body` returns false.
+    func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws
+    /// The seq stored for `version` of `stream` in the stream index.
+    func seq(stream: String, version: UInt64) throws -> UInt64?
+    func projectionState(_ key: String) throws -> [UInt8]?
+    /// Visits every projection state key (the streams with maintained state).
+    func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws
+    func checkpoint() throws -> UInt64
+    func metaValue(_ key: String) throws -> [UInt8]?
+    /// Number of entries in each index (for `verify`).
+    func indexCounts() throws -> (events: Int, ids: Int, streams: Int)
+    /// The disclosed personal values of the event at `seq` of `user` (SPEC 1.5), kept
+    /// apart from the event's bytes; nil when it has none or they were erased.
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]?
+    /// Visits `(seq, record)` of every stored personal-values record of `user`.
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// The stored bytes of a user's challenge, OTP or grant record (see `RecordKind`).
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]?
+    /// Number of stored records of `kind`, all users together (for `verify`).
+    func recordCount(_ kind: RecordKind) throws -> Int
+    /// Visits `(version, seq)` of one stream from `version` on, in version order, until `body` returns false.
+    func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws
+    /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
+    func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
+    /// How many Merkle tree hashes are stored.
+    func treeHashCount() throws -> UInt64
+    /// Visits the stored Merkle tree hashes with index >= `from` in index order until `body` returns false.
+    func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+}
