@@ -4,6 +4,7 @@ import Crypto
 import Foundation
 import LMDB
 
+// @unchecked: LMDB's handles (the environment, MDB_dbi database handles) are set once in init and may be used from any thread (MDB_NOTLS); they are C values the compiler cannot check.
 /// The LMDB backend: one environment directory with these named databases.
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
@@ -18,7 +19,6 @@ import LMDB
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
-// @unchecked: LMDB's handles (the environment, MDB_dbi database handles) are set once in init and may be used from any thread (MDB_NOTLS); they are C values the compiler cannot check.
 @_spi(Storage) public final class LMDBStorage: StorageBackend, @unchecked Sendable {
     /// The LMDB environment (the store's directory) with its named databases.
     public let environment: Environment

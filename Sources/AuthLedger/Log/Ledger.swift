@@ -3,9 +3,9 @@ import AuthLedgerCore
 import Foundation
 import Logging
 
+// @unchecked: its mutable state is guarded by locks (observers, secrets) or owned by the writer thread; the storage backends are Sendable.
 /// The device-trust ledger: an append-only, hash-chained log of events with
 /// maintained projections, over a storage backend (LMDB by default).
-// @unchecked: its mutable state is guarded by locks (observers, secrets) or owned by the writer thread; the storage backends are Sendable.
 public final class Ledger: @unchecked Sendable {
     /// The store under the log: for the project's tests and benchmark only (SPI), never for a service.
     @_spi(Storage) public let storage: any StorageBackend

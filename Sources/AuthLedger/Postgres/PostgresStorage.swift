@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 
+// @unchecked: the commit listener is guarded by `listenerLock`; everything else is set once in init.
 /// The PostgreSQL backend (SPEC 8): the same log, indexes, projections, Merkle tree,
 /// personal values and meta records as `LMDBStorage`, in the tables of `PostgresSchema`.
 ///
@@ -16,7 +17,6 @@ import PostgresNIO
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
-// @unchecked: the commit listener is guarded by `listenerLock`; everything else is set once in init.
 @_spi(Storage) public final class PostgresStorage: StorageBackend, @unchecked Sendable {
     /// Where the store is.
     public let location: PostgresLocation
