@@ -197,14 +197,11 @@ extension Ledger {
         return out
     }
 
-    /// Makes the stored tree the one over `leaves` (32 bytes each): left as it is when it
-    /// already is (the usual case: the tree is written with the events), else replaced.
-    /// Rewriting an intact tree put its two hashes per event in the transaction's dirty
-    /// pages (heap memory until the commit: ~130 MB at 1M events); the comparison reads
-    /// the stored hashes in one cursor walk that lets go of the map pages behind it (a
-    /// first version looked each hash up and left every tree page resident: peak 722 MB).
+    /// Replaces the stored tree with the one over `leaves` (32 bytes each). Callers rebuild
+    /// only a tree that is missing (opening a store from before the tree) or that
+    /// `storedTreeMatchesLog` found different (replay): rewriting an intact one would put
+    /// two hashes per event in the transaction's dirty pages (~130 MB at 1M events).
     static func rebuildTree(_ w: any StorageWriter, leaves: [UInt8]) throws {
-        if try storedTreeMatches(w, leaves: leaves) { return }
         try w.clearTree()
         var frontier = TreeFrontier()
         try leaves.withUnsafeBytes { all in
@@ -250,36 +247,6 @@ extension Ledger {
             if k < expected.count { return false }
         }
         return true
-    }
-}
-
-extension Ledger {
-    /// Whether the stored tree holds exactly the hashes of the tree over `leaves`, in
-    /// stored-index order: the tree's hashes are generated from the leaves as the walk
-    /// over the stored ones needs them (a few per leaf), never all at once.
-    static func storedTreeMatches(_ r: any StorageReader, leaves: [UInt8]) throws -> Bool {
-        let leafCount = leaves.count / 32
-        guard try r.treeHashCount() == MerkleTree.storedHashCount(UInt64(leafCount)) else { return false }
-        var frontier = TreeFrontier()
-        var pending: [(UInt64, TreeFrontier.Node)] = []
-        var next = 0, fed = 0
-        var same = true
-        try leaves.withUnsafeBytes { all in
-            try r.scanTree(from: 0) { index, stored in
-                while next == pending.count && fed < leafCount {
-                    pending.removeAll(keepingCapacity: true)
-                    next = 0
-                    let leaf = TreeFrontier.Node(UnsafeRawBufferPointer(rebasing: all[(fed * 32)..<(fed * 32 + 32)]))
-                    try frontier.append(leaf) { i, _, node in pending.append((i, node)) }
-                    fed += 1
-                }
-                guard next < pending.count, pending[next].0 == index, stored.count == 32,
-                      TreeFrontier.Node(stored) == pending[next].1 else { same = false; return false }
-                next += 1
-                return true
-            }
-        }
-        return same && fed == leafCount && next == pending.count
     }
 }
 
