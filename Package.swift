@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "AuthLedgerCore", targets: ["AuthLedgerCore"]),
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
+        .library(name: "AuthLedgerLMDB", targets: ["AuthLedgerLMDB"]),
+        .library(name: "AuthLedgerPostgres", targets: ["AuthLedgerPostgres"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
@@ -47,13 +49,30 @@ let package = Package(
             name: "AuthLedgerCore",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
-        // The log: codec, storage (LMDB, PostgreSQL), the writer, subscriptions, the facade.
+        // The log: codec, the storage protocol, the writer (group commit), the Merkle tree and
+        // checkpoints, subscriptions, erasure, the facade. No driver: a store comes from one.
         .target(
             name: "AuthLedger",
             dependencies: [
                 "AuthLedgerCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The embedded driver (the default): the log in an LMDB directory. `Ledger(lmdb:)`.
+        .target(
+            name: "AuthLedgerLMDB",
+            dependencies: [
+                "AuthLedger",
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The PostgreSQL driver (PostgresNIO): several servers on one database. `Ledger(postgres:)`.
+        .target(
+            name: "AuthLedgerPostgres",
+            dependencies: [
+                "AuthLedger",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -71,7 +90,6 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -85,6 +103,8 @@ let package = Package(
             name: "authledger",
             dependencies: [
                 "AuthLedger",
+                "AuthLedgerLMDB",
+                "AuthLedgerPostgres",
                 "AuthLedgerServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -95,23 +115,46 @@ let package = Package(
             name: "authledger-bench",
             dependencies: [
                 "AuthLedger",
+                "AuthLedgerLMDB",
+                "AuthLedgerPostgres",
                 "AuthLedgerServer",
                 "LMDB",
                 "CSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
-        .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedger", "AuthLedgerServer"]),
+        .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedgerFuzzChecks"]),
+        // The fuzz targets' checks (round trips of every decoder, the HTTP router in process),
+        // shared by the fuzz executable and the regression tests; no product: not for embedders.
+        .target(
+            name: "AuthLedgerFuzzChecks",
+            dependencies: [
+                "AuthLedger",
+                "AuthLedgerLMDB",
+                "AuthLedgerServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         // Test helpers shared by the test targets (a small real filesystem for full-disk tests,
         // the storage backends the conformance suites run on).
-        .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
+        .target(name: "AuthLedgerTestSupport", dependencies: ["AuthLedgerLMDB", "AuthLedgerPostgres"], path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
-        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerTestSupport"]),
+        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerLMDB", "AuthLedgerPostgres", "AuthLedgerFuzzChecks", "AuthLedgerTestSupport"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerLMDB",
+                "AuthLedgerPostgres",
+                "AuthLedgerFuzzChecks",
                 "AuthLedgerTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -158,9 +158,9 @@ public final class AuthLedgerServer: Sendable {
 
     // @unchecked: Hummingbird's Router is not Sendable; the table is filled once while routes are
     // registered, before the server starts, and only read afterwards.
-    final class RouteTable: @unchecked Sendable {
-        let router = Router(context: ServerRequestContext.self)
-        var endpoints: [Endpoint] = []
+    package final class RouteTable: @unchecked Sendable {
+        package let router = Router(context: ServerRequestContext.self)
+        package var endpoints: [Endpoint] = []
         /// One route group per access level, made on first use: its routes run behind the
         /// error mapping and that level's access check.
         private var groups: [Access: RouterGroup<ServerRequestContext>] = [:]
@@ -175,7 +175,7 @@ public final class AuthLedgerServer: Sendable {
         }
     }
 
-    func buildRouter() -> RouteTable {
+    package func buildRouter() -> RouteTable {
         let table = RouteTable()
         table.router.add(middleware: JSONNotFoundMiddleware(table: table))
         table.router.add(middleware: LogRequestsMiddleware(.debug))

@@ -3,19 +3,15 @@ import Foundation
 import Hummingbird
 
 extension AuthLedgerServer {
-    /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (SPEC 1.5).
+    /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (reference §7).
     func registerErasureRoutes(_ t: RouteTable) {
         on(t, .delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)
             let (u, reason, actor) = (try user(ctx), try b.string("reason"), try b.meta()?["actor"])
             let (ledger, now) = (ledger, configuration.clock())
             let start = ContinuousClock().now
-            // The erasure's write and the store's compaction block: off the event loop.
-            let outcome = try await withCheckedThrowingContinuation { (c: CheckedContinuation<ErasureOutcome, Error>) in
-                DispatchQueue.global().async {
-                    c.resume(with: Result { try ledger.erase(u, reason: reason, actor: actor, now: now) })
-                }
-            }
+            // The erasure and the store's compaction run on the writer thread; this task waits suspended.
+            let outcome = try await ledger.erase(u, reason: reason, actor: actor, now: now)
             metrics.appended(1, since: start)
             return JSONResponse.make(.object([
                 ("user", .string(u)), ("erased", .bool(true)), ("erasedEvents", .int(Int64(outcome.erasedEvents))),

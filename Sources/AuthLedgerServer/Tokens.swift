@@ -107,7 +107,7 @@ public struct TokenConfigurationError: Error, CustomStringConvertible, Sendable 
 }
 
 extension StringProtocol {
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }

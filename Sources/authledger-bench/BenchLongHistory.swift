@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 import Synchronization
 
@@ -70,15 +72,15 @@ struct BenchLongHistory {
     }
 
     func run() async throws -> Result {
-        let ledger = try Ledger(path: base + "/long-history")
+        let ledger = try Ledger(lmdb: base + "/long-history")
         let past = history("long")
         var k = 0
         while k < past.count {
             let end = min(k + BenchRun.batch, past.count)
-            _ = try ledger.append(Array(past[k..<end]))
+            _ = try ledger.appendBlocking(Array(past[k..<end]))
             k = end
         }
-        _ = try ledger.append([BenchLongHistory.register("fresh", "d1", via: "initial", BenchLongHistory.start)])
+        _ = try ledger.appendBlocking([BenchLongHistory.register("fresh", "d1", via: "initial", BenchLongHistory.start)])
         // Commands run at a clock after the whole past; each call moves it by 1 ms.
         let clockStart = BenchLongHistory.start.adding(seconds: Int64(pastChallenges) * 30 + 3600)
         let tick = Tick(clockStart)

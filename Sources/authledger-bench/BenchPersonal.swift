@@ -1,4 +1,6 @@
-@_spi(Benchmark) @_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 
 /// Benchmark phases of SPEC 1.5: the cost of salted commitments, and erasure.
@@ -6,8 +8,8 @@ extension BenchRun {
     /// `append_bulk` again on a fresh store with commitments off (personal values hashed
     /// in clear): the same workload, so the ratio is the commitments' cost.
     func appendBulkClear() throws -> (wall: Double, cpu: Double) {
-        let ledger = try Ledger(path: base + "/ledger-clear")
-        ledger.commitsPersonalData = false
+        let ledger = try Ledger(lmdb: base + "/ledger-clear")
+        ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
         return try appendBulk(ledger)
     }
 
@@ -31,11 +33,11 @@ extension BenchRun {
         a[.deviceId] = .string("d1")
         for _ in 1..<userEvents {
             add(.accessed, a)
-            if batch.count == BenchRun.batch { _ = try ledger.append(batch); batch = [] }
+            if batch.count == BenchRun.batch { _ = try ledger.appendBlocking(batch); batch = [] }
         }
-        if !batch.isEmpty { _ = try ledger.append(batch) }
+        if !batch.isEmpty { _ = try ledger.appendBlocking(batch) }
         var outcome: ErasureOutcome?
-        let seconds = try BenchRun.seconds { outcome = try ledger.erase(user, reason: "bench") }
+        let seconds = try BenchRun.seconds { outcome = try ledger.eraseBlocking(user, reason: "bench") }
         var size = 0.0
         if let attrs = try? FileManager.default.attributesOfItem(atPath: base + "/ledger/data.mdb"), let n = attrs[.size] as? NSNumber {
             size = n.doubleValue / 1e6

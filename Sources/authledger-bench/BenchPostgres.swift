@@ -1,4 +1,6 @@
-@_spi(Benchmark) @_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 
 /// `authledger bench --store postgresql://…`: the ledger's phases on PostgreSQL beside the

@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import AuthLedgerServer
 import Foundation
 import Logging

@@ -1,5 +1,7 @@
 import Synchronization
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 
 /// The verifiable log's phases of `authledger bench`.
@@ -8,25 +10,22 @@ extension BenchRun {
     /// maintained and one without, batch by batch in turn (so both see the same
     /// machine load): events per second of each, and the tree's overhead.
     func treeOverhead() throws -> (with: Double, without: Double, withCPU: Double, withoutCPU: Double) {
-        let withTree = try Ledger(path: base + "/tree-with")
-        let withoutTree = try Ledger(path: base + "/tree-without")
+        let withTree = try Ledger(lmdb: base + "/tree-with")
+        let withoutTree = try Ledger(lmdb: base + "/tree-without")
         var a = BenchWorkload(total: events, start: BenchRun.start)
         var b = BenchWorkload(total: events, start: BenchRun.start)
         var wall = (0.0, 0.0), cpu = (0.0, 0.0)
-        defer { BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed) }
+        withoutTree.appendSwitches.maintainMerkleTree.store(false, ordering: .relaxed)
         while true {
             let batchA = a.batch(BenchRun.batch), batchB = b.batch(BenchRun.batch)
             if batchA.isEmpty { break }
             var c0 = BenchRun.cpuSeconds()
-            BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed)
-            wall.0 += try BenchRun.seconds { _ = try withTree.append(batchA) }
+            wall.0 += try BenchRun.seconds { _ = try withTree.appendBlocking(batchA) }
             cpu.0 += BenchRun.cpuSeconds() - c0
             c0 = BenchRun.cpuSeconds()
-            BenchmarkSwitches.skipMerkleTree.store(true, ordering: .relaxed)
-            wall.1 += try BenchRun.seconds { _ = try withoutTree.append(batchB) }
+            wall.1 += try BenchRun.seconds { _ = try withoutTree.appendBlocking(batchB) }
             cpu.1 += BenchRun.cpuSeconds() - c0
         }
-        BenchmarkSwitches.skipMerkleTree.store(false, ordering: .relaxed)
         let n = Double(events)
         return (n / wall.0, n / wall.1, n / cpu.0, n / cpu.1)
     }

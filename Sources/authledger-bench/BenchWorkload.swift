@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 
 /// A deterministic, rule-abiding event mix for the benchmark.
 ///

@@ -1,5 +1,7 @@
 import ArgumentParser
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 
 // `authledger bench` runs this executable (its own target, so the CLI links neither LMDB
@@ -7,7 +9,14 @@ import Foundation
 // 1 failed (`error: <code>: …` on stderr), 2 usage.
 func runBench() async -> Int32 {
     do {
-        var command = try Bench.parseAsRoot(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "ssf" {
+            // `authledger bench-ssf`: Shared Signals signing and delivery.
+            let options = try SSFBenchOptions.parse(Array(arguments.dropFirst()))
+            print(try await SSFBench.run(events: options.events, rate: options.rate).serialized())
+            return 0
+        }
+        var command = try Bench.parseAsRoot(arguments)
         if var bench = command as? Bench {
             try await bench.run()
         } else {
@@ -24,4 +33,10 @@ func runBench() async -> Int32 {
         return code == .validationFailure ? 2 : 1
     }
 }
+/// `authledger-bench ssf`'s options (`authledger bench-ssf` checked them).
+struct SSFBenchOptions: ParsableArguments {
+    @Option var events = 10_000
+    @Option var rate = 2000
+}
+
 exit(await runBench())

@@ -1,5 +1,4 @@
-import AuthLedger
-import AuthLedgerServer
+import AuthLedgerFuzzChecks
 import Foundation
 
 /// The fuzz targets: each feeds untrusted bytes to one decoder and checks its
@@ -10,14 +9,19 @@ import Foundation
 enum FuzzTarget: String, CaseIterable {
     case fixture, json, eventsBody = "events-body", storedEvent = "stored-event", storedState = "stored-state", http
 
+    /// Runs one input; a violated property stops the process (libFuzzer keeps the input).
     func run(_ bytes: [UInt8]) {
-        switch self {
-        case .fixture: CodecSelfCheck.fixtureLines(bytes)
-        case .json: CodecSelfCheck.json(bytes)
-        case .eventsBody: CodecSelfCheck.eventsBody(bytes)
-        case .storedEvent: CodecSelfCheck.storedEvent(bytes)
-        case .storedState: CodecSelfCheck.storedState(bytes)
-        case .http: HTTPFuzzCheck.run(bytes)
+        do {
+            switch self {
+            case .fixture: try CodecSelfCheck.fixtureLines(bytes)
+            case .json: try CodecSelfCheck.json(bytes)
+            case .eventsBody: try CodecSelfCheck.eventsBody(bytes)
+            case .storedEvent: try CodecSelfCheck.storedEvent(bytes)
+            case .storedState: try CodecSelfCheck.storedState(bytes)
+            case .http: try HTTPFuzzCheck.run(bytes)
+            }
+        } catch {
+            fatalError("\(rawValue): \(error)")
         }
     }
 }

@@ -13,7 +13,10 @@ struct BenchForward: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "Options for authledger-bench.")
     var arguments: [String] = []
 
-    func run() throws {
+    func run() throws { try BenchForward.exec(arguments) }
+
+    /// Replaces this process with `authledger-bench ARGUMENTS…` (the executable built beside this one).
+    static func exec(_ arguments: [String]) throws {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let bench = me.deletingLastPathComponent().appendingPathComponent("authledger-bench").path
         guard FileManager.default.isExecutableFile(atPath: bench) else {

@@ -11,7 +11,7 @@ struct CommandRunner {
         let ledger = try global.openLedger()
         let result: CommandResult
         do {
-            result = try ledger.perform(command, meta: try actor.meta(), clock: try global.clock())
+            result = try ledger.performBlocking(command, meta: try actor.meta(), clock: try global.clock())
         } catch let e as LedgerError where e.appended != nil {
             // otp_invalid: what it appended is printed as for any command, then the refusal.
             var partial = CommandResult()
@@ -167,7 +167,7 @@ struct ExpireChallenges: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "expire-challenges", abstract: "Append challenge.expired for every challenge past expiresAt (what the server's sweeper does).")
     @OptionGroup var global: GlobalOptions
     func run() throws {
-        let events = try global.openLedger().expireDueChallenges(now: try global.fixedNow() ?? Timestamp.now())
+        let events = try global.openLedger().expireDueChallengesBlocking(now: try global.fixedNow() ?? Timestamp.now())
         if global.json {
             Output.json(.object([("events", .array(events.map { .object([("seq", .int(Int64($0.seq))), ("type", .string($0.event.type.name))]) }))]))
         } else {

@@ -50,7 +50,7 @@ struct Demo: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
             let decoded = try EventDecoder.decodeLines(Array(data), file: name)
             do {
-                onFile(name, try ledger.append(decoded.map(\.input)))
+                onFile(name, try ledger.appendBlocking(decoded.map(\.input)))
             } catch var e as LedgerError {
                 if let i = e.index, i < decoded.count { e = e.at(file: name, line: decoded[i].line) }
                 throw e

@@ -14,7 +14,7 @@ struct Erase: ParsableCommand {
 
     func run() throws {
         let ledger = try global.openLedger()
-        let outcome = try ledger.erase(user, reason: reason, actor: try actor.meta()?["actor"], now: try global.clock()())
+        let outcome = try ledger.eraseBlocking(user, reason: reason, actor: try actor.meta()?["actor"], now: try global.clock()())
         if global.json {
             Output.json(.object([
                 ("user", .string(user)), ("erased", .bool(true)), ("erasedEvents", .int(Int64(outcome.erasedEvents))),

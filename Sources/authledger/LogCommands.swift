@@ -28,7 +28,7 @@ struct Import: ParsableCommand {
         }
         let ledger = try global.openLedger()
         do {
-            let outcome = try ledger.append(inputs)
+            let outcome = try ledger.appendBlocking(inputs)
             if global.json {
                 Output.json(.object([("appended", .int(Int64(outcome.appended.count))), ("duplicates", .int(Int64(outcome.duplicates))),
                                      ("head", .object([("seq", .int(Int64(outcome.head.seq))), ("hash", .string(outcome.head.hash.description))]))]))
@@ -96,7 +96,7 @@ struct Replay: ParsableCommand {
         let ledger = try global.openLedger()
         let start = DispatchTime.now()
         let showProgress = Output.stderrIsTerminal && !global.json
-        let n = try ledger.replay { done, total in
+        let n = try ledger.replayBlocking { done, total in
             guard showProgress, total > 0 else { return }
             let width = 40
             let filled = Int(Double(done) / Double(total) * Double(width))

@@ -1,5 +1,7 @@
 import ArgumentParser
 import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerPostgres
 import Foundation
 
 /// Options every subcommand takes (they may also stand before the subcommand's name).
@@ -19,13 +21,23 @@ struct GlobalOptions: ParsableArguments {
         return "./authledger-data"
     }
 
-    /// The ledger's settings: the store, and the rest from the environment
-    /// (`AUTHLEDGER_KEY_DIR`, `AUTHLEDGER_SERVER_KEY_FILE`, `AUTHLEDGER_ORIGIN`, …).
+    /// Whether the store is a PostgreSQL database (else an LMDB directory).
+    var isPostgres: Bool { PostgresLocation.isPostgres(storePath) }
+
+    /// The ledger's settings from the environment (`AUTHLEDGER_KEY_DIR`,
+    /// `AUTHLEDGER_SERVER_KEY_FILE`, `AUTHLEDGER_ORIGIN`, …); the key directory of an LMDB
+    /// store is its own directory unless `AUTHLEDGER_KEY_DIR` says otherwise.
     var configuration: Ledger.Configuration {
-        .fromEnvironment(store: storePath, environment: ProcessInfo.processInfo.environment)
+        var c = Ledger.Configuration.fromEnvironment(ProcessInfo.processInfo.environment)
+        if c.keyDirectory == nil && !isPostgres { c.keyDirectory = storePath }
+        return c
     }
 
-    func openLedger() throws -> Ledger { try Ledger(configuration) }
+    /// Opens the store with the driver its name calls for: the only place a string picks one.
+    func openLedger() throws -> Ledger {
+        isPostgres ? try Ledger(postgres: storePath, configuration: configuration)
+            : try Ledger(lmdb: storePath, configuration: configuration)
+    }
 
     /// The store for messages: a PostgreSQL URL without its password.
     var storeName: String { PostgresLocation.displayName(storePath) }
@@ -40,7 +52,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The clock commands read inside their write transaction.
-    func clock() throws -> () -> Timestamp {
+    func clock() throws -> @Sendable () -> Timestamp {
         if let t = try fixedNow() { return { t } }
         return Timestamp.now
     }

@@ -47,7 +47,7 @@ struct SSFRotateKey: ParsableCommand {
 
     func run() throws {
         guard retentionDays >= 0, retentionDays <= 3650 else { throw ValidationError("--retention-days must be 0…3650") }
-        guard let dir = keyDirectory ?? SharedSignalsOptions.environmentKeyDirectory ?? SSFKeys.defaultDirectory(storePath: global.configuration.effectiveKeyDirectory) else {
+        guard let dir = keyDirectory ?? SharedSignalsOptions.environmentKeyDirectory ?? SSFKeys.defaultDirectory(storePath: global.configuration.keyDirectory) else {
             throw ValidationError("no key directory")
         }
         let keys = try SSFKeys(directory: dir, retention: .seconds(Int64(retentionDays) * 86_400))
@@ -60,8 +60,9 @@ struct SSFRotateKey: ParsableCommand {
     }
 }
 
-/// `authledger bench-ssf`: SET signing and push delivery against a loopback receiver.
-struct SSFBenchCommand: AsyncParsableCommand {
+/// `authledger bench-ssf`: runs `authledger-bench ssf` (the benchmark lives in its own
+/// executable, not in the libraries the CLI links).
+struct SSFBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-ssf",
         abstract: "Measure Shared Signals SET signing and delivery (push and poll) in a temporary store; prints JSON."
@@ -69,9 +70,8 @@ struct SSFBenchCommand: AsyncParsableCommand {
     @Option(help: "Ledger events to append (each becomes one SET).") var events = 10_000
     @Option(help: "Append rate, events per second (0: as fast as possible).") var rate = 2000
 
-    func run() async throws {
+    func run() throws {
         guard events > 0, events <= 10_000_000, rate >= 0 else { throw ValidationError("--events 1…10000000, --rate ≥ 0") }
-        let result = try await SSFBench.run(events: events, rate: rate)
-        Output.line(result.serialized())
+        try BenchForward.exec(["ssf", "--events", "\(events)", "--rate", "\(rate)"])
     }
 }

@@ -119,11 +119,11 @@ struct Serve: AsyncParsableCommand {
         try sharedSignals.apply(to: &config.sharedSignals)
 
         let configuration = global.configuration
-        if configuration.isPostgres, configuration.effectiveServerKeyFile == nil || configuration.effectiveCheckpointKeyFile == nil {
+        if global.isPostgres, configuration.effectiveServerKeyFile == nil || configuration.effectiveCheckpointKeyFile == nil {
             // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
             throw ValidationError("a PostgreSQL store keeps its key files in AUTHLEDGER_KEY_DIR (or AUTHLEDGER_SERVER_KEY_FILE and AUTHLEDGER_CHECKPOINT_KEY_FILE): set it, the same on every server of the database")
         }
-        let ledger = try Ledger(configuration)
+        let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
         if dev, try ledger.head().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())

@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerServer
 import Foundation
 import AuthLedgerTestSupport
@@ -19,7 +21,7 @@ import Testing
     @Test func refusesToStartWithoutTokensUnlessInsecureDev() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         #expect(throws: TokenConfigurationError.self) { try AuthLedgerServer(ledger: ledger, configuration: ServerConfiguration()) }
         var config = ServerConfiguration()
         config.insecureDev = true

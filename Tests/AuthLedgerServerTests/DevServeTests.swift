@@ -1,5 +1,7 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -66,9 +68,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = dir + "/store"
         do {
-            let ledger = try Ledger(path: store)
+            let ledger = try Ledger(lmdb: store)
             let line = #"{"type":"device.registered","user":"zoe","at":"2026-03-01T08:00:00Z","data":{"deviceId":"phone","name":"Zoe phone","kind":"mobile","binding":"permanent","via":"initial"}}"#
-            _ = try ledger.append(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
+            _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
         }
         let server = try Self.devServer(store: store)
         defer { server.stop() }

@@ -1,7 +1,8 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
 import AuthLedgerTestSupport
+import AuthLedgerPostgres
 import Testing
 
 /// `DELETE /v1/users/{u}` (SPEC 5, 1.5): erasure over HTTP, with the server running on.

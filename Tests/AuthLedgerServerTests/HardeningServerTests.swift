@@ -1,6 +1,7 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
 @testable import AuthLedgerServer
+@testable import AuthLedgerFuzzChecks
 import AuthLedgerTestSupport
 import Foundation
 import HTTPTypes
@@ -227,7 +228,7 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
         #expect(names.count >= 100)
         for name in names {
-            await HTTPFuzzCheck.check(Array(try Data(contentsOf: dir.appendingPathComponent(name))))
+            try await HTTPFuzzCheck.check(Array(try Data(contentsOf: dir.appendingPathComponent(name))))
         }
     }
 

@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerServer
 import Foundation
 import Testing
@@ -162,7 +164,7 @@ import Testing
     @Test func limitsBelowOneAreRefusedAtStart() throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         for bad in [RateLimit(perSecond: 0, burst: 10), RateLimit(perSecond: 1, burst: 0), RateLimit(perSecond: .infinity, burst: 1)] {
             var config = ServerConfiguration()
             config.tokens = try TokenStore(parsing: "t:read")

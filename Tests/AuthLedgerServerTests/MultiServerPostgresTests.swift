@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import Foundation
 import NIOCore
 import NIOHTTP1

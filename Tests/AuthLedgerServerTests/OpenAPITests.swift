@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerServer
 import Foundation
 import Testing
@@ -25,11 +27,11 @@ import Testing
                 }
             }
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-openapi-\(UUID().uuidString)").path
+        let dir = TemporaryDirectory.path("authledger-openapi")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var config = ServerConfiguration()
         config.insecureDev = true
-        let server = try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config)
+        let server = try AuthLedgerServer(ledger: try Ledger(lmdb: dir), configuration: config)
         let routed = Set(server.endpoints.map(\.description))
         #expect(routed.count == server.endpoints.count, "a route is registered twice")
         #expect(documented.subtracting(routed).sorted() == [], "documented but not routed")

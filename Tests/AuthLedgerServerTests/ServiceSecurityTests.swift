@@ -1,5 +1,7 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerServer
 import Foundation
 import Logging
@@ -63,7 +65,7 @@ struct CapturingLogHandler: LogHandler {
     }
 
     static func start() async throws -> Running {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-sec-\(UUID().uuidString)").path
+        let dir = TemporaryDirectory.path("authledger-sec")
         let logs = CapturedLogs()
         var logger = Logger(label: "authledger.server") { _ in CapturingLogHandler(sink: logs) }
         logger.logLevel = .trace
@@ -71,7 +73,7 @@ struct CapturingLogHandler: LogHandler {
         config.port = 0
         config.tokens = try TokenStore(parsing: "\(secretToken):admin,\(readerToken):read")
         config.sweepInterval = nil
-        let server = try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config, logger: logger)
+        let server = try AuthLedgerServer(ledger: try Ledger(lmdb: dir), configuration: config, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let task = Task { try await group.run() }

@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 @testable import AuthLedgerServer
 import Foundation
 import Hummingbird

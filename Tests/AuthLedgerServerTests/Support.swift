@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import AuthLedgerServer
 import AuthLedgerTestSupport
 import Foundation
@@ -16,4 +16,13 @@ func withServer(_ storage: StorageKind = .lmdb, clock: TestClock = TestClock(), 
     }
     try await s.stop()
     s.removeStore()
+}
+
+extension Data {
+    /// Decodes base64url without padding (JWS parts, JWK members).
+    init?(base64urlText s: String) {
+        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while t.count % 4 != 0 { t += "=" }
+        self.init(base64Encoded: t)
+    }
 }

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerServer
 import AuthLedgerTestSupport
 import Foundation
@@ -47,7 +49,7 @@ struct TestStore: Sendable {
     }
 
     /// The ledger on this store, as the server opens it.
-    func open() throws -> Ledger { try Ledger(Ledger.Configuration(store: store, keyDirectory: dir)) }
+    func open() throws -> Ledger { try Ledger(store: store, configuration: .init(keyDirectory: dir)) }
 
     /// Removes the temporary directory (a PostgreSQL schema stays until the test server is thrown away).
     func remove() { try? FileManager.default.removeItem(atPath: dir) }
@@ -71,7 +73,7 @@ final class TestServer: @unchecked Sendable {
     private var running: Task<Void, Error>?
 
     static func temporaryDirectory() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("authledger-server-\(UUID().uuidString)").path
+        TemporaryDirectory.path("authledger-server")
     }
 
     private init(place: TestStore, clock: TestClock, port: Int, server: AuthLedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
@@ -312,6 +314,6 @@ extension TestServer {
         config.insecureDev = true
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        return try AuthLedgerServer(ledger: try Ledger(path: dir), configuration: config).endpoints
+        return try AuthLedgerServer(ledger: try Ledger(lmdb: dir), configuration: config).endpoints
     }
 }

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
 @testable import AuthLedgerServer
 import Crypto
 import Foundation

@@ -1,6 +1,6 @@
 import Crypto
 import Testing
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// The direct canonical writer must give exactly the bytes of the generic JCS path,

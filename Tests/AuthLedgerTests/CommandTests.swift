@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Crypto
 import Foundation
 import AuthLedgerTestSupport
@@ -13,14 +15,14 @@ final class Bench {
     init(_ storage: StorageKind = .lmdb) throws {
         dir = Support.tempDir()
         // On PostgreSQL the directory keeps only the key files (the server key of OTPs).
-        ledger = storage == .lmdb ? try Ledger(path: dir) : try storage.open(storage.freshStore(), keys: dir)
+        ledger = storage == .lmdb ? try Ledger(lmdb: dir) : try storage.open(storage.freshStore(), keys: dir)
     }
 
     @discardableResult
     func run(_ c: Command, actor: String? = nil, at: String? = nil) throws -> CommandResult {
         if let at { now = t(at) }
         let n = now
-        return try ledger.perform(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
+        return try ledger.performBlocking(c, meta: actor.map { StringMap([("actor", $0)]) }, clock: { n })
     }
 
     func code(_ c: @autoclosure () throws -> Command, actor: String? = nil, at: String? = nil) -> LedgerError? {
@@ -170,11 +172,11 @@ final class Bench {
         let due = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil)).challengeId!
         let later = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "y", action: "login", context: nil), at: "2026-05-01T10:00:30Z").challengeId!
         #expect(b.code(.expireChallenge(user: "alice", challengeId: due))?.code == .challengeNotExpired)
-        let swept = try b.ledger.expireDueChallenges(now: t("2026-05-01T10:01:00Z"))
+        let swept = try b.ledger.expireDueChallengesBlocking(now: t("2026-05-01T10:01:00Z"))
         #expect(swept.count == 1)
         #expect(swept.first?.event.data.string(.challengeId) == due)
         #expect(swept.first?.event.actor == "system")
-        #expect(try b.ledger.expireDueChallenges(now: t("2026-05-01T10:01:00Z")).isEmpty)
+        #expect(try b.ledger.expireDueChallengesBlocking(now: t("2026-05-01T10:01:00Z")).isEmpty)
         #expect(b.code(.expireChallenge(user: "alice", challengeId: due), at: "2026-05-01T10:02:00Z")?.code == .challengeResolved)
         let r = try b.run(.expireChallenge(user: "alice", challengeId: later), at: "2026-05-01T10:02:00Z")
         #expect(r.events.map(\.event.type) == [.challengeExpired])
@@ -333,7 +335,7 @@ final class Bench {
         let (oid, code) = try b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
         // Thrown, with the otp.failed it appended (durably: it is in the log).
-        let first = refusal { try b.ledger.perform(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { b.now }) }
+        let first = refusal { try b.ledger.performBlocking(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { [now = b.now] in now }) }
         #expect(first?.code == .otpInvalid && first?.remainingAttempts == 4)
         #expect(first?.appended?.map(\.event.type) == [.otpFailed])
         #expect(try b.ledger.head().seq == first?.appended?.last?.seq)

@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import AuthLedgerTestSupport
 import Foundation
 import Testing
@@ -8,9 +8,9 @@ import Testing
     @Test(arguments: StorageKind.all) func commandFieldsGetTheImportChecks(_ storage: StorageKind) throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let at: () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
+        let at: @Sendable () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
         func code(_ c: @autoclosure () throws -> Command) -> ErrorCode? {
-            do { _ = try ledger.perform(c(), clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
+            do { _ = try ledger.performBlocking(c(), clock: at); return nil } catch let e as LedgerError { return e.code } catch { return nil }
         }
         // Given an empty platform, a control character in a context value, an over-long push token
         #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "", appId: nil,

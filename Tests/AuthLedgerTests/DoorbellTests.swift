@@ -1,4 +1,4 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 import Foundation
 import Testing

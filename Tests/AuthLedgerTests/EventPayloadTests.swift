@@ -1,4 +1,4 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 import AuthLedgerTestSupport
 import Foundation
 import Testing
@@ -17,7 +17,7 @@ import Testing
             try ledger.importText(String(contentsOf: Support.fixture("scenarios/\(s).jsonl"), encoding: .utf8))
         }
         let users = Set(try ledger.events().compactMap(\.event.user))
-        for u in users.sorted() { _ = try ledger.erase(u, now: t("2030-01-01T00:00:00Z")) }
+        for u in users.sorted() { _ = try ledger.eraseBlocking(u, now: t("2030-01-01T00:00:00Z")) }
         var types = Set<EventType>()
         var erasedNames = 0
         for r in try ledger.events() {
@@ -79,10 +79,10 @@ import Testing
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at = t("2026-03-01T09:00:00Z")
-        _ = try ledger.perform(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
+        _ = try ledger.performBlocking(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
                                                       platform: "linux", binding: .temporary)), clock: { at })
-        _ = try ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
-        let r = try ledger.perform(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
+        _ = try ledger.performBlocking(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
+        let r = try ledger.performBlocking(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
                                                                     context: StringMap([("ip", "203.0.113.9")]))), clock: { at })
         let events = try ledger.events()
         #expect(try events.map { try $0.event.payload } == [

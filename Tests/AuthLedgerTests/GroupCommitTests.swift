@@ -1,7 +1,8 @@
 import Foundation
 import AuthLedgerTestSupport
+import AuthLedgerPostgres
 import Testing
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Group commit through the writer thread: ordering, gap-free positions, refusal
@@ -108,7 +109,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aRefusedRequestInABatchRefusesOnlyItself(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        _ = try ledger.append([register("alice")])
+        _ = try ledger.appendBlocking([register("alice")])
         let requests: [(String, AppendRequest)] = [
             ("ok1", AppendRequest([register("bob")])),
             // Refused on its second event: its valid first event must vanish too.
@@ -150,7 +151,7 @@ import Testing
     func aRequestPostgreSQLRefusesInABatchRefusesOnlyItself() async throws {
         let ledger = try StorageKind.postgres.freshLedger()
         let pg = try #require(ledger.storage as? PostgresStorage)
-        _ = try ledger.append([register("alice")])
+        _ = try ledger.appendBlocking([register("alice")])
         _ = try pg.integers("ALTER TABLE \(pg.tables.events) ADD CONSTRAINT no_mallory CHECK (stream <> convert_to('mallory', 'UTF8'))")
         let r = await submitInOneBatch(ledger, [
             ("ok1", AppendRequest([register("bob")])),
@@ -177,11 +178,21 @@ import Testing
         #expect(try ledger.state(of: "dave", asOf: .max).state.version == 2)
     }
 
+    /// Appends `inputs` in a write transaction of its own, not through `ledger`'s writer
+    /// thread and its cache of user states: what another process's writer does.
+    static func appendAsAnotherWriter(_ ledger: Ledger, _ inputs: [EventInput]) throws {
+        try ledger.storage.write { w in
+            let session = try AppendSession(w)
+            _ = try session.applyUnisolated(AppendRequest(inputs))
+            try session.finish()
+        }
+    }
+
     @Test(arguments: StorageKind.all) func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice")]))
-        // Another writer (the synchronous path, as another process would) moves alice on.
-        _ = try ledger.append([access("alice", at: 100)])
+        // Another writer (a transaction of its own, as another process would) moves alice on.
+        try Self.appendAsAnotherWriter(ledger, [access("alice", at: 100)])
         // With a stale cache (lastAt 0, version 1) this would be accepted as version 2.
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 50)])) }
         let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
@@ -192,13 +203,14 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        _ = try ledger.append([register("alice")])
+        // Appended outside this ledger's writer, so that its cache does not hold alice yet.
+        try Self.appendAsAnotherWriter(ledger, [register("alice")])
         // Damage alice's maintained projection (as an older build or a bad disk might).
         try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
         // The writer loads the damaged state: the device is unknown to it.
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 10)])) }
         // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
-        try ledger.replay()
+        try ledger.replayBlocking()
         let ok = try await ledger.append(AppendRequest([access("alice", at: 20)]))
         #expect(ok.appended.map(\.version) == [2])
     }
@@ -237,14 +249,14 @@ import Testing
             return EventInput(event: Event(type: .policySet, user: nil, at: GroupCommitTests.t0.adding(seconds: seconds), data: d))
         }
         let users = (0..<40).map { "u\($0)" }
-        _ = try ledger.append([policy(10, at: 0)] + users.map { register($0) })
-        _ = try ledger.append(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
-        _ = try ledger.append([policy(5000, at: 30)])
-        _ = try ledger.append(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
+        _ = try ledger.appendBlocking([policy(10, at: 0)] + users.map { register($0) })
+        _ = try ledger.appendBlocking(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
+        _ = try ledger.appendBlocking([policy(5000, at: 30)])
+        _ = try ledger.appendBlocking(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
         var maintained: [String: UserState] = [:]
         for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
         #expect(maintained["u7"]?.coolingUntil == GroupCommitTests.t0.adding(seconds: 5040))
-        #expect(try ledger.replay() == UInt64(2 + users.count * 3))
+        #expect(try ledger.replayBlocking() == UInt64(2 + users.count * 3))
         for u in users { #expect(try ledger.state(of: u, asOf: .max).state == maintained[u]) }
         #expect(try ledger.policy().coolingSeconds == 5000)
     }
@@ -267,7 +279,7 @@ import Testing
         var maintained: [String: UserState] = [:]
         for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
         for u in users { #expect(try ledger.state(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
-        #expect(try ledger.replay() == UInt64(users.count * 12))
+        #expect(try ledger.replayBlocking() == UInt64(users.count * 12))
         for u in users {
             let rebuilt = try ledger.state(of: u, asOf: .max).state
             #expect(rebuilt == maintained[u])

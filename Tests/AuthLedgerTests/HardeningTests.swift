@@ -2,7 +2,9 @@ import Foundation
 import LMDB
 import AuthLedgerTestSupport
 import Testing
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 
 /// Hardening: input bounds, far-future times, group-commit isolation of any failure,
@@ -154,10 +156,10 @@ import Testing
     @Test func anEmptyServerKeyLeftByACrashIsReplacedNotFatal() throws {
         // Given a store whose server.key creation was interrupted (an empty file)
         let dir = Support.tempDir()
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         #expect(FileManager.default.createFile(atPath: dir + "/server.key", contents: Data()))
         // Then OTPs still work, under a whole new key, and no temporary file is left
-        let sent = try ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
+        let sent = try ledger.performBlocking(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
         #expect(sent.otpId != nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/server.key")).count == 32)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir)
@@ -175,7 +177,7 @@ import Testing
         var g = SystemRandomNumberGenerator()
         let junk = (0..<65_536).map { _ in UInt8.random(in: 0...255, using: &g) }
         #expect(FileManager.default.createFile(atPath: dir + "/data.mdb", contents: Data(junk)))
-        let e = refusal { _ = try Ledger(path: dir) }
+        let e = refusal { _ = try Ledger(lmdb: dir) }
         #expect(e?.code == .storageError)
         #expect(e?.message.hasPrefix("cannot open the store") == true, "\(String(describing: e))")
         let r = try Rig.cli(["devices", "alice", "--store", dir])
@@ -187,7 +189,7 @@ import Testing
     @Test func exportHoldsNoReadTransactionWhileItsReaderIsNotReading() throws {
         // Given a store larger than a pipe's buffer
         let dir = Support.tempDir()
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         var text = [Self.register]
         for k in 0..<3_000 {
             let at = t("2026-03-01T10:00:00Z").adding(seconds: Int64(k)).formatted

@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import Testing
 
 /// RFC 8785 (JCS) canonical JSON, which the hash chain is computed over.

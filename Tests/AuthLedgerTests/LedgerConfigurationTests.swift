@@ -1,4 +1,6 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 
@@ -7,9 +9,9 @@ import Testing
 @Suite struct LedgerConfigurationTests {
     @Test func keyFilesAndOriginComeFromTheConfigurationNotTheStoreDirectory() throws {
         let store = Support.tempDir(), keys = Support.tempDir()
-        let config = Ledger.Configuration(store: store, serverKeyFile: keys + "/otp.key",
+        let config = Ledger.Configuration(serverKeyFile: keys + "/otp.key",
                                           checkpointKeyFile: keys + "/cp.key", origin: "config.example/log")
-        let ledger = try Ledger(config)
+        let ledger = try Ledger(lmdb: store, configuration: config)
         try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
         let size = try ledger.head().seq
         _ = try ledger.secrets()
@@ -25,34 +27,35 @@ import Testing
 
     @Test func theDefaultsAreTheStoreDirectoryAndTheDefaultOrigin() throws {
         let store = Support.tempDir()
-        let ledger = try Ledger(path: store)
+        let ledger = try Ledger(lmdb: store)
         _ = try ledger.secrets()
         #expect(try ledger.checkpointSigner().origin == CheckpointSigner.defaultOrigin)
         #expect(FileManager.default.fileExists(atPath: store + "/server.key"))
         #expect(FileManager.default.fileExists(atPath: store + "/checkpoint.key"))
-        // A PostgreSQL store has no key directory unless one is configured.
-        let pg = Ledger.Configuration(store: "postgresql://u@127.0.0.1/db")
-        #expect(pg.isPostgres && pg.effectiveKeyDirectory == nil && pg.effectiveServerKeyFile == nil)
-        #expect(Ledger.Configuration(store: "postgresql://u@127.0.0.1/db", keyDirectory: "/k").effectiveServerKeyFile == "/k/server.key")
+        #expect(ledger.configuration.keyDirectory == store && ledger.path == store)
+        // Without the LMDB driver's default there is no key directory unless one is configured (a PostgreSQL store).
+        let pg = Ledger.Configuration()
+        #expect(pg.keyDirectory == nil && pg.effectiveServerKeyFile == nil && pg.effectiveCheckpointKeyFile == nil)
+        #expect(Ledger.Configuration(keyDirectory: "/k").effectiveServerKeyFile == "/k/server.key")
     }
 
     @Test func theToolsVariablesMapOntoTheConfiguration() {
         let env = ["AUTHLEDGER_KEY_DIR": "/keys", "AUTHLEDGER_SERVER_KEY_FILE": "/s.key", "AUTHLEDGER_CHECKPOINT_KEY_FILE": "",
                    "AUTHLEDGER_ORIGIN": "o.example/log", "AUTHLEDGER_REPLAY_PARTITIONS": "1", "AUTHLEDGER_PIPELINED_COMMIT": "1"]
-        let c = Ledger.Configuration.fromEnvironment(store: "/data", environment: env)
-        #expect(c == Ledger.Configuration(store: "/data", keyDirectory: "/keys", serverKeyFile: "/s.key", checkpointKeyFile: nil,
+        let c = Ledger.Configuration.fromEnvironment(env)
+        #expect(c == Ledger.Configuration(keyDirectory: "/keys", serverKeyFile: "/s.key", checkpointKeyFile: nil,
                                           origin: "o.example/log", replayPartitions: 1, pipelinedCommit: true))
         #expect(c.effectiveCheckpointKeyFile == "/keys/checkpoint.key")
-        #expect(Ledger.Configuration.fromEnvironment(store: "/data", environment: [:]) == Ledger.Configuration(store: "/data"))
+        #expect(Ledger.Configuration.fromEnvironment([:]) == Ledger.Configuration())
     }
 
     /// One partition or eight: the same maintained projections.
     @Test(arguments: [1, 8]) func replayWithAnyPartitionCountRebuildsTheSameState(_ parts: Int) throws {
         let store = Support.tempDir()
-        let ledger = try Ledger(.init(store: store, replayPartitions: parts))
+        let ledger = try Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
         try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
         let before = (try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
-        try ledger.replay()
+        try ledger.replayBlocking()
         #expect(try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
         #expect(try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
         #expect(try ledger.verify().seq > 0)

@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Foundation
 import AuthLedgerTestSupport
 import Testing
@@ -14,7 +16,7 @@ import Testing
         let ledger = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            try ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
+            try ledger.appendBlocking(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
         }
         return ledger
     }
@@ -79,13 +81,13 @@ import Testing
         let export = try source.exportText()
         // When the export (recorded form, with seq, version, prev and hash) is imported into a fresh store
         let target = try storage.freshLedger()
-        let outcome = try target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        let outcome = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         // Then the head, every hash and the export bytes are identical
         #expect(outcome.head == (try source.head()))
         #expect(try target.exportText() == export)
         #expect(try target.verify() == source.head())
         // And importing it again is a no-op
-        let again = try target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        let again = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         #expect(again.appended.isEmpty && again.duplicates == outcome.appended.count)
     }
 
@@ -113,7 +115,7 @@ import Testing
         // Given a store whose second event carries a distinctive value, closed
         let dir = Support.tempDir()
         do {
-            let ledger = try Ledger(path: dir)
+            let ledger = try Ledger(lmdb: dir)
             try ledger.importText([
                 Self.phone,
                 line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"tamper-me-7f3a"}"#),
@@ -137,7 +139,7 @@ import Testing
         try #require(hits > 0)
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         // Then verify refuses with tampered, naming seq 2
-        let e = refusal { _ = try Ledger(path: dir).verify() }
+        let e = refusal { _ = try Ledger(lmdb: dir).verify() }
         #expect(e?.code == .tampered)
         #expect(e?.seq == 2)
     }
@@ -177,7 +179,7 @@ import Testing
         // And rebuilding every projection changes no answer at the head
         let asOf = t("2030-01-01T00:00:00Z")
         let before = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
-        #expect(try ledger.replay() == head)
+        #expect(try ledger.replayBlocking() == head)
         let after = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
         #expect(before == after)
     }
@@ -188,7 +190,7 @@ import Testing
         let single = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            for item in try EventDecoder.decodeLines(bytes, file: name) { try single.append([item.input]) }
+            for item in try EventDecoder.decodeLines(bytes, file: name) { try single.appendBlocking([item.input]) }
         }
         // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
         #expect(try batch.contentText() == single.contentText())
@@ -327,7 +329,7 @@ import Testing
     @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         #expect(throws: LedgerError.self) {
-            try ledger.perform(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
+            try ledger.performBlocking(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
         }
         #expect(try ledger.head().seq == 0)
     }

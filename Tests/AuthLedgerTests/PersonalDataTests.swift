@@ -1,4 +1,6 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 import Foundation
 import AuthLedgerTestSupport
@@ -99,7 +101,7 @@ import Testing
         try a.importText(Self.history)
         let text = try a.exportText()
         let b = try storage.freshLedger()
-        let outcome = try b.append(try inputs(text))
+        let outcome = try b.appendBlocking(try inputs(text))
         #expect(outcome.head == (try a.head()))
         #expect(try b.exportText() == text)
         try b.verify()
@@ -110,7 +112,7 @@ import Testing
         try a.importText(Self.history)
         let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
         let b = try storage.freshLedger()
-        #expect(refusal { _ = try b.append(try inputs(text)) }?.code == .chainMismatch)
+        #expect(refusal { _ = try b.appendBlocking(try inputs(text)) }?.code == .chainMismatch)
         #expect(try b.head() == .empty)
     }
 
@@ -137,7 +139,7 @@ import Testing
         let otherIP = event.replacingOccurrences(of: "192.0.2.1", with: "192.0.2.2")
         #expect(refusal { try ledger.importText(otherIP) }?.code == .duplicateEventId)
         // After the erasure the value cannot be compared: the same id and other content is still a duplicate.
-        _ = try ledger.erase("alice", now: t("2026-03-01T10:00:00Z"))
+        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T10:00:00Z"))
         #expect(try ledger.importText(event).duplicates == 1)
         #expect(refusal { try ledger.importText(event.replacingOccurrences(of: "mobile", with: "tablet")) }?.code == .duplicateEventId)
     }
@@ -165,7 +167,7 @@ import Testing
     @Test func erasureLeavesNoByteOfTheValuesInAnyFileOfTheStore() throws {
         let path = Support.tempDir()
         do {
-            let ledger = try Ledger(path: path)
+            let ledger = try Ledger(lmdb: path)
             try ledger.importText(Self.history)
             // Churn: the values are copied into many pages (and freed pages) before the erasure.
             for k in 0..<200 {
@@ -179,7 +181,7 @@ import Testing
             let before = try Self.storeFiles(path)
             for v in Self.aliceValues { #expect(!Self.occurrences(v, in: before).isEmpty, "the scan finds \(v) before the erasure") }
             let headBefore = try ledger.head()
-            let outcome = try ledger.erase("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
+            let outcome = try ledger.eraseBlocking("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
             #expect(outcome.event.event.type == .userErased)
             #expect(outcome.erasedEvents == 206)
             // Leaves are unchanged: the chain up to the erasure is the same.
@@ -195,7 +197,7 @@ import Testing
         }
         // Bob's values are untouched, and the store still opens and verifies.
         #expect(!Self.occurrences("Bartholomew's Pixel", in: after).isEmpty)
-        let reopened = try Ledger(path: path)
+        let reopened = try Ledger(lmdb: path)
         try reopened.verify()
     }
 
@@ -203,7 +205,7 @@ import Testing
     /// LMDB's freed pages (copy-on-write), where the byte scan finds them.
     @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() throws {
         let path = Support.tempDir()
-        let ledger = try Ledger(path: path)
+        let ledger = try Ledger(lmdb: path)
         try ledger.importText(Self.history)
         let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
         #expect(records.count == 5)
@@ -216,7 +218,7 @@ import Testing
     @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() throws {
         let path = Support.tempDir()
         do {
-            let ledger = try Ledger(path: path)
+            let ledger = try Ledger(lmdb: path)
             try ledger.importText(Self.history)
             try ledger.storage.write { w in
                 _ = try w.erasePersonalValues(user: "alice", before: .max)
@@ -224,7 +226,7 @@ import Testing
             }
             #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
         }
-        let reopened = try Ledger(path: path)
+        let reopened = try Ledger(lmdb: path)
         #expect(Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
         #expect(try reopened.storage.read { try $0.metaValue(Ledger.purgePendingKey) } == nil)
     }
@@ -232,7 +234,7 @@ import Testing
     /// `authledger erase` from the command line.
     @Test func eraseFromTheCLI() throws {
         let store = Support.tempDir()
-        try Ledger(path: store).importText(Self.history)
+        try Ledger(lmdb: store).importText(Self.history)
         func cli(_ args: [String]) throws -> (Int32, String) {
             let r = try CLI.exec(Support.binary, args)
             return (r.status, r.stdout + r.stderr)
@@ -247,14 +249,14 @@ import Testing
         #expect(status == 1 && text.hasPrefix("error: user_not_found"), "\(text)")
         (status, _) = try cli(["verify", "--store", store])
         #expect(status == 0)
-        let erased = try Ledger(path: store).events(types: [.userErased])
+        let erased = try Ledger(lmdb: store).events(types: [.userErased])
         #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
     }
 
     @Test(arguments: StorageKind.all) func answersAfterErasureShowNullAndErased(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
-        _ = try ledger.erase("alice", now: t("2026-03-01T09:06:30Z"))
+        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:06:30Z"))
         let o = QueryOptions(asOf: t("2026-03-01T09:06:40Z"))
         for fromScratch in [false, true] {
             var q = o
@@ -282,7 +284,7 @@ import Testing
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
         let before = try Self.exportLines(ledger)
-        _ = try ledger.erase("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
+        _ = try ledger.eraseBlocking("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
         // A later re-registration of the user is not erased.
         try ledger.importText(line("device.registered", at: "2026-03-01T09:30:00Z",
                                    data: #"{"deviceId":"tablet","name":"New Tablet","kind":"tablet","binding":"permanent","via":"admin"}"#))
@@ -305,7 +307,7 @@ import Testing
 
         // Export → import of the erased store: identical hashes, same answers.
         let copy = try storage.freshLedger()
-        #expect(try copy.append(try inputs(text)).head == (try ledger.head()))
+        #expect(try copy.appendBlocking(try inputs(text)).head == (try ledger.head()))
         #expect(try copy.exportText() == text)
         try copy.verify()
         #expect(try copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
@@ -318,7 +320,7 @@ import Testing
         let head = try ledger.head().seq
         let root = try ledger.treeHead(size: head)
         let proofs = try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) }
-        _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
         #expect(try ledger.treeHead(size: head) == root)
         #expect(try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) } == proofs)
         let consistency = try ledger.consistencyProof(from: head, to: head + 1)
@@ -329,7 +331,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
-        #expect(refusal { _ = try ledger.erase("nobody") }?.code == .userNotFound)
+        #expect(refusal { _ = try ledger.eraseBlocking("nobody") }?.code == .userNotFound)
         #expect(try ledger.head() == .empty)
     }
 
@@ -337,16 +339,16 @@ import Testing
     /// the compaction swapped the store's file: it reopens, and its appends are not lost.
     @Test func anotherOpenLedgerFollowsTheCompactedStore() async throws {
         let path = Support.tempDir()
-        let a = try Ledger(path: path)
-        let b = try Ledger(path: path)
+        let a = try Ledger(lmdb: path)
+        let b = try Ledger(lmdb: path)
         try a.importText(Self.history)
         #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
-        _ = try a.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        _ = try a.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
         #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
         try b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
         _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
         #expect(try a.head().seq == 10)
-        let c = try Ledger(path: path)
+        let c = try Ledger(lmdb: path)
         #expect(try c.head().seq == 10)
         try c.verify()
     }
@@ -366,7 +368,7 @@ import Testing
                                  stdin: try String(contentsOfFile: file, encoding: .utf8))
             #expect(r.status == 0, "\(phase): \(r.stderr)")
             #expect(r.stdout == "ok: \(try ledger.head().seq) events, head \(try ledger.head().hash)\n", "\(phase)")
-            if phase == "before erasure" { _ = try ledger.erase("alice", now: t("2026-03-01T09:30:00Z")) }
+            if phase == "before erasure" { _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z")) }
         }
     }
 }

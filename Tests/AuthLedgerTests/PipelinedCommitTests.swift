@@ -1,4 +1,4 @@
-@_spi(Benchmark) import AuthLedger
+import AuthLedger
 import Foundation
 import Testing
 

@@ -1,7 +1,8 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 import Foundation
 import AuthLedgerTestSupport
+import AuthLedgerPostgres
 import Testing
 
 /// What only the PostgreSQL backend has: moving a store onto it with the CLI, several
@@ -157,7 +158,7 @@ struct PostgresStorageTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for k in 0..<6 {
                 let ledger = k % 2 == 0 ? a : b
-                group.addTask { _ = try ledger.expireDueChallenges(now: later) }
+                group.addTask { _ = try ledger.expireDueChallengesBlocking(now: later) }
             }
             try await group.waitForAll()
         }

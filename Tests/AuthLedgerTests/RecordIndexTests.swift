@@ -1,7 +1,9 @@
 import Foundation
 import AuthLedgerTestSupport
 import Testing
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 
 /// Challenges, OTPs and grants live in per-user indexes beside the maintained state: the
@@ -49,7 +51,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let short = try Self.stateBytes(ledger, "short"), long = try Self.stateBytes(ledger, "long")
         #expect(long <= short + 8, "state of 1500 challenges: \(long) bytes; of 150: \(short) bytes")
         // And an append keeps it so
-        _ = try ledger.perform(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
+        _ = try ledger.performBlocking(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
         #expect(try Self.stateBytes(ledger, "long") <= short + 8)
         #expect(try ledger.verify().seq == ledger.head().seq)
     }
@@ -107,7 +109,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // Then pending lists the open one, and the sweeper expires the old one only
         let pending = try ledger.pending("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
         #expect(pending.arrayValue?.map { $0["challengeId"] } == [.string("open")])
-        let swept = try ledger.expireDueChallenges(now: t0.adding(seconds: 900))
+        let swept = try ledger.expireDueChallengesBlocking(now: t0.adding(seconds: 900))
         #expect(swept.map { $0.event.data.string(.challengeId) } == ["old"])
         // And the expired one is answered from its index
         #expect(try ledger.challenge("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
@@ -128,7 +130,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             try ledger.storage.write { w in try damage(w) }
             #expect(refusal { try ledger.verify() }?.code == .tampered)
             // And replay rebuilds them: verify passes and answers are back
-            try ledger.replay()
+            try ledger.replayBlocking()
             #expect(try ledger.verify() == head)
             #expect(try ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
         }
@@ -138,7 +140,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // Given a store whose indexes are missing and whose layout mark is absent (as before the indexes)
         let dir = Support.tempDir()
         do {
-            let ledger = try Ledger(path: dir)
+            let ledger = try Ledger(lmdb: dir)
             try ledger.importText(Self.past(5))
             try ledger.storage.write { w in
                 try w.clearRecords()
@@ -146,7 +148,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             }
         }
         // When it is opened again
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         // Then its projections were rebuilt: verify passes and a settled challenge answers
         #expect(try ledger.verify().seq == ledger.head().seq)
         #expect(try ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))

@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import Foundation
 import AuthLedgerTestSupport
 import Testing
@@ -55,7 +55,7 @@ import Testing
         // Given the scenario imported into a fresh store
         let (events, expectations) = try Self.load(name)
         let ledger = try storage.freshLedger()
-        let outcome = try ledger.append(events)
+        let outcome = try ledger.appendBlocking(events)
         #expect(outcome.appended.count == events.count)
         #expect(expectations.count >= 4, "a scenario is checked at several positions and times")
         for e in expectations {
@@ -78,10 +78,10 @@ import Testing
         // Given the scenario imported (its events carry explicit ids)
         let (events, _) = try Self.load(name)
         let a = try storage.freshLedger(), b = try storage.freshLedger()
-        try a.append(events)
-        try b.append(events)
+        try a.appendBlocking(events)
+        try b.appendBlocking(events)
         // When it is imported again
-        let again = try a.append(events)
+        let again = try a.appendBlocking(events)
         // Then every event is a skipped duplicate, and two stores export the same events
         // (with their own salts: personal values get fresh ones in each store, SPEC 1.5)
         #expect(again.appended.isEmpty)

@@ -1,4 +1,6 @@
 @testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 import Foundation
 import Testing
@@ -6,7 +8,7 @@ import Testing
 extension StorageKind {
     /// Opens `store` (from `freshStore`); a PostgreSQL store keeps its key files in `keys`.
     func open(_ store: String, keys: String? = nil) throws -> Ledger {
-        try Ledger(Ledger.Configuration(store: store, keyDirectory: keys ?? keyDirectory(for: store)))
+        try Ledger(store: store, configuration: .init(keyDirectory: keys ?? keyDirectory(for: store)))
     }
 
     /// A ledger on a new empty store.

@@ -1,4 +1,6 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 import Foundation
 import LMDB
@@ -27,11 +29,11 @@ import Testing
         let leafIndexes = Set([0, n / 2, n - 1]).map { MerkleTree.storedHashIndex(level: 0, UInt64($0)) }
         for index in Set(leafIndexes + [stored - 1, stored / 2]) {
             try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, index.bigEndianBytes, [UInt8](repeating: 9, count: 32)) }
-            let reopened = try Ledger(path: path)
+            let reopened = try Ledger(lmdb: path)
             for chunk in [1, 3, 64] {
                 #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
             }
-            try reopened.replay()
+            try reopened.replayBlocking()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
             #expect(try reopened.treeHead().root == root)
             try reopened.verify()

@@ -1,4 +1,6 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Foundation
 import Testing
 
@@ -10,13 +12,11 @@ enum Support {
     static func fixture(_ relative: String) -> URL { root.appendingPathComponent("Fixtures").appendingPathComponent(relative) }
 
     static func tempDir(_ prefix: String = "authledger-test") -> String {
-        let dir = NSTemporaryDirectory() + prefix + "-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
+        TemporaryDirectory.make(prefix)
     }
 
     /// A ledger on a fresh temporary store.
-    static func freshLedger() throws -> Ledger { try Ledger(path: tempDir()) }
+    static func freshLedger() throws -> Ledger { try Ledger(lmdb: tempDir()) }
 
     /// The built CLI (tools/test builds it with `swift build --build-tests`).
     static var binary: String {
@@ -54,7 +54,7 @@ func line(_ type: String, user: String? = "alice", at: String, data: String, met
 extension Ledger {
     /// Appends fixture text; throws the refusal.
     @discardableResult
-    func importText(_ text: String) throws -> AppendOutcome { try append(try inputs(text)) }
+    func importText(_ text: String) throws -> AppendOutcome { try appendBlocking(try inputs(text)) }
 
     /// The export without `disclosures`, `prev` and `hash`: the events' clear content, the
     /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 1.5).

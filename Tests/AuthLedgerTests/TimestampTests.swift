@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import Testing
 
 /// RFC 3339 parsing and the normalised `YYYY-MM-DDTHH:MM:SS.sssZ` form (SPEC 1.1, 1.2).

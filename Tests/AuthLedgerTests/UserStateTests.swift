@@ -1,5 +1,5 @@
 import Testing
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 
 /// Access and push-token updates need an active device (SPEC 2.4), on the fast path too.

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 import LMDB
 import AuthLedgerTestSupport
@@ -11,7 +13,7 @@ import Testing
 @Suite struct VerifiableLogTests {
     /// A store with `n` events: a user with a device accessed again and again.
     static func ledger(events n: Int, path: String = Support.tempDir("vlog")) throws -> Ledger {
-        let ledger = try Ledger(path: path)
+        let ledger = try Ledger(lmdb: path)
         try append(ledger, from: 1, count: n)
         return ledger
     }
@@ -121,7 +123,7 @@ import Testing
         let ok = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"phone"}"#))
         let bad = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope"}"#))
         async let a = ledger.append(AppendRequest(ok))
-        async let b = try? ledger.append(AppendRequest(bad))
+        async let b = try? ledger.appendBlocking(AppendRequest(bad))
         async let c = ledger.append(AppendRequest(ok))
         _ = try await (a, b, c)
         // Then the tree covers exactly the appended events and verifies
@@ -137,15 +139,15 @@ import Testing
         let root = try Self.ledger(events: 33, path: path).treeHead().root
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.clear(tree) }
         // Then opening it builds the tree again, and verify passes
-        let reopened = try Ledger(path: path)
+        let reopened = try Ledger(lmdb: path)
         #expect(try reopened.treeHead().root == root)
         try reopened.verify()
         // And replay rebuilds a damaged tree
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, UInt64(3).bigEndianBytes, [UInt8](repeating: 7, count: 32)) }
-        #expect(refusal { try Ledger(path: path).verify() }?.code == .tampered)
-        try Ledger(path: path).replay()
-        try Ledger(path: path).verify()
-        #expect(try Ledger(path: path).treeHead().root == root)
+        #expect(refusal { try Ledger(lmdb: path).verify() }?.code == .tampered)
+        try Ledger(lmdb: path).replayBlocking()
+        try Ledger(lmdb: path).verify()
+        #expect(try Ledger(lmdb: path).treeHead().root == root)
     }
 
     static func tamperTree(_ store: String, _ body: (Transaction, Database) throws -> Void) throws {
@@ -166,7 +168,7 @@ import Testing
             try txn.put(tree, key, v)
         }
         // Then verify names the node and the seq at which it was found
-        let e = try #require(refusal { try Ledger(path: path).verify() })
+        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered)
         let first = index << UInt64(level) + 1, last = (index + 1) << UInt64(level)
         #expect(e.seq == last)
@@ -183,7 +185,7 @@ import Testing
         try Self.tamperTree(path) { txn, tree in
             try txn.put(tree, MerkleTree.storedHashCount(6).bigEndianBytes, [UInt8](repeating: 0, count: 32))
         }
-        let e = try #require(refusal { try Ledger(path: path).verify() })
+        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered && e.seq == 7 && e.message.contains("beyond the log"))
     }
 
@@ -201,7 +203,7 @@ import Testing
             r.hash = RecordedEvent.computeHash(r.event, seq: seq, version: r.version, prev: r.prev)
             try txn.put(events, seq.bigEndianBytes, EventCodec.encode(r))
         }
-        #expect(refusal { try Ledger(path: path).verify() }?.seq == 5)
+        #expect(refusal { try Ledger(lmdb: path).verify() }?.seq == 5)
     }
 
     @Test func storedHashIndexesAreTlogs() {

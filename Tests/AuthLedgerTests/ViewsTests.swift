@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import AuthLedgerTestSupport
 import Foundation
 import Testing

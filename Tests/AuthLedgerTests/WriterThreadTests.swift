@@ -1,4 +1,6 @@
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 import Foundation
 import Synchronization
@@ -30,8 +32,8 @@ import Testing
     }
 
     /// The synchronous `perform`, also from an async test (where the async one would be chosen).
-    static func performSync(_ ledger: Ledger, _ command: Command, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try ledger.perform(command, clock: clock)
+    static func performSync(_ ledger: Ledger, _ command: Command, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
+        try ledger.performBlocking(command, clock: clock)
     }
 
     @Test func everyWriteOfTheSyncAndAsyncAPIRunsOnTheWriterThread() async throws {
@@ -42,12 +44,12 @@ import Testing
         spy.writer.withLock { $0 = ledger.writer }
         let at = t("2026-03-01T09:00:00Z")
         // The synchronous API, from this (test) thread
-        _ = try ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+        _ = try ledger.appendBlocking(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                                               data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
         let c = try Self.performSync(ledger, .issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil), clock: { at })
-        _ = try ledger.expireDueChallenges(now: at.adding(seconds: 3600))
-        _ = try ledger.replay()
-        _ = try ledger.erase("alice", now: at.adding(seconds: 7200))
+        _ = try ledger.expireDueChallengesBlocking(now: at.adding(seconds: 3600))
+        _ = try ledger.replayBlocking()
+        _ = try ledger.eraseBlocking("alice", now: at.adding(seconds: 7200))
         // and the asynchronous one
         _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0)))
         #expect(c.challengeId != nil)
@@ -61,15 +63,15 @@ import Testing
     @Test func aSyncWriteFromTheWriterThreadRunsInline() throws {
         let path = Support.tempDir("writer-inline")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try Ledger(path: path)
+        let ledger = try Ledger(lmdb: path)
         let once = Mutex(false)
         _ = ledger.addCommitObserver { head in
             guard head.seq == 1, once.withLock({ let first = !$0; $0 = true; return first }) else { return }
-            _ = try? ledger.append(try! inputs(line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#)))
+            _ = try? ledger.appendBlocking(try! inputs(line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#)))
         }
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            _ = try? ledger.append(try! inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+            _ = try? ledger.appendBlocking(try! inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                                                     data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
             finished.signal()
         }
@@ -82,7 +84,7 @@ import Testing
     @Test func syncAndAsyncWritersInterleaveIntoOneChain() async throws {
         let path = Support.tempDir("writer-mixed")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try Ledger(path: path)
+        let ledger = try Ledger(lmdb: path)
         let n = 40
         await withTaskGroup(of: Void.self) { group in
             for k in 0..<n {

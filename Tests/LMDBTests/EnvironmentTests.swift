@@ -1,12 +1,11 @@
+import AuthLedgerTestSupport
 import Foundation
 import LMDB
 import Testing
 
 @Suite struct EnvironmentTests {
     func tempDir() throws -> String {
-        let dir = NSTemporaryDirectory() + "lmdb-test-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
+        TemporaryDirectory.make("lmdb-test")
     }
 
     @Test func writtenValuesAreReadBackAfterCommit() throws {

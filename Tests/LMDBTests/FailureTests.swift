@@ -7,9 +7,7 @@ import Testing
 /// environment, readers of dead processes, and map growth under long reads.
 @Suite struct FailureTests {
     func tempDir() throws -> String {
-        let dir = NSTemporaryDirectory() + "lmdb-failure-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
+        TemporaryDirectory.make("lmdb-failure")
     }
 
     @Test func aGarbageDataFileIsAnErrorNotADoubleClose() throws {

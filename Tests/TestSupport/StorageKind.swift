@@ -4,8 +4,8 @@ import Foundation
 /// PostgreSQL store when `AUTHLEDGER_TEST_POSTGRES` names a database (tools/test starts a
 /// throwaway server and sets it; CI therefore always runs both).
 ///
-/// Shared by the test targets; it names stores only (this target does not link the
-/// ledger): a test opens one with `Ledger(Ledger.Configuration(store:keyDirectory:))`.
+/// Shared by the test targets; a test opens a store it names with
+/// `Ledger(store:configuration:)`, which picks the driver as the `authledger` tool does.
 public enum StorageKind: String, Sendable, CaseIterable, CustomStringConvertible {
     case lmdb, postgres
 
@@ -45,10 +45,8 @@ public enum StorageKind: String, Sendable, CaseIterable, CustomStringConvertible
         self == .lmdb ? store : StorageKind.temporaryDirectory()
     }
 
-    /// A new directory under the system temporary directory.
+    /// A new directory under the system temporary directory, removed when the tests end.
     public static func temporaryDirectory(_ prefix: String = "authledger-test") -> String {
-        let dir = NSTemporaryDirectory() + prefix + "-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return dir
+        TemporaryDirectory.make(prefix)
     }
 }

@@ -1,10 +1,10 @@
 import AuthLedgerCore
 
 /// The storage encoding of maintained projection state.
-enum StateCodec {
+package enum StateCodec {
     static let format: UInt8 = 1
 
-    static func encode(_ s: UserState) -> [UInt8] {
+    package static func encode(_ s: UserState) -> [UInt8] {
         var w = ByteWriter(capacity: 256)
         w.u8(format)
         w.varint(s.version)
@@ -32,7 +32,7 @@ enum StateCodec {
         return w.bytes
     }
 
-    static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
         var r = ByteReader(bytes)
         guard try r.u8() == format else { throw ByteReader.Corrupt() }
         var s = UserState(user: user)
@@ -78,7 +78,7 @@ enum StateCodec {
         return s
     }
 
-    static func encode(_ s: SystemState) -> [UInt8] {
+    package static func encode(_ s: SystemState) -> [UInt8] {
         var w = ByteWriter(capacity: 64)
         w.u8(format)
         w.varint(s.version)
@@ -91,7 +91,7 @@ enum StateCodec {
         return w.bytes
     }
 
-    static func decodeSystem(_ bytes: UnsafeRawBufferPointer) throws -> SystemState {
+    package static func decodeSystem(_ bytes: UnsafeRawBufferPointer) throws -> SystemState {
         var r = ByteReader(bytes)
         guard try r.u8() == format else { throw ByteReader.Corrupt() }
         var s = SystemState()

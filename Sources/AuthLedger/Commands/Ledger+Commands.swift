@@ -1,25 +1,5 @@
 import AuthLedgerCore
 extension Ledger {
-    /// Decides `command` against the state read inside the write transaction, at the
-    /// time `clock()` gives inside it (so racing writers never move a stream's `at`
-    /// backwards), validates the events with `evolve`, and appends them durably.
-    /// A refusal appends nothing and is thrown — except that `otp_invalid` keeps its
-    /// `otp.failed` (committed, then thrown in ``/AuthLedgerCore/LedgerError/appended``).
-    public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try validate(command)
-        let result = try writer.exclusive { [self] in
-            let result = try storage.write { w in
-                let session = try AppendSession(w)
-                let result = try execute(command, meta: meta, now: clock(), in: session)
-                try session.finish()
-                return result
-            }
-            if let last = result.events.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-            return result
-        }
-        return try Ledger.throwingRefusal(result)
-    }
-
     /// `result`, or its refusal thrown with the events it appended.
     static func throwingRefusal(_ result: CommandResult) throws -> CommandResult {
         guard var refusal = result.refusal else { return result }
@@ -78,9 +58,21 @@ extension Ledger {
     }
 
     /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
-    /// `expiresAt` at `now`. Returns the events appended.
+    /// `expiresAt` at `now`. Returns the events appended. The due challenges are found and
+    /// expired alone on the writer thread while the calling task is suspended; the
+    /// synchronous form is `expireDueChallengesBlocking`.
     @discardableResult
-    public func expireDueChallenges(now: Timestamp) throws -> [RecordedEvent] {
+    public func expireDueChallenges(now: Timestamp) async throws -> [RecordedEvent] {
+        try await writer.exclusive { [self] in try expireOnWriter(now: now) }
+    }
+
+    /// `expireDueChallenges` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
+    @discardableResult
+    public func expireDueChallengesBlocking(now: Timestamp) throws -> [RecordedEvent] {
+        try writer.exclusive { [self] in try expireOnWriter(now: now) }
+    }
+
+    private func expireOnWriter(now: Timestamp) throws -> [RecordedEvent] {
         var due: [(String, String)] = []
         try storage.read { r in
             try r.scanProjectionStates { key, bytes in
@@ -93,24 +85,22 @@ extension Ledger {
         }
         guard !due.isEmpty else { return [] }
         let meta = StringMap([("actor", "system")])
-        return try writer.exclusive { [self] in
-            let appended = try storage.write { w in
-                let session = try AppendSession(w)
-                var out: [RecordedEvent] = []
-                for (user, cid) in due {
-                    guard let state = try? session.userState(user) else { continue }
-                    let at = max(now, state.lastAt ?? now)
-                    let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
-                    // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
-                    if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
-                        out += r.appended
-                    }
+        let appended = try storage.write { w in
+            let session = try AppendSession(w)
+            var out: [RecordedEvent] = []
+            for (user, cid) in due {
+                guard let state = try? session.userState(user) else { continue }
+                let at = max(now, state.lastAt ?? now)
+                let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
+                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
+                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
+                    out += r.appended
                 }
-                try session.finish()
-                return out
             }
-            if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
-            return appended
+            try session.finish()
+            return out
         }
+        if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
+        return appended
     }
 }

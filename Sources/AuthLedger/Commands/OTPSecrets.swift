@@ -51,14 +51,14 @@ extension OTPSecrets {
 extension Ledger {
     /// The OTP secrets: the configured server key file, else `server.key` in the key directory.
     public func secrets() throws -> OTPSecrets {
-        secretsLock.lock()
-        defer { secretsLock.unlock() }
-        if let s = cachedSecrets { return s }
-        guard let path = configuration.effectiveServerKeyFile else {
-            throw LedgerError(.storageError, "no server key configured (a key directory or a server key file)")
+        try cachedSecrets.withLock { cached in
+            if let s = cached { return s }
+            guard let path = configuration.effectiveServerKeyFile else {
+                throw LedgerError(.storageError, "no server key configured (a key directory or a server key file)")
+            }
+            let s = try OTPSecrets.loadOrCreate(path: path)
+            cached = s
+            return s
         }
-        let s = try OTPSecrets.loadOrCreate(path: path)
-        cachedSecrets = s
-        return s
     }
 }

@@ -19,7 +19,8 @@ final class AppendSession {
     private var inRequest = false
     /// Whether personal values get salted commitments (SPEC 1.5). Off only for the
     /// benchmark's comparison run: values are then hashed in clear.
-    var sealPersonalData = true
+    /// The writer's switches (sealing personal values, the Merkle tree): all on but in benchmark baselines.
+    var switches = AppendSwitches()
     // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
     private var tree: TreeFrontier?
     private var savedTree: TreeFrontier?
@@ -139,7 +140,7 @@ final class AppendSession {
         if event.id == nil { event.id = .random() }
         // Personal values get their salted commitments (SPEC 1.5): the leaf hashes those,
         // the event's bytes keep only the digests, the values and salts go to the values store.
-        if sealPersonalData {
+        if switches.sealPersonalData.load(ordering: .relaxed) {
             try PersonalData.seal(&event, disclosures: input.disclosures)
         } else if input.disclosures != nil || event.personal != nil {
             throw LedgerError.invalid("this ledger does not take commitments", field: "disclosures")
@@ -202,7 +203,7 @@ final class AppendSession {
 
     /// Adds the event's leaf to the Merkle tree, in the event's transaction.
     private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
-        if BenchmarkSwitches.skipMerkleTree.load(ordering: .relaxed) { return }
+        if !switches.maintainMerkleTree.load(ordering: .relaxed) { return }
         if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
         guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
         try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }

@@ -5,9 +5,15 @@ extension Ledger {
     /// Counters of the group-commit writer of this `Ledger` instance.
     public var writerStats: WriterStats { writer.stats }
 
-    /// Appends `request` through the writer thread with group commit (concurrent requests
-    /// share one durable commit; each is all or none); returns after the durable commit.
-    /// The synchronous form is ``append(_:expectedVersions:)``.
+    /// Validates `request` against the rules and appends it atomically (all or none) through
+    /// the writer thread with group commit: concurrent requests share one durable commit,
+    /// and a refused request refuses only itself. Returns after the durable commit.
+    /// Identical re-appends (same id, same content) are skipped and counted. The
+    /// synchronous form is `appendBlocking(_:)`.
+    ///
+    /// ```swift
+    /// let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: ["alice": 3]))
+    /// ```
     public func append(_ request: AppendRequest) async throws -> AppendOutcome {
         try await onWriter { session in
             let (appended, duplicates) = try session.applyUnisolated(request)
@@ -15,11 +21,30 @@ extension Ledger {
         }
     }
 
-    /// Executes a command through the writer thread (time read inside the transaction),
-    /// like its synchronous form: a refusal is thrown (`otp_invalid` after its `otp.failed` is durable).
+    /// `append(_:)` of a request of `inputs`.
+    public func append(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) async throws -> AppendOutcome {
+        try await append(AppendRequest(inputs, expectedVersions: expectedVersions))
+    }
+
+    /// Decides `command` against the state read inside the write transaction, at the time
+    /// `clock()` gives inside it (so racing writers never move a stream's `at` backwards),
+    /// validates the events with `evolve`, and appends them durably through the writer
+    /// thread with group commit. A refusal appends nothing and is thrown — except that
+    /// `otp_invalid` keeps its `otp.failed` (committed, then thrown in
+    /// ``/AuthLedgerCore/LedgerError/appended``). The synchronous form is `performBlocking`.
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
         return try Ledger.throwingRefusal(try await onWriter { session in
+            try self.execute(command, meta: meta, now: clock(), in: session)
+        })
+    }
+
+    /// `perform` for synchronous callers (the CLI, tests): the same group commit, the
+    /// calling thread waiting for the durable commit. Never call it on the cooperative pool.
+    @discardableResult
+    public func performBlocking(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
+        try validate(command)
+        return try Ledger.throwingRefusal(try writer.submitAndWait { session in
             try self.execute(command, meta: meta, now: clock(), in: session)
         })
     }

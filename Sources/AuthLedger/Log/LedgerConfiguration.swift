@@ -2,17 +2,16 @@ import AuthLedgerCore
 import Foundation
 
 extension Ledger {
-    /// How a ledger is opened: where the log is, where the files beside it are, and the
-    /// few settings of the log itself. A value: the library reads no environment variable;
-    /// the `authledger` tool builds one with ``fromEnvironment(store:environment:)``.
+    /// How a ledger is opened, whatever the driver: where the files beside the log are, and
+    /// the few settings of the log itself (the store itself is the driver's argument:
+    /// `Ledger(lmdb:configuration:)`, `Ledger(postgres:configuration:)`). A value: the library
+    /// reads no environment variable; the `authledger` tool builds one with
+    /// ``fromEnvironment(_:)``.
     public struct Configuration: Sendable, Equatable {
-        /// The store ``Ledger/init(_:)`` opens: an LMDB store directory (created 0700 when
-        /// missing) or a `postgresql://` URL.
-        public var store: String
         /// The directory of the files kept beside the log (the OTP server key, the
-        /// checkpoint key, the Shared Signals keys). nil: the LMDB store directory; a
-        /// PostgreSQL store has none unless it is given (servers sharing a database must
-        /// share these files).
+        /// checkpoint key, the Shared Signals keys). nil: the LMDB store directory when the
+        /// LMDB driver opens it; a PostgreSQL store has none unless it is given (servers
+        /// sharing a database must share these files).
         public var keyDirectory: String?
         /// The OTP server key file (HMAC key of OTP codes and token digests). nil:
         /// `server.key` in the key directory.
@@ -28,11 +27,10 @@ extension Ledger {
         /// off by default; an answer still waits until its events are durable.
         public var pipelinedCommit: Bool
 
-        /// A configuration for `store`; every other setting defaults as documented on its property.
-        public init(store: String, keyDirectory: String? = nil, serverKeyFile: String? = nil,
+        /// A configuration; every setting defaults as documented on its property.
+        public init(keyDirectory: String? = nil, serverKeyFile: String? = nil,
                     checkpointKeyFile: String? = nil, origin: String? = nil,
                     replayPartitions: Int? = nil, pipelinedCommit: Bool = false) {
-            self.store = store
             self.keyDirectory = keyDirectory
             self.serverKeyFile = serverKeyFile
             self.checkpointKeyFile = checkpointKeyFile
@@ -41,37 +39,30 @@ extension Ledger {
             self.pipelinedCommit = pipelinedCommit
         }
 
-        /// Whether ``store`` names a PostgreSQL database.
-        public var isPostgres: Bool { PostgresLocation.isPostgres(store) }
-
-        /// The key directory in effect: ``keyDirectory``, else the LMDB store directory.
-        public var effectiveKeyDirectory: String? { keyDirectory ?? (isPostgres ? nil : store) }
-
         /// The OTP server key file in effect (nil: none can be derived).
         public var effectiveServerKeyFile: String? {
-            serverKeyFile ?? effectiveKeyDirectory.map { ($0 as NSString).appendingPathComponent("server.key") }
+            serverKeyFile ?? keyDirectory.map { ($0 as NSString).appendingPathComponent("server.key") }
         }
 
         /// The checkpoint key file in effect (nil: none can be derived).
         public var effectiveCheckpointKeyFile: String? {
-            checkpointKeyFile ?? effectiveKeyDirectory.map { ($0 as NSString).appendingPathComponent("checkpoint.key") }
+            checkpointKeyFile ?? keyDirectory.map { ($0 as NSString).appendingPathComponent("checkpoint.key") }
         }
 
         /// The checkpoint origin in effect.
         public var effectiveOrigin: String { origin ?? CheckpointSigner.defaultOrigin }
 
-        /// The configuration the `authledger` tool uses for `store`: the settings from the
+        /// The configuration the `authledger` tool uses: the settings from the
         /// environment variables it documents — `AUTHLEDGER_KEY_DIR`,
         /// `AUTHLEDGER_SERVER_KEY_FILE`, `AUTHLEDGER_CHECKPOINT_KEY_FILE`,
         /// `AUTHLEDGER_ORIGIN`, `AUTHLEDGER_REPLAY_PARTITIONS`, `AUTHLEDGER_PIPELINED_COMMIT=1`
         /// (an empty variable is unset). Reads only the dictionary it is given.
-        public static func fromEnvironment(store: String, environment: [String: String]) -> Configuration {
+        public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
             func value(_ name: String) -> String? {
                 guard let v = environment[name], !v.isEmpty else { return nil }
                 return v
             }
             return Configuration(
-                store: store,
                 keyDirectory: value("AUTHLEDGER_KEY_DIR"),
                 serverKeyFile: value("AUTHLEDGER_SERVER_KEY_FILE"),
                 checkpointKeyFile: value("AUTHLEDGER_CHECKPOINT_KEY_FILE"),

@@ -3,7 +3,7 @@ import AuthLedgerCore
 /// challenge, OTP and grant a user ever had, by id (SPEC 2.6, 2.7). The state holds only
 /// those that can still change in ways its own queries see (unresolved challenges, the
 /// latest OTP), so its size, and the cost of an append, do not grow with the user's past.
-@_spi(Storage) public enum RecordKind: UInt8, CaseIterable, Sendable {
+package enum RecordKind: UInt8, CaseIterable, Sendable {
     /// Challenges, OTPs and grants (the tags are storage tags: never renumber).
     case challenge = 1, otp = 2, grant = 3
 }

@@ -5,10 +5,19 @@ import AuthLedgerCore
 /// an explicit `sync()`, made it durable. Other backends commit durably every time.
 extension StorageBackend {
     /// A durable `write`: `durable` and `synced` are both true.
-    public func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
+    package func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
         (try write(body), true, true)
     }
 
     /// Nothing to do: every `write` of such a backend is durable when it returns.
-    public func sync() throws {}
+    package func sync() throws {}
+
+    /// Nothing to listen to.
+    package func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {}
+
+    /// No reader slots to clear.
+    package func clearStaleReaders() throws -> Int { 0 }
+
+    /// Nothing runs in the background.
+    package func close() async {}
 }

@@ -1,7 +1,7 @@
 import AuthLedgerCore
 
 /// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
-@_spi(Storage) public protocol StorageBackend: AnyObject, Sendable {
+package protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
@@ -12,4 +12,14 @@ import AuthLedgerCore
     func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool)
     /// Makes every commit so far durable. Default: nothing to do.
     func sync() throws
+    /// Calls `onCommit` with the new head whenever another process commits to this store
+    /// (several servers on one database). Default: nothing to listen to (an LMDB store's
+    /// other processes are not observed; their commits are read on the next query).
+    func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void)
+    /// Clears reader slots left by processes that died inside a read transaction; returns
+    /// how many. Default: none (a backend without such slots).
+    func clearStaleReaders() throws -> Int
+    /// Stops what the backend runs in the background (a commit listener) and closes its
+    /// connections; the backend is not used afterwards. Default: nothing to stop.
+    func close() async
 }

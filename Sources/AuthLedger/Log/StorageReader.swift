@@ -5,7 +5,7 @@ import AuthLedgerCore
 /// The protocol is deliberately narrow — positions, ids, stream indexes and opaque
 /// projection state — so that a second backend (PostgreSQL) can implement it; all
 /// rules, hashing and projections live above it.
-@_spi(Storage) public protocol StorageReader {
+package protocol StorageReader {
     func head() throws -> Head
     /// The raw stored bytes of the event at `seq`, passed to `body` (valid only inside it).
     func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T

@@ -1,7 +1,7 @@
 import AuthLedgerCore
 
 /// Write access inside one durable transaction.
-@_spi(Storage) public protocol StorageWriter: StorageReader {
+package protocol StorageWriter: StorageReader {
     /// Stores one event at `seq` with its indexes; `seq` must be head + 1.
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws
     func setHead(_ head: Head) throws

@@ -43,8 +43,8 @@ final class Writer: @unchecked Sendable {
     static let maxCachedUsers = 10_000
     /// At most this many requests share one transaction.
     let maxBatch: Int
-    /// Whether appends seal personal values as commitments (off only for the benchmark's baseline).
-    var sealPersonalData = true
+    /// What appends do beyond the rules and the chain (all on but in the benchmark's baselines).
+    let switches = AppendSwitches()
     /// Called on the writer thread after each commit with the new head (once durable).
     var didCommit: (@Sendable (Head) -> Void)?
     /// Pipelined durable commit: a batch's commit syncs its data but not its meta page
@@ -131,6 +131,46 @@ final class Writer: @unchecked Sendable {
         return try outcome.result!.get()
     }
 
+    /// `exclusive` for async callers: the work runs alone on the writer thread while the
+    /// calling task is suspended (no thread of the cooperative pool waits for it).
+    func exclusive<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
+        let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
+            let outcome = ExclusiveOutcome<T>()
+            enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
+                // A closed ledger refuses without running it.
+                if let result = outcome.result { c.resume(with: result.map { $0 as any Sendable }) } else { c.resume(with: r) }
+            }))
+        }
+        guard let typed = value as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
+        return typed
+    }
+
+    /// `submit` for synchronous callers: the job joins the next group commit like an awaited
+    /// request, and the caller's thread waits for its durable commit. On the writer thread
+    /// itself (a commit observer that writes) it runs at once in a transaction of its own.
+    func submitAndWait<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) throws -> T {
+        if isCurrentThread {
+            let (value, head, moved) = try storage.write { w in
+                let session = try AppendSession(w)
+                session.switches = switches
+                let start = session.head.seq
+                let value = try job(session)
+                try session.finish()
+                return (value, session.head, session.head.seq != start)
+            }
+            if moved { didCommit?(head) }
+            return value
+        }
+        let outcome = ExclusiveOutcome<any Sendable>()
+        submit({ session in try job(session) }, done: { r in
+            outcome.result = r
+            outcome.done.signal()
+        })
+        outcome.done.wait()
+        guard let typed = try outcome.result!.get() as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
+        return typed
+    }
+
     private var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
 
     /// Transactions committed, requests they carried, and time spent in them (all and in commit).
@@ -156,6 +196,26 @@ final class Writer: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Stops taking work and returns once the queued work is done and the thread has ended.
+    func close() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            stopped = true
+            if ended {
+                lock.unlock()
+                c.resume()
+                return
+            }
+            closeWaiters.append(c)
+            lock.broadcast()
+            lock.unlock()
+        }
+    }
+
+    /// Whether the thread has ended, and who waits for it (under `lock`).
+    private var ended = false
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
+
     private func loop() {
         lock.lock()
         thread = pthread_self()
@@ -167,6 +227,12 @@ final class Writer: @unchecked Sendable {
                 lock.unlock()
                 // Idle with a batch held: make it durable now rather than wait for the next.
                 if held != nil { settleHeld(); continue }
+                lock.lock()
+                ended = true
+                let waiters = closeWaiters
+                closeWaiters = []
+                lock.unlock()
+                for w in waiters { w.resume() }
                 return
             }
             if case let .alone(work) = queue[0].work {
@@ -239,7 +305,7 @@ final class Writer: @unchecked Sendable {
                 startSeq = session.head.seq
                 // Marked before the commit: no reader of this process may deliver it until durable.
                 if pipelined { publishNonDurable(startSeq + 1) }
-                session.sealPersonalData = sealPersonalData
+                session.switches = switches
                 // Another process (or Ledger.append) may have committed in between, or
                 // a replay rewritten the projections: the cache is only used when the
                 // head and the projections' generation are still the ones it reflects.

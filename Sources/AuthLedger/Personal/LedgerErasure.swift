@@ -16,10 +16,22 @@ extension Ledger {
     /// interrupted purge is finished when the store is next opened).
     static let purgePendingKey = "erasurePurgePending"
 
-    /// Erases the personal values of `user` (SPEC 1.5): appends `user.erased`, destroys the
+    /// Erases the personal values of `user` (reference §7): appends `user.erased`, destroys the
     /// values and salts of the user's earlier events in the same transaction, then purges
     /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
-    public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {
+    /// Runs alone on the writer thread while the calling task is suspended; the
+    /// synchronous form is `eraseBlocking`.
+    public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) async throws -> ErasureOutcome {
+        try await writer.exclusive(try erasure(user, reason: reason, actor: actor, now: now))
+    }
+
+    /// `erase` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
+    public func eraseBlocking(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {
+        try writer.exclusive(try erasure(user, reason: reason, actor: actor, now: now))
+    }
+
+    /// Checks an erasure's arguments and returns its work, for the writer thread.
+    private func erasure(_ user: String, reason: String?, actor: String?, now: Timestamp) throws -> () throws -> ErasureOutcome {
         try EventDecoder.checkUser(user)
         var dataJSON: [(String, JSON)] = []
         if let reason { dataJSON.append(("reason", .string(reason))) }
@@ -31,7 +43,7 @@ extension Ledger {
             }
             meta = StringMap([("actor", actor)])
         }
-        return try writer.exclusive { [self] in
+        return { [self] in
             let outcome = try storage.write { w -> ErasureOutcome in
                 let session = try AppendSession(w)
                 let state = try session.userState(user)

@@ -124,7 +124,7 @@ extension SharedSignals {
     }
 
     /// `POST /ssf/streams`: a new stream, delivering the events appended from now on.
-    func createStream(_ body: JSON) async throws -> JSON {
+    package func createStream(_ body: JSON) async throws -> JSON {
         let issuer = try requireIssuer()
         let (c, members) = try parseConfiguration(body, creating: true)
         for k in ["stream_id", "iss", "events_supported", "events_delivered"] where members[k] != nil {
@@ -173,7 +173,7 @@ extension SharedSignals {
     }
 
     /// `DELETE /ssf/streams?stream_id=`.
-    func deleteStream(_ id: String?) async throws {
+    package func deleteStream(_ id: String?) async throws {
         guard let id else { throw LedgerError.invalid("missing query parameter stream_id", field: "stream_id") }
         guard try await store.delete(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
         changes.ring()

@@ -59,7 +59,7 @@ extension SharedSignals {
         return p
     }
 
-    func poll(streamId raw: String, body: JSON?) async throws -> JSON {
+    package func poll(streamId raw: String, body: JSON?) async throws -> JSON {
         let issuer = try requireIssuer()
         let id = try SharedSignals.checkStreamId(raw)
         let req = try SharedSignals.parsePoll(body)

@@ -195,7 +195,7 @@ public struct SSFStream: Sendable, Equatable {
 }
 
 /// The stored streams of a ledger.
-struct SSFStreamStore: Sendable {
+package struct SSFStreamStore: Sendable {
     let ledger: Ledger
 
     func ids() throws -> [String] {
@@ -207,7 +207,7 @@ struct SSFStreamStore: Sendable {
         ((try? JSON.parse(b))?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
-    func get(_ id: String) throws -> SSFStream? {
+    package func get(_ id: String) throws -> SSFStream? {
         try ledger.metaRecord(SSFStream.key(id)).map { try SSFStream(id: id, bytes: $0) }
     }
 

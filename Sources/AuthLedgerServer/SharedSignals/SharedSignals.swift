@@ -15,7 +15,7 @@ public final class SharedSignals: @unchecked Sendable {
     public let ledger: Ledger
     /// Issuer, retry and poll settings.
     public let configuration: SharedSignalsConfiguration
-    let store: SSFStreamStore
+    package let store: SSFStreamStore
     let clock: @Sendable () -> Timestamp
     private let lock = NSLock()
     private var issuerValue: String?
@@ -107,7 +107,7 @@ public final class SharedSignals: @unchecked Sendable {
 
     /// The claims of the SET for ledger event `e` on stream `s`, or nil when `e` is
     /// not delivered as a Security Event.
-    func claims(_ s: SSFStream, _ e: RecordedEvent, issuer: String) -> JSON? {
+    package func claims(_ s: SSFStream, _ e: RecordedEvent, issuer: String) -> JSON? {
         guard let m = SSFEventMapping.map(e) else { return nil }
         return .object([
             ("iss", .string(issuer)),
@@ -133,7 +133,7 @@ public final class SharedSignals: @unchecked Sendable {
     }
 
     /// Signs the claims, several at once (the key pool), keeping their order.
-    func sign(_ all: [JSON]) async throws -> [String] {
+    package func sign(_ all: [JSON]) async throws -> [String] {
         let keys = try keys()
         if all.count == 1 { return [try await keys.sign(all[0])] }
         return try await withThrowingTaskGroup(of: (Int, String).self) { group in

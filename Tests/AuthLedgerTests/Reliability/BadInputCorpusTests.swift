@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
 import AuthLedgerTestSupport
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 import Testing
 

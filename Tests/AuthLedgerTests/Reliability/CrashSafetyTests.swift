@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import LMDB
 import AuthLedgerTestSupport
 import Testing
@@ -103,7 +105,7 @@ import Testing
         // Then every copy opens, verifies, and is a prefix of the final log
         let final = try Rig.events(store)
         for copy in copies {
-            let ledger = try Ledger(path: copy)
+            let ledger = try Ledger(lmdb: copy)
             let head = try ledger.verify()
             #expect(head.seq > 0)
             let events = try ledger.events()

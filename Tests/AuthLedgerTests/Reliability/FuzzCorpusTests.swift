@@ -1,11 +1,12 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerFuzzChecks
 import Testing
 
 /// The fuzz targets' regression run inside `swift test`: every committed fuzz input
 /// (Fuzz/corpus/TARGET, crashes found become inputs there) and every malformed-input
 /// fixture goes through the same round-trip checks as the libFuzzer binary
-/// (`CodecSelfCheck`, which stops the process on a violated property), plus a few
+/// (`CodecSelfCheck`, whose violated property is a thrown `FuzzFailure`: an issue here), plus a few
 /// thousand seeded random mutations. The live, coverage-guided fuzzing is tools/fuzz.
 @Suite struct FuzzCorpusTests {
     static func files(_ dir: URL) -> [[UInt8]] {
@@ -15,7 +16,7 @@ import Testing
 
     static func corpus(_ target: String) -> [[UInt8]] { files(Rig.root.appendingPathComponent("Fuzz/corpus/\(target)")) }
 
-    static let checks: [String: @Sendable ([UInt8]) -> Void] = [
+    static let checks: [String: @Sendable ([UInt8]) throws -> Void] = [
         "fixture": CodecSelfCheck.fixtureLines, "json": CodecSelfCheck.json, "events-body": CodecSelfCheck.eventsBody,
         "stored-event": CodecSelfCheck.storedEvent, "stored-state": CodecSelfCheck.storedState,
     ]
@@ -55,7 +56,7 @@ import Testing
         let check = try #require(Self.checks[target])
         let inputs = try Self.seeds(target)
         #expect(inputs.count >= 3, "\(target) has no seeds")
-        for input in inputs { check(input) }
+        for input in inputs { try check(input) }
         var rng = SplitMix64(seed: 0xA11CE + UInt64(target.utf8.count))
         let rounds = Rig.knob("AUTHLEDGER_FUZZ_MUTATIONS", 3000)
         // AUTHLEDGER_FUZZ_DUMP=DIR keeps the input under test in DIR/TARGET, so a crash leaves its input behind.
@@ -63,7 +64,7 @@ import Testing
         for k in 0..<rounds {
             let input = Self.mutate(inputs[k % inputs.count], &rng)
             if let dump { try Data(input).write(to: URL(fileURLWithPath: dump)) }
-            check(input)
+            try check(input)
         }
     }
 

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 
 /// Shared helpers of the reliability suites: temporary stores, the real `authledger`
@@ -13,9 +15,7 @@ enum Rig {
 
     /// A fresh directory under the system temporary directory (the store goes in `store` inside it).
     static func tempDir(_ tag: String = "rel") throws -> String {
-        let dir = NSTemporaryDirectory() + "authledger-\(tag)-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
+        TemporaryDirectory.make("authledger-\(tag)")
     }
 
     /// A new empty store on `storage` for the CLI's `--store`: `store` in a fresh temporary

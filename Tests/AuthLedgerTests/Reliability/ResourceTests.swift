@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 import Testing
 
 /// A closed ledger gives back its LMDB environment: file descriptors and memory map.
@@ -16,7 +18,7 @@ import Testing
         // Given a store opened and dropped 50 times, with an append through the writer thread each time
         let store = try Rig.tempDir("res") + "/store"
         for i in 0..<50 {
-            let ledger = try Ledger(path: store)
+            let ledger = try Ledger(lmdb: store)
             _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: Int64(i))))
         }
         // Then, once the writer threads have wound down, no mapping of its data.mdb is left
@@ -26,6 +28,6 @@ import Testing
             left = Self.mappings(of: store)
         }
         #expect(left == 0, "\(left) environments of the store are still mapped")
-        #expect(try Ledger(path: store).head().seq == 50)
+        #expect(try Ledger(lmdb: store).head().seq == 50)
     }
 }

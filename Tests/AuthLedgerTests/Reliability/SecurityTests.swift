@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
 @testable import AuthLedgerCore
 import AuthLedgerTestSupport
 import Testing

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Storage) @testable import AuthLedger
+@testable import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 import LMDB
 import AuthLedgerTestSupport
@@ -15,7 +17,7 @@ import Testing
     static func populated(_ storage: StorageKind = .lmdb) throws -> String {
         let store = try Rig.store(storage, "tamper")
         let ledger = try Ledger(store: store)
-        _ = try ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
+        _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
         return store
     }
 
@@ -33,7 +35,7 @@ import Testing
     /// The seq `verify` names, or nil when it passes.
     static func verifyNames(_ store: String) throws -> UInt64? {
         do {
-            try Ledger(path: store).verify()
+            try Ledger(lmdb: store).verify()
             return nil
         } catch let e as LedgerError {
             #expect(e.code == .tampered)
@@ -164,7 +166,7 @@ import Testing
         try Self.tamper(store) { txn, db in try txn.put(db, UInt64(2).bigEndianBytes, found) }
         // Then verify names seq 2, and reading the log refuses with tampered instead of stopping the process
         #expect(try Self.verifyNames(store) == 2)
-        #expect(throws: LedgerError.self) { try Ledger(path: store).events() }
+        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).events() }
     }
 
     @Test(arguments: [Int64.min / 2, -62_167_219_200_001, 253_402_300_800_000, Int64.max])
@@ -177,7 +179,7 @@ import Testing
             try txn.put(db, UInt64(3).bigEndianBytes, EventCodec.encode(r))
         }
         #expect(try Self.verifyNames(store) == 3)
-        #expect(throws: LedgerError.self) { try Ledger(path: store).events() }
+        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).events() }
     }
 
     @Test func editingDataMdbOnDiskIsNamed() throws {
@@ -220,7 +222,7 @@ import Testing
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
         let store = try Self.populated()
         try Self.tamperState(store, "bob") { $0.devices["pixel"]?.status = .active }
-        let before = try Ledger(path: store).devices("bob", QueryOptions(asOf: .max))
+        let before = try Ledger(lmdb: store).devices("bob", QueryOptions(asOf: .max))
         #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
         // Then verify names bob's last event, seq 10
         #expect(try Self.verifyNames(store) == 10)
@@ -247,7 +249,7 @@ import Testing
         do {
             let decoded = try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8))
             do {
-                _ = try Ledger(store: fresh).append(decoded.map(\.input))
+                _ = try Ledger(store: fresh).appendBlocking(decoded.map(\.input))
             } catch var e as LedgerError {
                 if let i = e.index { e = e.at(file: nil, line: decoded[i].line) }
                 throw e

@@ -17,7 +17,7 @@ import PostgresNIO
 /// - `tree`: stored Merkle hash index → 32-byte hash
 /// - `records`: (kind, user, id) → challenge, OTP or grant record
 /// - `personal`: seq → the event's personal values (with its user, for erasure)
-enum PostgresSchema {
+package enum PostgresSchema {
     static let migrations: [[String]] = [
         // 1
         [
@@ -35,7 +35,7 @@ enum PostgresSchema {
         ],
     ]
 
-    static var latest: Int { migrations.count }
+    package static var latest: Int { migrations.count }
 
     /// Creates or migrates the tables of `schema`.
     static func migrate(_ s: PostgresSession, schema: String) throws {

@@ -17,6 +17,7 @@ import PostgresNIO
 /// When the listening connection drops (the server restarted, a proxy or an administrator
 /// cut it), the listener opens a new one (retrying every `retryInterval`) and then rings
 /// the observers once with the current head, for the commits it could not hear meanwhile.
+/// The retries are scheduled on a dispatch queue; no thread sleeps while the database is down.
 // @unchecked: the connection and its LISTEN context are guarded by `lock`; PostgresNIO's listen context is not Sendable.
 final class PostgresCommitListener: @unchecked Sendable {
     private weak var storage: PostgresStorage?
@@ -73,23 +74,26 @@ final class PostgresCommitListener: @unchecked Sendable {
         DispatchQueue.global().async { [weak self] in self?.reconnect() }
     }
 
+    /// One try to listen again; on failure the next try is scheduled `retryInterval` later
+    /// (no thread waits meanwhile).
     private func reconnect() {
-        while true {
-            guard let storage, !lock.withLock({ stopped }) else { return }
-            do {
-                try listen(storage)
-                // Commits made while nobody listened: one wake-up with the head as it is now.
-                if let head = try? storage.read({ try $0.head() }) { onCommit(head) }
-                return
-            } catch {
-                Thread.sleep(forTimeInterval: Self.retryInterval)
-            }
+        guard let storage, !lock.withLock({ stopped }) else { return }
+        do {
+            try listen(storage)
+            // Commits made while nobody listened: one wake-up with the head as it is now.
+            if let head = try? storage.read({ try $0.head() }) { onCommit(head) }
+        } catch {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.retryInterval) { [weak self] in self?.reconnect() }
         }
     }
 
-    deinit {
+    deinit { stop() }
+
+    /// Stops listening and closes the listening connection; no reconnection follows.
+    func stop() {
         let (connection, context) = lock.withLock { () -> (PostgresConnection?, PostgresListenContext?) in
             stopped = true
+            defer { self.connection = nil; self.context = nil }
             return (self.connection, self.context)
         }
         context?.stop()

@@ -1,4 +1,6 @@
 import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerServer
 import Foundation
 import Hummingbird
 import Logging
@@ -17,14 +19,14 @@ import Synchronization
 /// - `append_with_dead_receiver`: appends per second as fast as possible, first with
 ///   no stream and then with a push stream whose receiver is down (the ratio shows
 ///   that a dead receiver does not slow appends).
-public enum SSFBench {
+enum SSFBench {
     /// Runs the Shared Signals benchmark: `events` events appended at `rate` per second, delivered to a push receiver; the figures as JSON.
-    public static func run(events: Int, rate: Int) async throws -> JSON {
+    static func run(events: Int, rate: Int) async throws -> JSON {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("authledger-ssf-bench-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var logger = Logger(label: "authledger.bench")
         logger.logLevel = .error
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         var config = ServerConfiguration()
         config.port = 0
         config.tokens = try TokenStore(parsing: "bench-admin:admin")

@@ -18,7 +18,7 @@ import PostgresNIO
 /// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
 /// on a 2-core machine: a blocked task waiting for another task could starve it).
 // @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
-final class PostgresConnections: @unchecked Sendable {
+package final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -63,7 +63,7 @@ final class PostgresConnections: @unchecked Sendable {
     deinit { shutdown() }
 
     /// An idle connection, or a new one.
-    func acquire() throws -> PostgresSession {
+    package func acquire() throws -> PostgresSession {
         lock.lock()
         if closed {
             lock.unlock()
@@ -88,7 +88,7 @@ final class PostgresConnections: @unchecked Sendable {
 
     /// Returns a connection after a transaction ended cleanly; a connection whose state is
     /// unknown (a failed commit or rollback, a lost connection) is closed instead.
-    func release(_ s: PostgresSession, reusable: Bool) {
+    package func release(_ s: PostgresSession, reusable: Bool) {
         lock.lock()
         if reusable && !closed && !s.connection.isClosed && idle.count < PostgresConnections.maxIdle {
             idle.append(s.connection)
@@ -118,7 +118,7 @@ final class PostgresConnections: @unchecked Sendable {
 }
 
 /// One connection in use by one thread: blocking queries.
-struct PostgresSession {
+package struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
     let location: PostgresLocation
@@ -131,7 +131,7 @@ struct PostgresSession {
 
     /// Runs `sql` with `binds` and waits for all its rows.
     @discardableResult
-    func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+    package func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
         do {
             let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
             return Array(result.rows)
@@ -144,9 +144,9 @@ struct PostgresSession {
 /// A failure of the PostgreSQL backend. `spoilsTransaction` when the connection or the
 /// transaction cannot go on (the writer then fails the whole group, as for a full LMDB
 /// map); a statement the server refused inside a request's savepoint is that request's.
-struct PostgresFailure: TransactionFailure, CustomStringConvertible {
-    let ledgerError: LedgerError
-    let spoilsTransaction: Bool
+package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
+    package let ledgerError: LedgerError
+    package let spoilsTransaction: Bool
     /// A statement of a deferred write transaction was refused (see `PostgresAccess`):
     /// the attempt is given up (`spoilsTransaction`) and the write runs again strict.
     var retryStrict = false
@@ -210,5 +210,5 @@ struct PostgresFailure: TransactionFailure, CustomStringConvertible {
         return e
     }
 
-    var description: String { ledgerError.message }
+    package var description: String { ledgerError.message }
 }

@@ -1,4 +1,5 @@
-import AuthLedger
+import AuthLedgerLMDB
+import AuthLedgerServer
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -10,8 +11,8 @@ import NIOEmbedded
 /// The HTTP fuzz target's check: one request built from untrusted bytes — which route,
 /// its path parameters, query string, headers and body — answered by the real router
 /// in process (no socket). Any 5xx, any status the API does not document, or a thrown
-/// error that is not an HTTP error below 500 is a failure (`preconditionFailure`, which
-/// libFuzzer records as a crash).
+/// error that is not an HTTP error below 500 is a ``FuzzFailure`` (the fuzz target stops
+/// the process on it, which libFuzzer records as a crash; the tests record an issue).
 ///
 /// Input layout: byte 0 picks the route, byte 1 the variant (bit 0: no token, bit 1: a
 /// read token instead of admin, bits 2–3: another method), then fields separated by 0xFF:
@@ -32,7 +33,7 @@ public enum HTTPFuzzCheck {
         init() throws {
             let dir = NSTemporaryDirectory() + "authledger-http-fuzz-\(getpid())"
             try? FileManager.default.removeItem(atPath: dir)
-            let ledger = try Ledger(path: dir)
+            let ledger = try Ledger(lmdb: dir)
             // A little history so that queries and commands meet existing state.
             let at = "2026-03-01T09:00:00Z"
             let seed = """
@@ -40,7 +41,7 @@ public enum HTTPFuzzCheck {
             {"type":"device.registered","user":"alice","at":"\(at)","data":{"deviceId":"laptop","name":"Alice laptop","kind":"desktop","binding":"permanent","via":"admin"}}
             {"type":"challenge.issued","user":"alice","at":"\(at)","data":{"challengeId":"c1","action":"login","requestingDeviceId":"laptop","expiresAt":"2026-03-01T09:01:00Z"}}
             """
-            _ = try ledger.append(try EventDecoder.decodeLines(Array(seed.utf8)).map(\.input))
+            _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(seed.utf8)).map(\.input))
             var config = ServerConfiguration()
             config.tokens = try TokenStore(parsing: "fuzz-admin:admin,fuzz-reader:read")
             config.rateLimit = nil
@@ -66,32 +67,34 @@ public enum HTTPFuzzCheck {
 
     private static let shared = Mutex<Harness?>(nil)
 
-    static func harness() -> Harness {
-        shared.withLock { shared in
+    static func harness() throws -> Harness {
+        try shared.withLock { shared in
             if let h = shared { return h }
             do {
                 let h = try Harness()
                 shared = h
                 return h
             } catch {
-                preconditionFailure("the fuzz harness cannot start: \(error)")
+                throw FuzzFailure("the fuzz harness cannot start: \(error)")
             }
         }
     }
 
     /// Runs one input (blocking; for libFuzzer and the replayer, not for async callers).
-    public static func run(_ bytes: [UInt8]) {
+    public static func run(_ bytes: [UInt8]) throws {
         let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<FuzzFailure?>(nil)
         Task.detached {
-            await check(bytes)
+            do { try await check(bytes) } catch { failure.withLock { $0 = error as? FuzzFailure ?? FuzzFailure("\(error)") } }
             done.signal()
         }
         done.wait()
+        if let f = failure.withLock({ $0 }) { throw f }
     }
 
-    /// Runs one input; traps on a failure.
-    public static func check(_ bytes: [UInt8]) async {
-        let h = harness()
+    /// Runs one input; throws a ``FuzzFailure`` when the answer breaks the contract.
+    public static func check(_ bytes: [UInt8]) async throws {
+        let h = try harness()
         let (request, route) = makeRequest(bytes, endpoints: h.endpoints)
         let context = ServerRequestContext(source: .init(channel: h.channel, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })))
         let status: Int
@@ -100,9 +103,9 @@ public enum HTTPFuzzCheck {
         } catch let e as HTTPError where e.status.code < 500 {
             status = Int(e.status.code)
         } catch {
-            preconditionFailure("\(route) \(request.uri): threw \(error)")
+            throw FuzzFailure("\(route) \(request.uri): threw \(error)")
         }
-        precondition(status < 500 && documented.contains(status), "\(route) \(request.uri): status \(status)")
+        try FuzzFailure.require(status < 500 && documented.contains(status), "\(route) \(request.uri): status \(status)")
     }
 
     /// The request an input stands for, and the route it aimed at (for messages).

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-// @unchecked: the commit listener is guarded by `listenerLock`; everything else is set once in init.
 /// The PostgreSQL backend (SPEC 8): the same log, indexes, projections, Merkle tree,
 /// personal values and meta records as `LMDBStorage`, in the tables of `PostgresSchema`.
 ///
@@ -17,15 +16,15 @@ import PostgresNIO
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
-@_spi(Storage) public final class PostgresStorage: StorageBackend, @unchecked Sendable {
+package final class PostgresStorage: StorageBackend, Sendable {
     /// Where the store is.
     public let location: PostgresLocation
-    let connections: PostgresConnections
-    let tables: PostgresTables
+    package let connections: PostgresConnections
+    package let tables: PostgresTables
     /// This process's id in commit notifications (its own are not rung twice).
     let instance = String(UInt64.random(in: 0...UInt64.max), radix: 16)
-    private let listenerLock = NSLock()
-    private var listener: PostgresCommitListener?
+    /// The connection listening for other servers' commits, once listening.
+    private let listener = Mutex<PostgresCommitListener?>(nil)
 
     /// Connects to the database of `url` and creates or migrates the ledger's tables.
     public init(url: String) throws {
@@ -44,17 +43,26 @@ import PostgresNIO
 
     deinit { connections.shutdown() }
 
+    /// Stops listening for other servers' commits and closes the connections.
+    package func close() async {
+        listener.withLock { l in
+            defer { l = nil }
+            return l
+        }?.stop()
+        connections.shutdown()
+    }
+
     /// Calls `onCommit` with the new head after each commit of another process on this
     /// store (see `PostgresCommitListener`); a failure to listen only logs (feeds poll).
-    func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {
-        listenerLock.lock()
-        defer { listenerLock.unlock() }
-        guard listener == nil else { return }
-        do {
-            listener = try PostgresCommitListener(storage: self, onCommit)
-        } catch {
-            Logger(label: "authledger.postgres").warning("not listening for other servers' commits (feeds poll)",
-                                                         metadata: ["error": "\((error as? LedgerError)?.message ?? "\(type(of: error))")"])
+    package func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {
+        listener.withLock { listener in
+            guard listener == nil else { return }
+            do {
+                listener = try PostgresCommitListener(storage: self, onCommit)
+            } catch {
+                Logger(label: "authledger.postgres").warning("not listening for other servers' commits (feeds poll)",
+                                                             metadata: ["error": "\((error as? LedgerError)?.message ?? "\(type(of: error))")"])
+            }
         }
     }
 
@@ -77,7 +85,7 @@ import PostgresNIO
     }
 
     /// Write transactions run again strict after a refusal (for tests and diagnostics).
-    let strictRetries = PostgresCounter()
+    package let strictRetries = PostgresCounter()
 
     private func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         let s = try connections.acquire()
@@ -148,7 +156,7 @@ import PostgresNIO
 extension PostgresStorage {
     /// Runs one statement outside any ledger transaction; the first column of its rows
     /// as integers (for tests and diagnostics).
-    func integers(_ sql: String) throws -> [Int64] {
+    package func integers(_ sql: String) throws -> [Int64] {
         let s = try connections.acquire()
         do {
             let rows = try s.query(sql, doing: "a statement")
@@ -162,15 +170,15 @@ extension PostgresStorage {
 }
 
 /// A counter shared by threads.
-final class PostgresCounter: Sendable {
+package final class PostgresCounter: Sendable {
     private let n = Atomic<Int>(0)
-    func add(_ k: Int) { n.add(k, ordering: .relaxed) }
-    var value: Int { n.load(ordering: .relaxed) }
+    package func add(_ k: Int) { n.add(k, ordering: .relaxed) }
+    package var value: Int { n.load(ordering: .relaxed) }
 }
 
 /// The qualified table names of one schema.
-struct PostgresTables: Sendable {
-    let schema, head, events, states, meta, tree, records, personal: String
+package struct PostgresTables: Sendable {
+    package let schema, head, events, states, meta, tree, records, personal: String
     init(schema: String) {
         self.schema = schema
         head = schema + ".head"

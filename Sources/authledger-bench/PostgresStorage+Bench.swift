@@ -1,4 +1,5 @@
 import AuthLedgerCore
+import AuthLedgerPostgres
 import Foundation
 import NIOCore
 import PostgresNIO
@@ -6,7 +7,7 @@ import PostgresNIO
 /// What `authledger bench --store postgresql://…` needs besides the ledger: the raw
 /// PostgreSQL ceiling (plain batched INSERTs of the same payloads into one table) and
 /// the removal of its temporary schema.
-@_spi(Benchmark) extension PostgresStorage {
+extension PostgresStorage {
     /// Creates the ceiling's table `raw_events (seq, data)` in this store's schema.
     public func createRawTable() throws {
         _ = try integers("CREATE TABLE \(tables.schema).raw_events (seq bigint PRIMARY KEY, data bytea NOT NULL)")

@@ -1,0 +1,111 @@
+import AuthLedgerCore
+import Foundation
+
+extension Ledger {
+    // MARK: Reading the log
+
+    /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns false.
+    public func forEachEvent(from: UInt64 = 1, user: String? = nil, through: UInt64 = .max,
+                             _ body: (RecordedEvent) throws -> Bool) throws {
+        try storage.read { r in
+            if let user {
+                var seqs: [UInt64] = []
+                try r.scanStream(user) { _, seq in
+                    if seq >= from && seq <= through { seqs.append(seq) }
+                    return true
+                }
+                for seq in seqs {
+                    if try !body(try r.recordedEvent(at: seq)) { return }
+                }
+            } else {
+                try r.scan(from: max(from, 1)) { seq, bytes in
+                    guard seq <= through else { return false }
+                    return try body(try r.recordedEvent(seq, bytes))
+                }
+            }
+        }
+    }
+
+    /// Recorded events with `seq >= from`, at most `limit`, optionally filtered.
+    public func events(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) throws -> [RecordedEvent] {
+        var out: [RecordedEvent] = []
+        try forEachEvent(from: from, user: user) { e in
+            if types?.contains(e.event.type) ?? true { out.append(e) }
+            return out.count < limit
+        }
+        return out
+    }
+
+    // MARK: Projections
+
+    /// The user's state after the events with `seq <= position` and `at <= asOf`.
+    /// Served from the maintained projection when it reflects exactly that, else by
+    /// replaying the user's stream (and the policy stream) from scratch.
+    ///
+    /// Either way the state is in its maintained form: devices, cooling, unresolved
+    /// challenges, the latest OTP; settled challenges, older OTPs and grants are in their
+    /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
+    public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
+        try storage.read { r in
+            let (s, pos, maintained) = try Ledger.state(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
+            return (maintained ? s : s.compacted(), pos)
+        }
+    }
+
+    /// The state inside one read, and whether it is the maintained one (true) or a full replay.
+    static func state(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
+                      fromScratch: Bool) throws -> (state: UserState, position: UInt64, maintained: Bool) {
+        let head = try r.head()
+        let pos = min(position ?? head.seq, head.seq)
+        if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
+            let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
+            if (system.lastAt ?? .min) <= asOf {
+                guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos, true) }
+                let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
+                if (s.lastAt ?? .min) <= asOf { return (s, pos, true) }
+            }
+        }
+        return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos, false)
+    }
+
+    static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {
+        var userSeqs: [UInt64] = [], systemSeqs: [UInt64] = []
+        try r.scanStream(user) { _, seq in
+            guard seq <= position else { return false }
+            userSeqs.append(seq)
+            return true
+        }
+        if !userSeqs.isEmpty {
+            try r.scanStream(systemStream) { _, seq in
+                guard seq < userSeqs.last! else { return false }
+                systemSeqs.append(seq)
+                return true
+            }
+        }
+        func load(_ seq: UInt64) throws -> RecordedEvent { try r.recordedEvent(at: seq) }
+        var state = UserState(user: user)
+        var policy = Policy()
+        var k = 0
+        for seq in userSeqs {
+            while k < systemSeqs.count && systemSeqs[k] < seq {
+                // The policy in force at an event is the one at its position (SPEC 2.5), whatever
+                // the $system stream's own clock says: the as-of filter is on the user's events,
+                // and replaying accepted history under another policy could refuse it.
+                let p = try load(systemSeqs[k])
+                policy.apply(PolicySet(p.event.data))
+                k += 1
+            }
+            let e = try load(seq)
+            if e.event.at > asOf { break }
+            try state.evolve(e.event, policy: policy)
+        }
+        return state
+    }
+
+    /// The policy in force at the head.
+    public func policy() throws -> Policy {
+        try storage.read { r in
+            try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()
+        }
+    }
+}

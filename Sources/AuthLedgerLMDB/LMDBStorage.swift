@@ -1,0 +1,120 @@
+import AuthLedgerCore
+import CLMDB
+import Crypto
+import Foundation
+import LMDB
+
+// @unchecked: LMDB's handles (the environment, MDB_dbi database handles) are set once in init and may be used from any thread (MDB_NOTLS); they are C values the compiler cannot check.
+/// The LMDB backend: one environment directory with these named databases.
+///
+/// - `events`: seq (8 bytes, big-endian) → encoded event
+/// - `ids`: event id (16 bytes) → seq
+/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
+/// - `states`: stream key → maintained projection state
+/// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
+/// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
+/// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
+///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
+///
+/// Several processes may open one store; LMDB's lock serialises writers, and the head
+/// is always read inside the write transaction, never cached.
+package final class LMDBStorage: StorageBackend, @unchecked Sendable {
+    /// The LMDB environment (the store's directory) with its named databases.
+    public let environment: Environment
+    /// Lets go of the map's pages as the store grows (appends read the pages they extend
+    /// through the map, which would otherwise pin the whole file in the resident set).
+    let mapPages = MapPagesRelease()
+    let events: Database, ids: Database, streams: Database, states: Database, meta: Database
+    let tree: Database
+    let records: [RecordKind: Database]
+    let personal: Database
+
+    /// Opens (creating with mode 0700) the store directory at `path`.
+    public init(path: String, maxMapSize: Int) throws {
+        var isDir: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } else if !isDir.boolValue {
+            throw LedgerError(.storageError, "the store path is not a directory")
+        }
+        do {
+            environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
+            events = try environment.database("events")
+            ids = try environment.database("ids")
+            streams = try environment.database("streams")
+            states = try environment.database("states")
+            meta = try environment.database("meta")
+            tree = try environment.database("tree")
+            records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
+                       .grant: try environment.database("grants")]
+            personal = try environment.database("personal")
+        } catch let e as LMDBError {
+            // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
+            var failure = e.ledgerError
+            failure.message = "cannot open the store: " + failure.message
+            throw failure
+        }
+    }
+
+    /// Opens the store with the map bounded to `maxMapSize` bytes (a full map that may
+    /// not grow is `storage_full`, as a full disk is).
+    public convenience init(path: String) throws {
+        try self.init(path: path, maxMapSize: 1 << 44)
+    }
+
+    /// Runs `body` in a read transaction: a consistent snapshot of the store.
+    public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        do {
+            return try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    /// Runs `body` in one durable write transaction (committed and synced when it returns).
+    public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        do {
+            defer { mapPages.committed(environment) }
+            return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    /// Commits with `MDB_NOMETASYNC`: the data pages are synced, the meta page only
+    /// written, so the commit is durable once a later commit synced (its data sync
+    /// flushes the file, this meta page included) or after `sync()`.
+    public func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool) {
+        do {
+            var id = Int.max
+            defer { mapPages.committed(environment) }
+            let value = try environment.write(deferMetaSync: true) { txn in
+                id = txn.id
+                return try body(LMDBAccess(storage: self, txn: txn))
+            }
+            // A transaction that wrote nothing commits (and syncs) nothing: LMDB returns early.
+            let committed = environment.lastTransactionID >= id
+            return (value, !committed, committed)
+        } catch let e as LMDBError {
+            throw e.ledgerError
+        }
+    }
+
+    /// Makes every commit so far durable (after pipelined commits).
+    public func sync() throws {
+        do { try environment.sync() } catch let e as LMDBError { throw e.ledgerError }
+    }
+
+    /// Clears reader slots left by processes that died inside a read transaction.
+    package func clearStaleReaders() throws -> Int {
+        do { return try environment.checkReaders() } catch let e as LMDBError { throw e.ledgerError }
+    }
+
+    /// LMDB keeps deleted bytes in free pages (and in the unused part of live pages):
+    /// the store is rewritten compacted and swapped in (`Environment.compact`).
+    public func purgeDeleted() throws {
+        do { try environment.compact() } catch let e as LMDBError { throw e.ledgerError }
+    }
+}

@@ -1,0 +1,129 @@
+import AuthLedgerCore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// The writes of a PostgreSQL transaction (see `PostgresAccess`): queued and sent in
+/// pipelined batches, with savepoints for nested requests.
+extension PostgresAccess {
+    func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws {
+        try write { $0.putEvent(.init(seq: seq, id: id, stream: stream, version: version, bytes: bytes)) }
+    }
+
+    /// Moves the head; the statement also notifies the other servers (see `PostgresPendingWrites`).
+    func setHead(_ head: Head) throws {
+        try write { $0.setHead(head) }
+        knownHead = head
+    }
+
+    func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
+        try write { $0.putState(key, bytes) }
+    }
+
+    func clearProjectionStates() throws {
+        try send("DELETE FROM \(t.states)", doing: "clear the projections")
+    }
+
+    func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
+        try write { $0.putRecord(.init(kind: Int16(kind.rawValue), owner: user, id: id), bytes) }
+    }
+
+    func clearRecords() throws {
+        try send("DELETE FROM \(t.records)", doing: "clear the records")
+    }
+
+    func setCheckpoint(_ seq: UInt64) throws {
+        try putMetaValue("checkpoint", seq.bigEndianBytes8)
+    }
+
+    func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws {
+        try write { $0.putMeta(key, bytes) }
+    }
+
+    func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
+        try write { $0.putPersonal(seq: seq, owner: user, bytes) }
+    }
+
+    func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
+        let rows = try qAll("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
+                            binds { $0.append(Self.text(user)); $0.append(Self.int(before)) }, doing: "erase personal values")
+        return try rows.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "erase personal values")) }.sorted()
+    }
+
+    func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws {
+        try write { $0.putTree(index, Array(hash)) }
+    }
+
+    func clearTree() throws {
+        try send("DELETE FROM \(t.tree)", doing: "clear the tree")
+    }
+
+    /// One request of a commit group (see the type's comment): deferred, its writes are a
+    /// layer that joins the group's when it passes and is dropped when it is refused;
+    /// strict, a SAVEPOINT whose statements are all answered before it is released.
+    func savepoint<T>(_ body: () throws -> T) throws -> T {
+        if requestPending != nil { return try nestedSavepoint(body) }
+        let headBefore = knownHead
+        savepoints += 1
+        requestPending = PostgresPendingWrites()
+        savepointOpen = false
+        defer {
+            savepoints -= 1
+            requestPending = nil
+            savepointOpen = false
+        }
+        let result: T
+        do {
+            if !deferred { try openSavepoint() }
+            result = try body()
+            if savepointOpen {
+                try sendPending(&requestPending!)
+                // Strict: a refused statement is this request's (its failure rolls back below).
+                if !deferred { try drain() }
+                inFlight.append((s.send("RELEASE SAVEPOINT \(savepointName)", PostgresBindings()), "release savepoint"))
+            } else {
+                pending.merge(requestPending!)
+                if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
+            }
+        } catch {
+            requestPending = PostgresPendingWrites()
+            knownHead = headBefore
+            if savepointOpen { try rollbackToSavepoint() }
+            throw error
+        }
+        return result
+    }
+
+    /// Rolls the current savepoint back: every statement in flight was sent after it.
+    func rollbackToSavepoint() throws {
+        _ = try? drain()
+        do {
+            _ = try s.query("ROLLBACK TO SAVEPOINT \(savepointName)", doing: "rollback to savepoint")
+        } catch let e as PostgresFailure {
+            throw PostgresFailure(spoiling: e)
+        }
+    }
+
+    /// A savepoint inside a request's: always a real one, after everything before it was sent and answered.
+    func nestedSavepoint<T>(_ body: () throws -> T) throws -> T {
+        try sendAll()
+        try drain()
+        savepoints += 1
+        defer { savepoints -= 1 }
+        inFlight.append((s.send("SAVEPOINT \(savepointName)", PostgresBindings()), "savepoint"))
+        let result: T
+        let headBefore = knownHead
+        do {
+            result = try body()
+            try sendPending(&requestPending!)
+            try drain()
+        } catch {
+            requestPending = PostgresPendingWrites()
+            knownHead = headBefore
+            try rollbackToSavepoint()
+            throw error
+        }
+        inFlight.append((s.send("RELEASE SAVEPOINT \(savepointName)", PostgresBindings()), "release savepoint"))
+        return result
+    }
+}

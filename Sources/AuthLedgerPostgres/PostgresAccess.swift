@@ -1,0 +1,195 @@
+import AuthLedgerCore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// Reads and writes of one PostgreSQL transaction (see `PostgresStorage`). Keys are
+/// stored as bytes (UTF-8 for stream keys, users, ids and meta keys; 16 bytes for event
+/// ids), so no collation or encoding of the database can reorder or refuse them.
+///
+/// Writes are kept in memory (`PostgresPendingWrites`) and sent as one statement per
+/// table. In a *deferred* transaction (the first attempt of every write) a request of a
+/// commit group (`savepoint`) writes into a layer of its own: when it passes, its layer
+/// joins the group's; when it is refused, the layer is dropped and PostgreSQL never saw
+/// it — no SAVEPOINT, no RELEASE and no wait per request. A request that must send its
+/// writes before it ends (it scans, clears or erases, or it writes more than
+/// `sendEarly` rows) opens a real savepoint first. If PostgreSQL refuses a statement of
+/// a deferred transaction — a reason the ledger's own checks could not see — the
+/// failure says `retryStrict`, and `PostgresStorage.write` runs the group again in a
+/// *strict* transaction: a savepoint per request, each request's statements answered
+/// before the next begins, so the refusal is its request's alone.
+final class PostgresAccess: StorageWriter {
+    let s: PostgresSession
+    let t: PostgresTables
+    var savepoints = 0
+    /// Rows fetched per query by the scans (the scans run in one snapshot, page by page).
+    static let page = 512
+    /// Rows a layer holds before it is sent (when it may be): PostgreSQL then inserts
+    /// while the writer encodes the next events.
+    static let sendEarly = 4096
+
+    let instance: String
+    /// See the type's comment: deferred (first attempt) or strict (after a refusal).
+    let deferred: Bool
+
+    /// The transaction's writes not yet sent: outside requests and of the requests that passed.
+    var pending = PostgresPendingWrites()
+    /// The current request's writes (inside `savepoint`), nil outside a request.
+    var requestPending: PostgresPendingWrites?
+    /// Whether the current request's SAVEPOINT was sent (its writes may then be sent).
+    var savepointOpen = false
+
+    /// The head as this transaction last wrote or read it (the writes' transactions read
+    /// it when they lock it, and nobody else can move it while they hold the lock).
+    var knownHead: Head?
+
+    init(session: PostgresSession, tables: PostgresTables, instance: String, deferred: Bool = false, head: Head? = nil) {
+        self.s = session
+        self.t = tables
+        self.instance = instance
+        self.deferred = deferred
+        knownHead = head
+    }
+
+    /// Records a write in the current layer; a layer that may be sent is sent when large.
+    func write(_ change: (inout PostgresPendingWrites) -> Void) throws {
+        if requestPending != nil {
+            change(&requestPending!)
+            if savepointOpen && requestPending!.rowCount >= Self.sendEarly { try sendPending(&requestPending!) }
+        } else {
+            change(&pending)
+            if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
+        }
+    }
+
+    /// Sends a layer's statements (without waiting for the answers) and empties it.
+    func sendPending(_ layer: inout PostgresPendingWrites) throws {
+        guard !layer.isEmpty else { return }
+        let statements = layer.statements(t, instance: instance)
+        layer = PostgresPendingWrites()
+        for (sql, b, doing) in statements { inFlight.append((s.send(sql, b), doing)) }
+        if inFlight.count >= 256 { try drain() }
+    }
+
+    /// Sends every write so far, opening the current request's savepoint first if it has
+    /// none (before a scan, a clear, an erasure: what the layers cannot answer or order).
+    func sendAll() throws {
+        if requestPending != nil && !savepointOpen { try openSavepoint() }
+        try sendPending(&pending)
+        if requestPending != nil { try sendPending(&requestPending!) }
+    }
+
+    var savepointName: String { "authledger_\(savepoints)" }
+
+    /// Sends the current request's SAVEPOINT, after the group's writes, once every
+    /// statement before it was answered (a rollback to it then forgets only the request's).
+    func openSavepoint() throws {
+        try sendPending(&pending)
+        try drain()
+        inFlight.append((s.send("SAVEPOINT \(savepointName)", PostgresBindings()), "savepoint"))
+        savepointOpen = true
+    }
+
+    /// Sends what is left and waits for every answer (before COMMIT).
+    func finishWrites() throws {
+        try sendPending(&pending)
+        try drain()
+    }
+
+    /// Forgets the buffered rows (their transaction is being rolled back).
+    func discardPending() {
+        pending = PostgresPendingWrites()
+        requestPending = nil
+    }
+
+    // MARK: Binding helpers
+
+    func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
+        var b = PostgresBindings()
+        build(&b)
+        return b
+    }
+
+    static func int(_ v: UInt64) -> Int64 { Int64(bitPattern: v) }
+    static func bytes(_ a: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: a) }
+    static func text(_ s: String) -> ByteBuffer { ByteBuffer(string: s) }
+
+    func one(_ sql: String, _ b: PostgresBindings, doing: String) throws -> PostgresRow? {
+        try q(sql, b, doing: doing).first
+    }
+
+    // MARK: Pipelined writes
+
+    /// Statements sent and not yet answered. They do not wait for their answer: the
+    /// writer thread goes on encoding the next events while PostgreSQL runs them, and the
+    /// answers are collected (`drain`) before a read, at a strict request's end (so a
+    /// refused statement is still that request's) and before COMMIT.
+    var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
+
+    /// Sends a statement after every write recorded before it.
+    func send(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws {
+        try sendAll()
+        inFlight.append((s.send(sql, b), doing))
+        if inFlight.count >= 256 { try drain() }
+    }
+
+    /// A failure as this transaction reports it: in a deferred transaction a refused
+    /// statement cannot be pinned on one request, so the whole attempt goes and runs again strict.
+    func reported(_ e: PostgresFailure) -> PostgresFailure { deferred ? e.retryingStrict : e }
+
+    /// Waits for every statement sent; throws the first failure.
+    func drain() throws {
+        let sent = inFlight
+        inFlight = []
+        var first: PostgresFailure?
+        for (future, doing) in sent {
+            do { _ = try future.wait() } catch {
+                if first == nil { first = PostgresFailure(error, doing: doing, location: s.location) }
+            }
+        }
+        if let first { throw reported(first) }
+    }
+
+    /// A read: the statements before it are answered first (their failure is reported,
+    /// not the "transaction is aborted" of the read). Point reads look in the layers
+    /// before they come here, and need nothing sent; scans call `sendAll` first.
+    func q(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        try drain()
+        do {
+            return try s.query(sql, b, doing: doing)
+        } catch let e as PostgresFailure {
+            throw reported(e)
+        }
+    }
+
+    /// A scan or count: every write so far is sent first.
+    func qAll(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        try sendAll()
+        return try q(sql, b, doing: doing)
+    }
+
+    /// What the layers hold for a point read: the request's own writes, then the group's.
+    func layered<V>(_ look: (PostgresPendingWrites) -> V?) -> V? {
+        if let r = requestPending, let v = look(r) { return v }
+        return look(pending)
+    }
+
+    func bytesValue(_ sql: String, _ b: PostgresBindings, doing: String) throws -> [UInt8]? {
+        guard let row = try one(sql, b, doing: doing) else { return nil }
+        let buffer = try decode(row, ByteBuffer.self, doing: doing)
+        return Array(buffer.readableBytesView)
+    }
+
+    func decode<T: PostgresDecodable>(_ row: PostgresRow, _ type: T.Type, doing: String) throws -> T {
+        do { return try row.decode(T.self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+    }
+
+    func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
+        do { return try row.decode((A, B).self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+    }
+
+    func count(_ sql: String, doing: String) throws -> Int {
+        guard let row = try one(sql, PostgresBindings(), doing: doing) else { return 0 }
+        return Int(try decode(row, Int64.self, doing: doing))
+    }
+}

@@ -1,0 +1,15 @@
+import AuthLedgerLMDB
+import AuthLedgerPostgres
+import Foundation
+
+extension Ledger {
+    /// Opens `store` with the driver its name calls for — a `postgresql://` URL or an LMDB
+    /// directory — as the `authledger` tool does (the suites run on both).
+    public convenience init(store: String, configuration: Configuration = Configuration()) throws {
+        if PostgresLocation.isPostgres(store) {
+            try self.init(postgres: store, configuration: configuration)
+        } else {
+            try self.init(lmdb: store, configuration: configuration)
+        }
+    }
+}
