@@ -120,6 +120,7 @@ let package = Package(
                 "AuthLedgerServer",
                 "LMDB",
                 "CSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -68,6 +68,11 @@ struct Bench: AsyncParsableCommand {
             report("raw_lmdb_commit", [("commits_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99)])
         }
         if wanted("raw_sqlite_put") { report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())]) }
+        // The ledger's own work per event by a plain loop (no rules): the floor append_bulk and replay are held against.
+        if wanted("raw_ledger_equiv") {
+            let r = try BenchLedgerEquiv(events: events, dir: base + "/ledger-equiv").run()
+            report("raw_ledger_equiv", [("append_events_per_s", r.append), ("replay_events_per_s", r.replay)])
+        }
         // The environment's settings (AUTHLEDGER_REPLAY_PARTITIONS=1: a sequential replay).
         let ledger = try Ledger(lmdb: base + "/ledger", configuration: .fromEnvironment(ProcessInfo.processInfo.environment))
         if wanted("append_bulk") {
@@ -163,6 +168,9 @@ struct Bench: AsyncParsableCommand {
             // Group commit's ceiling: every writer's event in each single-event-latency commit.
             ("append_concurrent_vs_writers_x_raw_lmdb_commit", value("append_concurrent", "events_per_s") / (Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             ("replay_vs_raw_lmdb_scan", value("replay", "events_per_s") / rawScan),
+            // The same work per event as the ledger, in a plain loop without rules (targets: ≥ 0.7).
+            ("append_bulk_vs_raw_ledger_equiv", value("append_bulk", "events_per_s") / value("raw_ledger_equiv", "append_events_per_s")),
+            ("replay_vs_raw_ledger_equiv", value("replay", "events_per_s") / value("raw_ledger_equiv", "replay_events_per_s")),
             // Pipelined durable commit (one fsync per commit) against a sync of data and meta per commit.
             ("append_concurrent_pipelined_vs_default", value("append_concurrent_pipelined", "events_per_s") / value("append_concurrent", "events_per_s")),
             // The bound: the slower of the CPU (bulk appends) and the disk (writers × single commits).
