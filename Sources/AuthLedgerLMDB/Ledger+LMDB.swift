@@ -4,7 +4,7 @@ import Foundation
 extension Ledger {
     /// Opens the ledger in the LMDB store directory `path` (created 0700 when missing), the
     /// embedded default. The files beside the log (keys) live in the same directory unless
-    /// `configuration` names a ``Ledger/Configuration/keyDirectory``.
+    /// `configuration` names a ``/AuthLedger/Ledger/Configuration/keyDirectory``.
     ///
     /// ```swift
     /// import AuthLedgerLMDB

@@ -9,7 +9,7 @@ extension Ledger {
     ///
     /// A PostgreSQL store has no directory of its own for the files kept beside an LMDB
     /// log (the OTP server key, the checkpoint key, the Shared Signals keys): give one with
-    /// ``Ledger/Configuration/keyDirectory`` (the `authledger` tool: `AUTHLEDGER_KEY_DIR`).
+    /// ``/AuthLedger/Ledger/Configuration/keyDirectory`` (the `authledger` tool: `AUTHLEDGER_KEY_DIR`).
     /// Servers that share one database must share these keys.
     ///
     /// ```swift

@@ -2,7 +2,7 @@ import AuthLedgerCore
 
 /// The storage encoding of recorded events. Versioned by its first byte so the
 /// format can evolve; canonical JSON is produced only for hashing and export.
-public enum EventCodec {
+package enum EventCodec {
     static let format: UInt8 = 1
 
     /// Format 2: an event with personal values. Its bytes hold the event without them
@@ -11,7 +11,7 @@ public enum EventCodec {
     static let personalFormat: UInt8 = 2
 
     /// The bytes the store keeps for `r`: personal values are left out (they are stored apart), so erasing them leaves these bytes unchanged.
-    public static func encode(_ r: RecordedEvent) -> [UInt8] {
+    package static func encode(_ r: RecordedEvent) -> [UInt8] {
         var w = ByteWriter(capacity: 160)
         let e = r.event.personal == nil ? r.event : PersonalData.withoutValues(r.event)
         w.u8(e.personal == nil ? format : personalFormat)
@@ -42,7 +42,7 @@ public enum EventCodec {
     }
 
     /// Decodes a stored event; throws `tampered` when the bytes are not a valid encoding.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> RecordedEvent {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> RecordedEvent {
         do {
             var r = ByteReader(bytes)
             let f = try r.u8()
