@@ -194,6 +194,7 @@ async function onVerify(seq) {
   const e = s.bySeq.get(seq);
   const out = $(`proof-${seq}`);
   if (!e || !out) return;
+  delete out.dataset.ok;
   fill(out, "Checking…");
   const r = await verifyEvent(e);
   const [word, ...rest] = r.text.split(":");
