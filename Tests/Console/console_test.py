@@ -371,7 +371,7 @@ def run(s, out):
         path = os.path.join(out, "evidence-alice.json")
         dl.value.save_as(path)
         with page.expect_download() as dl:
-            page.get_by_role("button", name="Download evidence for seq %d" % aseq).click()
+            page.get_by_role("button", name="Download evidence for seq %d" % aseq, exact=True).click()
         one = os.path.join(out, "evidence-alice-one.json")
         dl.value.save_as(one)
         checker = [sys.executable, os.path.join(ROOT, "tools", "verify-proof.py"), "evidence", "--vkey", vkey.strip()]

@@ -110,7 +110,13 @@ function main() {
     fill($("pause"), paused ? "Resume" : "Pause");
     $("pause").setAttribute("aria-pressed", String(paused));
   });
-  window.addEventListener("popstate", () => { const r = readRoute(); if (r.user && savedToken()) openUser(r.user, r); });
+  window.addEventListener("popstate", () => {
+    // A sign-in link opened in a tab already on the console: same document, new fragment.
+    const token = takeTokenFromFragment();
+    if (token) { signIn(token); return; }
+    const r = readRoute();
+    if (r.user && savedToken()) openUser(r.user, r);
+  });
   if (fromLink) signIn(fromLink);
   else if (savedToken()) enter();
 }

@@ -17,7 +17,8 @@ const BULK = 10_000;
 
 const s = {
   gen: 0, user: null, events: [], bySeq: new Map(), complete: false, filtered: [], page: 1,
-  at: null, from: null, compare: false, type: "", since: "", until: "", toAnswer: null, fromAnswer: null, moves: 0,
+  at: null, from: null, compare: false, type: "", since: "", until: "", toAnswer: null, fromAnswer: null,
+  wanted: null, querying: false,
 };
 
 const q = (seq, at) => `?includeRevoked=true${seq === null ? "" : `&at=${seq}&asOf=${encodeURIComponent(at)}`}`;
@@ -36,29 +37,44 @@ function route(push = false) {
   writeRoute({ user: s.user, at: s.at ?? "", from: s.compare ? s.from ?? "" : "", type: s.type, since: s.since, until: s.until, page: s.page > 1 ? s.page : "" }, { push });
 }
 
-/** Devices, cooling and pending of the user at `e` (an event of theirs; null: now). */
+/** Devices (with their cooling window) and pending challenges of the user at `e` (an event of theirs; null: now). */
 async function stateAt(e) {
   const base = `/v1/users/${seg(s.user)}`;
   const p = e ? q(e.seq, e.at) : q(null);
-  const [devices, cooling, pending] = await Promise.all([getJSON(base + "/devices" + p), getJSON(base + "/cooling" + p), getJSON(base + "/pending" + p)]);
-  return { devices, cooling, pending };
+  const [devices, pending] = await Promise.all([getJSON(base + "/devices" + p), getJSON(base + "/pending" + p)]);
+  return { devices, cooling: devices.cooling, pending };
 }
 
+function renderState(answer, e) {
+  s.toAnswer = answer;
+  renderDevices(answer.devices, s.events);
+  renderCooling(answer.cooling);
+  renderPending(answer.pending);
+  document.body.dataset.shownAt = e ? String(e.seq) : "now";
+  if (s.compare) showChanges();
+}
+
+/** Moves As of to index `i`: the label and URL at once; the answer for the latest position
+ *  only (moves made while a query runs collapse into one query for the last of them). */
 async function showAt(i) {
-  const gen = s.gen, move = ++s.moves;
   const e = positionAt(i);
   s.at = e ? e.seq : null;
   $("asof").setAttribute("aria-valuetext", valueText(i));
   fill($("asof-text"), valueText(i));
   route();
-  const answer = await stateAt(e);
-  if (gen !== s.gen || move !== s.moves) return;
-  s.toAnswer = answer;
-  renderDevices(answer.devices, s.events);
-  renderCooling(answer.cooling.cooling ?? answer.cooling);
-  renderPending(answer.pending);
-  document.body.dataset.shownAt = e ? String(e.seq) : "now";
-  if (s.compare) await showChanges();
+  s.wanted = i;
+  if (s.querying) return;
+  s.querying = true;
+  try {
+    while (s.wanted !== null) {
+      const gen = s.gen, j = s.wanted;
+      s.wanted = null;
+      const answer = await stateAt(positionAt(j));
+      if (gen === s.gen && s.wanted === null) renderState(answer, positionAt(j));
+    }
+  } finally {
+    s.querying = false;
+  }
 }
 
 async function showFrom(i) {
@@ -133,7 +149,9 @@ function setEvents(list) {
 export async function openUser(user, r = {}) {
   const gen = ++s.gen;
   Object.assign(s, { user, complete: false, page: Number(r.page) || 1, type: r.type || "", since: r.since || "", until: r.until || "",
-    compare: r.from !== undefined, at: null, from: null, toAnswer: null, fromAnswer: null });
+    compare: r.from !== undefined, toAnswer: null, fromAnswer: null,
+    // Kept in the URL until the history is loaded and they are applied.
+    at: r.at ? Number(r.at) : null, from: r.from ? Number(r.from) : null });
   setEvents([]);
   $("user").value = user;
   $("type").value = s.type; $("since").value = s.since; $("until").value = s.until;
@@ -151,7 +169,7 @@ export async function openUser(user, r = {}) {
     setEvents(page);
     s.toAnswer = now;
     renderDevices(now.devices, s.events);
-    renderCooling(now.cooling.cooling ?? now.cooling);
+    renderCooling(now.cooling);
     renderPending(now.pending);
   } catch (e) {
     if (gen !== s.gen) return;
