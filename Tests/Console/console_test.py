@@ -117,6 +117,16 @@ def shot(page, out, name):
     page.screenshot(path=os.path.join(out, name + ".png"), full_page=True)
 
 
+def doc_shot(page, out, name, selector, height=720):
+    """A small picture for docs/CONSOLE.md: the top of one element (out/docs/NAME.png)."""
+    os.makedirs(os.path.join(out, "docs"), exist_ok=True)
+    el = page.locator(selector)
+    el.scroll_into_view_if_needed()
+    box = el.bounding_box()
+    page.screenshot(path=os.path.join(out, "docs", name + ".png"),
+                    clip={"x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], height)})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -201,6 +211,7 @@ def run(s, out):
         expect(page.get_by_role("table", name="Devices")).to_be_visible()
         expect(page.get_by_role("table", name="History")).to_be_visible()
         shot(page, out, "user-1280")
+        doc_shot(page, out, "user", "#user-view")
         log("ok: bob's devices and history match the API (%d events)" % len(hist))
 
         # Filters: Type, then From time / To time
@@ -255,6 +266,7 @@ def run(s, out):
             assert any(c.startswith("added: " + d) for c in changes), (changes, d)
         assert "from=" in page.url and "token" not in page.url
         shot(page, out, "compare-1280")
+        doc_shot(page, out, "compare", "#user-view", height=420)
         log("ok: Compare lists %s" % changes)
 
         # Verify a good event (keyboard: focus the button, Enter)
@@ -266,6 +278,7 @@ def run(s, out):
         m = re.search(r"of (\d+) events", text)
         assert text.startswith("Verified:") and m and int(m.group(1)) >= seq, text
         shot(page, out, "verified-1280")
+        doc_shot(page, out, "verified", "#history-box", height=360)
         log("ok: Verify (keyboard) says: " + text)
 
         # …and on a proof, a checkpoint, an event changed in transit: Not verified
@@ -420,6 +433,7 @@ def run(s, out):
         page.set_viewport_size({"width": 390, "height": 844})
         open_user(page, "bob")
         shot(page, out, "user-390")
+        doc_shot(page, out, "phone", "#user-view", height=760)
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 400, "the page scrolls sideways at 390 px: %d" % width
         log("ok: no sideways scroll at 390 px")

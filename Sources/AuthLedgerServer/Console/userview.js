@@ -133,7 +133,7 @@ function renderHistory() {
 function historyRow(e) {
   return el("tr", { "data-seq": e.seq },
     el("td", { class: "seq" }, String(e.seq)), el("td", { class: "time" }, e.at), el("td", {}, e.type),
-    el("td", {}, summary(e)),
+    el("td", { class: "summary" }, summary(e)),
     el("td", { class: "proof" },
       el("button", { type: "button", "data-verify": e.seq, "aria-label": `Verify seq ${e.seq}` }, "Verify"),
       el("button", { type: "button", "data-evidence": e.seq, "aria-label": `Download evidence for seq ${e.seq}` }, "Evidence"),
