@@ -306,6 +306,19 @@ def run(s, out):
             page.unroute(pattern)
             log("ok: tampered in transit (%s): %s" % (why, text))
 
+        # Witnessed checkpoints: while /checkpoint answers 404 (no quorum yet) the page uses
+        # /checkpoint/latest and says it is not witnessed; cosignature lines are listed, unchecked
+        real_note = s.call("GET", "/checkpoint", raw=True, token=s.auditor)[0]
+        cosigned = real_note + "\u2014 witness.example/w1 " + base64.b64encode(b"\x01" * 76).decode() + "\n"
+        page.route(re.compile(r".*/checkpoint$"), lambda route: route.fulfill(
+            status=404, content_type="application/json", body='{"error":"not_found","message":"no witnessed checkpoint yet"}'))
+        page.route(re.compile(r".*/checkpoint/latest$"), lambda route: route.fulfill(status=200, content_type="text/plain", body=cosigned))
+        text, _ = verify_row(page, seq)
+        assert text.startswith("Verified:") and "Not witnessed yet" in text and "witness.example/w1" in text and "not checked" in text, text
+        page.unroute(re.compile(r".*/checkpoint$"))
+        page.unroute(re.compile(r".*/checkpoint/latest$"))
+        log("ok: /checkpoint 404, /checkpoint/latest used: " + text)
+
         def tamper_history(route):
             r = route.fetch()
             body = r.json()
