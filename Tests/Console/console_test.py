@@ -380,6 +380,15 @@ def run(s, out):
         assert set(page.locator("#history tbody tr td:nth-child(3)").all_text_contents()) == {"device.registered"}
         log("ok: deep links reopen the slider position and the filter")
 
+        # Names are text: markup in a device's name is shown, never parsed
+        markup = "<b>x</b><img src=/x>"
+        s.call("POST", "/v1/users/mallet/devices", {"deviceId": "pc", "name": markup, "kind": "desktop"})
+        open_user(page, "mallet")
+        assert device_rows(page) == [["pc", markup, "active"]], device_rows(page)
+        assert page.locator("#devices img, #devices b, #history img, #history b").count() == 0
+        assert markup in page.locator("#history tbody").text_content()
+        log("ok: a name with markup is shown as text")
+
         # An erased user: erased values shown as erased, with their commitments; Verify still checks
         open_user(page, "alice")
         names = page.locator("#devices tbody tr td:nth-child(2)").all_text_contents()
