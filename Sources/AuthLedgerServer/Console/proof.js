@@ -98,6 +98,7 @@ export async function checkContinuity() {
     const r = await checkConsistency(a.checkpoint.size, b.checkpoint.size, a.checkpoint.root, b.checkpoint.root, proof);
     if (!r.ok) return { ok: false, text: `Not consistent: ${r.why}; from size ${a.checkpoint.size} to ${b.checkpoint.size}.` };
     localStorage.setItem(LAST_KEY, b === now ? cp.text : saved);
+    if (a.checkpoint.size === b.checkpoint.size) return { ok: true, text: `Consistent: the same log of ${b.checkpoint.size} events as verified earlier (size ${a.checkpoint.size}).` };
     return { ok: true, text: `Consistent: the log of ${b.checkpoint.size} events extends the one of ${a.checkpoint.size} verified earlier.` };
   } catch (e) {
     return { ok: false, text: `Not consistent: ${e.message}.` };
