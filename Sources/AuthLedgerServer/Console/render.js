@@ -29,7 +29,7 @@ export function renderDevices(answer, events) {
 /** The Cooling region from a cooling answer (or the devices answer's `cooling`). */
 export function renderCooling(c) {
   if (!c) { fill($("cooling-text"), "Unknown."); return; }
-  fill($("cooling-text"), c.active ? `Active until ${c.until}: adding, renaming and revoking devices wait until then.` : "Not active.");
+  fill($("cooling-text"), c.active ? `Active until ${c.until}: registering, renaming and revoking devices are refused until then.` : "Not active.");
 }
 
 /** The Pending challenges region from a pending answer (an array, or {pending: [...]}). */
