@@ -365,6 +365,17 @@ def run(s, out):
         expect(live).to_contain_text("seq %d" % held)
         log("ok: live events seq %d and, after Resume, seq %d" % (live_seq, held))
 
+        # Compare on frank: renamed between his first event and now
+        open_user(page, "frank")
+        page.get_by_role("button", name="Compare").click()
+        frm = page.get_by_label("From", exact=True)
+        frm.focus()
+        frm.press("End")
+        frm.press("Home")
+        expect(page.get_by_role("list", name="Changes")).to_contain_text("renamed: iphone from Frank iPhone to Work iPhone", timeout=20_000)
+        page.get_by_role("button", name="Compare").click()
+        log("ok: Compare lists frank's rename")
+
         # Deep links: a view's URL reopens it (the token is not in it)
         target = hist[1]
         page.goto(base + "/console#user=bob&at=%d" % target["seq"])
