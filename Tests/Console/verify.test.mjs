@@ -4,11 +4,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { webcrypto } from "node:crypto";
 import { canonicalize } from "../../Sources/AuthLedgerServer/Console/jcs.js";
 import { fromBase64, fromHex, toBase64, toHex } from "../../Sources/AuthLedgerServer/Console/bytes.js";
 import { chainHash, commitment, hashedForm, leafHash, pointerTokens } from "../../Sources/AuthLedgerServer/Console/leaf.js";
 import { checkConsistency, checkInclusion, rootFromInclusionProof } from "../../Sources/AuthLedgerServer/Console/merkle.js";
 import { parseNote, parseVerifierKey, verifyCheckpoint } from "../../Sources/AuthLedgerServer/Console/note.js";
+
+// Node 18 (Debian's) has WebCrypto only under node:crypto; the page's modules use the global.
+if (!globalThis.crypto) globalThis.crypto = webcrypto;
 
 const V = JSON.parse(readFileSync(new URL("./vectors.json", import.meta.url), "utf8"));
 const b64 = (list) => list.map(fromBase64);
