@@ -97,7 +97,9 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            // The auditor console's static files, served at /console (ConsoleAssets).
+            resources: [.copy("Console")]
         ),
         .executableTarget(
             name: "authledger",

@@ -15,6 +15,14 @@ Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
       GET /v1/proofs/consistency) proves that the log of its signed checkpoint extends
       the log of the older checkpoint you kept.
 
+  verify-proof.py evidence    [--vkey VKEY] BUNDLE_JSON
+      An evidence bundle downloaded from the console (docs/CONSOLE.md),
+      {"origin", "verifierKey", "checkpoint", "events", "proofs": [{"seq", "leafIndex",
+      "treeSize", "proof"}]}: the checkpoint verifies under the key (--vkey, the one you
+      pinned, which must then be the bundle's; else the bundle's own verifierKey), and
+      each event's leaf hash, recomputed from the event, is in the checkpoint's tree by
+      its inclusion proof.
+
 Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
 The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
 signed-note (key id = first 4 bytes of SHA-256(name || "\\n" || 0x01 || public key)).
@@ -150,14 +158,53 @@ def proof_checkpoint(proof, vkey):
     return origin, size, root
 
 
+def check_evidence(bundle, pinned):
+    """An evidence bundle: its checkpoint under the key, every event in it by its proof."""
+    if not isinstance(bundle, dict):
+        raise Failure("the bundle is not a JSON object")
+    vkey = bundle.get("verifierKey")
+    if pinned is not None and vkey != pinned:
+        raise Failure("the bundle's verifier key is not the one given with --vkey")
+    if not isinstance(vkey, str):
+        raise Failure("the bundle has no verifierKey (give --vkey)")
+    origin, size, root = open_checkpoint(bundle["checkpoint"], vkey)
+    if bundle.get("origin") != origin:
+        raise Failure("the bundle's origin is not its checkpoint's (%s)" % origin)
+    events, proofs = bundle["events"], bundle["proofs"]
+    if not isinstance(events, list) or not events:
+        raise Failure("the bundle holds no events")
+    by_seq = {}
+    for p in proofs:
+        if p["seq"] in by_seq:
+            raise Failure("two proofs for seq %d" % p["seq"])
+        by_seq[p["seq"]] = p
+    for event in events:
+        seq = event["seq"]
+        p = by_seq.pop(seq, None)
+        if p is None:
+            raise Failure("no proof for the event of seq %d" % seq)
+        if p["leafIndex"] != seq - 1 or p["treeSize"] != size:
+            raise Failure("the proof of seq %d is not for leaf %d of the checkpoint's %d events" % (seq, seq - 1, size))
+        hashes = [base64.b64decode(h, validate=True) for h in p["proof"]]
+        if not verify_inclusion(leaf_hash(event), seq - 1, size, hashes, root):
+            raise Failure("the event of seq %d is not in the checkpoint's tree (its leaf hash or its proof differ)" % seq)
+    if by_seq:
+        raise Failure("proofs for events the bundle does not hold: %s" % sorted(by_seq))
+    return "%d event(s) of %s are in its log of %d events (checkpoint signed by %s)" % (len(events), origin, size, vkey.split("+")[0])
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency"])
+    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency", "evidence"])
     ap.add_argument("file", help="the checkpoint (checkpoint) or the proof JSON (inclusion, consistency)")
-    ap.add_argument("--vkey", required=True, help="the log's verifier key (authledger checkpoint --vkey)")
+    ap.add_argument("--vkey", help="the log's verifier key (authledger checkpoint --vkey); required but for evidence")
     ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
     ap.add_argument("--old", help="consistency: the older checkpoint you kept")
     a = ap.parse_args(argv)
+    if a.what == "evidence":
+        return check_evidence(json.loads(read(a.file)), a.vkey)
+    if not a.vkey:
+        raise Failure("--vkey is required")
     if a.what == "checkpoint":
         origin, size, root = open_checkpoint(read(a.file), a.vkey)
         return "checkpoint of %s: %d events, root %s" % (origin, size, base64.b64encode(root).decode())

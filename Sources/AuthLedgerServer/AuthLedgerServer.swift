@@ -184,6 +184,7 @@ public final class AuthLedgerServer: Sendable {
         registerErasureRoutes(table)
         registerSharedSignalsRoutes(table)
         registerVerifiableLogRoutes(table)
+        registerConsoleRoutes(table)
         return table
     }
 

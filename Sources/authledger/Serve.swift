@@ -191,6 +191,10 @@ struct Serve: AsyncParsableCommand {
 
           export AUTHLEDGER_URL=\(base) TOKEN=\(token)
 
+        Auditor console (signs in at once; the token rides in the fragment, which browsers do not send):
+
+          \(base)/console#token=\(token)
+
         Try:
         \(tries)
         """)
