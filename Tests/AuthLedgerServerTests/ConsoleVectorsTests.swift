@@ -1,4 +1,5 @@
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
 @testable import AuthLedgerServer
 import Crypto
 import Foundation
@@ -38,9 +39,9 @@ import Testing
         let events = try #require(v["events"]?.arrayValue)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("console-vectors-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(path: dir)
+        let ledger = try Ledger(lmdb: dir)
         let text = events.map { $0.serialized() }.joined(separator: "\n")
-        _ = try ledger.append(try EventDecoder.decodeLines(Array(text.utf8)).map(\.input))
+        _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(text.utf8)).map(\.input))
         #expect(try ledger.head().seq == UInt64(events.count))
         #expect(try ledger.head().hash.description == events.last?["hash"]?.stringValue)
         let b64 = { (h: Hash32) in Data(h.bytes).base64EncodedString() }
