@@ -9,6 +9,7 @@ import Foundation
 /// `authledger-fuzz seeds DIR`.
 enum FuzzTarget: String, CaseIterable {
     case fixture, json, eventsBody = "events-body", storedEvent = "stored-event", storedState = "stored-state", http
+    case jwk, jws, linkToken = "link-token"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -18,6 +19,9 @@ enum FuzzTarget: String, CaseIterable {
         case .storedEvent: CodecSelfCheck.storedEvent(bytes)
         case .storedState: CodecSelfCheck.storedState(bytes)
         case .http: HTTPFuzzCheck.run(bytes)
+        case .jwk: ProofSelfCheck.jwk(bytes)
+        case .jws: ProofSelfCheck.jws(bytes)
+        case .linkToken: ProofSelfCheck.linkToken(bytes)
         }
     }
 }

@@ -14,6 +14,7 @@ import LMDB
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `links`: 0x00 ‖ link hash → user and verification id (`RecordKind.link`)
 /// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
 ///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
@@ -48,7 +49,7 @@ import LMDB
             meta = try environment.database("meta")
             tree = try environment.database("tree")
             records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
-                       .grant: try environment.database("grants")]
+                       .grant: try environment.database("grants"), .link: try environment.database("links")]
             personal = try environment.database("personal")
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
@@ -190,13 +191,13 @@ final class LMDBAccess: StorageWriter {
     }
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        try txn.get(s.records[kind]!, LMDBAccess.recordKey(user, id))
+        try txn.get(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id))
     }
 
     func recordCount(_ kind: RecordKind) throws -> Int { try txn.count(s.records[kind]!) }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.records[kind]!, LMDBAccess.recordKey(user, id), bytes)
+        try txn.put(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id), bytes)
     }
 
     func clearRecords() throws {
