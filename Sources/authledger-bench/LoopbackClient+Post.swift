@@ -1,3 +1,4 @@
+import AuthLedger
 import Foundation
 
 extension LoopbackClient {
