@@ -70,20 +70,20 @@ write("06-email-link-with-key", [
 # 07: signed approvals and a signed denial, with requireSignedApprovals
 KE = Key("ES256", 7)
 write("07-signed-approval", [
-    "# Flow (g): signed answers. erin's phone has a P-256 key; requireSignedApprovals is set. A login challenge of a",
+    "# Flow (g): signed answers. gwen's phone has a P-256 key; requireSignedApprovals is set. A login challenge of a",
     "# new desktop is approved with a signature (userVerified), the desktop registers via trusted_device; a",
     "# transaction is denied with a signature; the phone's own challenge is not approved at once and it approves",
     "# it itself, signed. seq = event order."],
-    "erin", "f0000007", [
-    ("device.registered", T("06", "08:00:00"), {"deviceId": "phone", "name": "Erin's Phone", "kind": "mobile", "platform": "ios", "binding": "permanent", "via": "initial", "publicKey": KE.jwk}),
+    "gwen", "f0000007", [
+    ("device.registered", T("06", "08:00:00"), {"deviceId": "phone", "name": "Gwen's Phone", "kind": "mobile", "platform": "ios", "binding": "permanent", "via": "initial", "publicKey": KE.jwk}),
     ("policy.set", T("06", "08:00:30"), {"requireSignedApprovals": True}),
     ("challenge.issued", T("06", "08:05:00"), {"challengeId": "c-login", "action": "login", "requestingDeviceId": "desktop", "expiresAt": T("06", "08:06:00"), "nonce": N1}),
-    ("challenge.approved", T("06", "08:05:20"), {"challengeId": "c-login", "approverDeviceId": "phone", "userVerified": True, "signature": KE.answer("erin", "c-login", "approve", "phone", N1, uv=True)}, {"actor": "device:phone"}),
-    ("device.registered", T("06", "08:06:00"), {"deviceId": "desktop", "name": "Erin's Desktop", "kind": "desktop", "platform": "linux", "binding": "permanent", "via": "trusted_device", "challengeId": "c-login"}),
+    ("challenge.approved", T("06", "08:05:20"), {"challengeId": "c-login", "approverDeviceId": "phone", "userVerified": True, "signature": KE.answer("gwen", "c-login", "approve", "phone", N1, uv=True)}, {"actor": "device:phone"}),
+    ("device.registered", T("06", "08:06:00"), {"deviceId": "desktop", "name": "Gwen's Desktop", "kind": "desktop", "platform": "linux", "binding": "permanent", "via": "trusted_device", "challengeId": "c-login"}),
     ("challenge.issued", T("06", "08:20:00"), {"challengeId": "c-tx", "action": "transaction", "requestingDeviceId": "desktop", "expiresAt": T("06", "08:21:00"), "nonce": N2}),
-    ("challenge.denied", T("06", "08:20:10"), {"challengeId": "c-tx", "approverDeviceId": "phone", "signature": KE.answer("erin", "c-tx", "deny", "phone", N2)}),
+    ("challenge.denied", T("06", "08:20:10"), {"challengeId": "c-tx", "approverDeviceId": "phone", "signature": KE.answer("gwen", "c-tx", "deny", "phone", N2)}),
     ("challenge.issued", T("06", "08:30:00"), {"challengeId": "c-own", "action": "transaction", "requestingDeviceId": "phone", "expiresAt": T("06", "08:31:00"), "nonce": N3}),
-    ("challenge.approved", T("06", "08:30:05"), {"challengeId": "c-own", "approverDeviceId": "phone", "signature": KE.answer("erin", "c-own", "approve", "phone", N3)}),
+    ("challenge.approved", T("06", "08:30:05"), {"challengeId": "c-own", "approverDeviceId": "phone", "signature": KE.answer("gwen", "c-own", "approve", "phone", N3)}),
 ])
 
 # 08: key rotations
@@ -98,5 +98,5 @@ write("08-key-rotation", [
     ("challenge.approved", T("07", "07:20:10"), {"challengeId": "c1", "approverDeviceId": "phone", "signature": KF2.answer("finn", "c1", "approve", "phone", N4)}),
     ("device.key_rotated", T("07", "07:30:00"), {"deviceId": "phone", "publicKey": KF3.jwk, "signature": KF2.sign(KF3.thumbprint().encode())}),
 ])
-for n, k in [("dana phone", KA), ("dana laptop", KC), ("erin phone", KE), ("finn 1", KF1), ("finn 2", KF2), ("finn 3", KF3)]:
+for n, k in [("dana phone", KA), ("dana laptop", KC), ("gwen phone", KE), ("finn 1", KF1), ("finn 2", KF2), ("finn 3", KF3)]:
     print(n, k.thumbprint())

@@ -42,7 +42,8 @@ import Testing
         let done = try al("redeem-link", "-", "--json", now: "2026-05-01T10:02:00Z", stdin: token + "\n")
         #expect(done.status == 0, "\(done.stderr)")
         #expect(done.json?["verificationId"] == .string(vid))
-        let again = try al("redeem-link", "--", token, now: "2026-05-01T10:03:00Z")
+        // Options before `--`: a token may start with "-"
+        let again = try CLI.run(["redeem-link", "--store", store, "--now", "2026-05-01T10:03:00Z", "--", token])
         #expect(again.status == 1 && again.stderr.hasPrefix("error: link_invalid:"))
         #expect(!again.stderr.contains(token))
         let bad = try al("redeem-link", "not-a-token", now: "2026-05-01T10:03:00Z")
