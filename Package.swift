@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "AuthLedgerServer",
                 "AuthLedgerTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
