@@ -92,6 +92,11 @@ import Testing
             #expect(r.status == 200, "\(r.body)")
             r = try await s.call(.POST, "/v1/users/bob/challenges/\(cid)/approve", body: #"{"deviceId":"phone","signature":"\#(new.sign(payload))"}"#)
             #expect(r.status == 200, "\(r.body)")
+            // The new events flow in the feed like the others, with their proofs
+            let feed = try await s.subscribe("/v1/events?from=1&types=device.key_rotated,challenge.approved")
+            let events = try await feed.waitFor(count: 2)
+            #expect(events.map(\.event) == ["device.key_rotated", "challenge.approved"])
+            #expect(events.last?.json?["data"]?["signature"] == .string(new.sign(payload)))
             // requireSignedApprovals: an unsigned denial of a keyed device is 409 signature_required
             #expect(try await s.call(.PUT, "/v1/policy", body: #"{"requireSignedApprovals":true}"#).status == 200)
             r = try await s.call(.POST, "/v1/users/bob/challenges", body: #"{"requestingDeviceId":"laptop"}"#)

@@ -1,4 +1,4 @@
-@_spi(Storage) import AuthLedger
+@_spi(Storage) @testable import AuthLedger
 import AuthLedgerTestSupport
 import Foundation
 import Testing
@@ -216,5 +216,36 @@ import Testing
         let e = refusal { try third.append(try EventDecoder.decodeLines(Array(fixture.joined(separator: "\n").utf8), file: "f.jsonl").map(\.input)) }
         #expect(e?.code == .signatureInvalid)
         #expect(try third.head().seq == 0)
+    }
+}
+
+/// `verify` re-checks every signature: a stored approval whose signature was replaced and
+/// whose hash was recomputed (so the chain alone would not betray it) is named by its seq.
+@Suite struct VerifySignatureTests {
+    @Test(arguments: StorageKind.all) func verifyNamesTheFirstEventWhoseSignatureFails(_ storage: StorageKind) throws {
+        let b = try Bench(storage)
+        let key = ProofKey(.edDSA), thief = ProofKey(.edDSA)
+        let (cid, nonce) = try DeviceKeyTests.challenged(b, key: key)
+        let head = try b.ledger.head()
+        #expect(try b.ledger.verify() == head)
+        // When an approval signed by another key is written straight into the store, with a
+        // correct chain hash (what an attacker with write access to the files could do)
+        var data = EventData()
+        data[.challengeId] = .string(cid)
+        data[.approverDeviceId] = .string("phone")
+        data[.signature] = .string(thief.answer(user: "alice", challengeId: cid, decision: "approve", deviceId: "phone", nonce: nonce))
+        let event = Event(id: EventID.random(), type: .challengeApproved, user: "alice", at: t("2026-05-01T10:00:20Z"), data: data)
+        let seq = head.seq + 1
+        let hash = RecordedEvent.computeHash(event, seq: seq, version: 3, prev: head.hash)
+        let forged = RecordedEvent(event: event, seq: seq, version: 3, prev: head.hash, hash: hash)
+        try b.ledger.storage.write { w in
+            try w.putEvent(seq: seq, id: event.id!, stream: "alice", version: 3, bytes: EventCodec.encode(forged))
+            try w.setHead(Head(seq: seq, hash: hash))
+        }
+        // Then verify names it, for its signature
+        let e = refusal { _ = try b.ledger.verify() }
+        #expect(e?.code == .tampered)
+        #expect(e?.seq == seq)
+        #expect(e?.message.contains("signature_invalid") == true, "\(String(describing: e))")
     }
 }
