@@ -54,13 +54,13 @@ final class LMDBAccess: StorageWriter {
     }
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        try txn.get(s.records[kind]!, LMDBAccess.recordKey(user, id))
+        try txn.get(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id))
     }
 
     func recordCount(_ kind: RecordKind) throws -> Int { try txn.count(s.records[kind]!) }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.records[kind]!, LMDBAccess.recordKey(user, id), bytes)
+        try txn.put(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id), bytes)
     }
 
     func clearRecords() throws {

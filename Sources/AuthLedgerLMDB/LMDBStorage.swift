@@ -14,6 +14,7 @@ import LMDB
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `links`: 0x00 ‖ link hash → user and verification id (`RecordKind.link`)
 /// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
 ///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
@@ -48,7 +49,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             meta = try environment.database("meta")
             tree = try environment.database("tree")
             records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
-                       .grant: try environment.database("grants")]
+                       .grant: try environment.database("grants"), .link: try environment.database("links")]
             personal = try environment.database("personal")
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…

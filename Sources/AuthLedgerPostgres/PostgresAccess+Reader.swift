@@ -142,6 +142,7 @@ extension PostgresAccess {
     }
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
+        let user = kind.owner(user)
         if let bytes = layered({ $0.record(.init(kind: Int16(kind.rawValue), owner: user, id: id)) }) { return bytes }
         return try bytesValue("SELECT bytes FROM \(t.records) WHERE kind = $1 AND owner = $2 AND id = $3",
                               binds { $0.append(Int16(kind.rawValue)); $0.append(Self.text(user)); $0.append(Self.text(id)) },

@@ -25,7 +25,7 @@ extension PostgresAccess {
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try write { $0.putRecord(.init(kind: Int16(kind.rawValue), owner: user, id: id), bytes) }
+        try write { $0.putRecord(.init(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id), bytes) }
     }
 
     func clearRecords() throws {

@@ -6,8 +6,9 @@ import Hummingbird
 enum APIError {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
-        case .invalidEvent, .invalidName: .badRequest
-        case .deviceNotFound, .challengeNotFound, .otpNotFound, .userNotFound, .notFound: .notFound
+        case .invalidEvent, .invalidName, .signatureInvalid: .badRequest
+        case .deviceNotFound, .challengeNotFound, .otpNotFound, .userNotFound, .notFound, .linkInvalid: .notFound
+        case .linkExpired: .gone
         case .coolingPeriodActive: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .otpRateLimited: .tooManyRequests
         case .storageError: .serviceUnavailable
@@ -15,7 +16,7 @@ enum APIError {
         case .duplicateEventId, .chainMismatch, .versionConflict, .timeRegression, .deviceExists, .deviceRevoked,
              .nameUnchanged, .verificationRequired, .grantInvalid, .deviceLimitReached, .currentDeviceProtected,
              .challengeExists, .challengeResolved, .challengeExpired, .challengeNotExpired, .approverNotTrusted,
-             .otpExists, .otpExpired, .otpLocked, .otpInvalid, .tampered:
+             .otpExists, .otpExpired, .otpLocked, .otpInvalid, .tampered, .signatureRequired:
             .conflict
         }
     }

@@ -182,6 +182,7 @@ public final class AuthLedgerServer: Sendable {
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
         registerErasureRoutes(table)
+        registerProofRoutes(table)
         registerSharedSignalsRoutes(table)
         registerVerifiableLogRoutes(table)
         registerConsoleRoutes(table)

@@ -8,7 +8,8 @@ extension AuthLedgerServer {
     func registerLogRoutes(_ t: RouteTable) {
         on(t, .put, "/v1/policy", .scope(.admin)) { [self] req, _ in
             let b = try await body(req, ["coolingSeconds", "challengeTtlSeconds", "otpTtlSeconds", "otpMaxAttempts", "otpPerHour",
-                                         "grantTtlSeconds", "maxDevices", "protectCurrentDevice", "actor"])
+                                         "grantTtlSeconds", "maxDevices", "protectCurrentDevice", "requireSignedApprovals",
+                                         "verificationLinkTtlSeconds", "actor"])
             let data: EventData
             do {
                 data = try EventDecoder.decodeData(b.object(excluding: ["actor"]), type: .policySet)

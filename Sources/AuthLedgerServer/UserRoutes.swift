@@ -25,14 +25,16 @@ extension AuthLedgerServer {
 
         // Commands (SPEC 2, 4)
         on(t, .post, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
-            let b = try await body(req, ["deviceId", "name", "kind", "platform", "appId", "pushToken", "binding", "via", "grantId", "challengeId", "actor"])
+            let b = try await body(req, ["deviceId", "name", "kind", "platform", "appId", "pushToken", "binding", "via", "grantId", "challengeId",
+                                         "publicKey", "actor"])
             // Admin registration needs no proof: it is the admin's (SPEC 5).
             if try b.string("via") == "admin" { try require(.admin, ctx, for: "registering via admin") }
             return try await perform(.register(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.requiredString("name", raw: true),
                 kind: try b.string("kind"), platform: try b.string("platform"), appId: try b.string("appId"),
                 pushToken: try b.string("pushToken"), binding: try b.string("binding"), via: try b.string("via"),
-                grantId: try b.string("grantId"), challengeId: try b.string("challengeId")), b, status: .created)
+                grantId: try b.string("grantId"), challengeId: try b.string("challengeId"),
+                publicKey: try b.stringMap("publicKey").map { try Command.publicKey($0.json) }), b, status: .created)
         }
         on(t, .patch, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["name", "pushToken", "actor"])
@@ -68,14 +70,15 @@ extension AuthLedgerServer {
                 action: try b.string("action") ?? Command.Default.action, context: try b.stringMap("context")), b, status: .created)
         }
         on(t, .post, "/v1/users/{user}/challenges/{challengeId}/approve", .scope(.write)) { [self] req, ctx in
-            let b = try await body(req, ["deviceId", "userVerified", "actor"])
+            let b = try await body(req, ["deviceId", "userVerified", "signature", "actor"])
             return try await perform(.approve(user: try user(ctx), challengeId: try param(ctx, "challengeId"),
-                                              deviceId: try b.requiredString("deviceId"), userVerified: try b.bool("userVerified")), b)
+                                              deviceId: try b.requiredString("deviceId"), userVerified: try b.bool("userVerified"),
+                                              signature: try b.string("signature")), b)
         }
         on(t, .post, "/v1/users/{user}/challenges/{challengeId}/deny", .scope(.write)) { [self] req, ctx in
-            let b = try await body(req, ["deviceId", "actor"])
+            let b = try await body(req, ["deviceId", "signature", "actor"])
             return try await perform(.deny(user: try user(ctx), challengeId: try param(ctx, "challengeId"),
-                                           deviceId: try b.requiredString("deviceId")), b)
+                                           deviceId: try b.requiredString("deviceId"), signature: try b.string("signature")), b)
         }
         on(t, .post, "/v1/users/{user}/otps", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["channel", "target", "actor"])

@@ -148,6 +148,18 @@ struct Bench: AsyncParsableCommand {
                                             ("overhead_pct", (o.without / o.with - 1) * 100),
                                             ("overhead_cpu_pct", (o.withoutCPU / o.withCPU - 1) * 100)])
         }
+        if wanted("proof_verify") {
+            let v = try run.proofVerify()
+            report("proof_verify", [("es256_per_s", v.es256), ("eddsa_per_s", v.edDSA)])
+        }
+        if wanted("approve_http") {
+            let modes = try await run.approveOverHTTP(ledger)
+            report("approve_http", modes.flatMap { [("\($0.0)_per_s", $0.1), ("\($0.0)_p50_ms", $0.2)] })
+        }
+        if wanted("link_redeem") {
+            let few = try run.linkRedeem(ledger, pending: 1_000), many = try run.linkRedeem(ledger, pending: 100_000)
+            report("link_redeem", [("p50_ms_1k_pending", few), ("p50_ms_100k_pending", many)])
+        }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)
@@ -179,6 +191,11 @@ struct Bench: AsyncParsableCommand {
             ("append_bulk_commitments_vs_clear", value("append_bulk", "events_per_s") / value("append_bulk_clear", "events_per_s")),
             // Target ≤ 1.2: an append costs the same whatever the user's past.
             ("append_long_history_vs_fresh_user", value("append_long_history", "p50_ratio")),
+            // Device proofs, target ≤ 1.5: a signed approval's cost (time per approval) against an unsigned one's.
+            ("approve_es256_vs_unsigned_cost", value("approve_http", "unsigned_per_s") / value("approve_http", "es256_per_s")),
+            ("approve_eddsa_vs_unsigned_cost", value("approve_http", "unsigned_per_s") / value("approve_http", "eddsa_per_s")),
+            // O(1) in pending links: ≈ 1.
+            ("link_redeem_100k_vs_1k_pending", value("link_redeem", "p50_ms_100k_pending") / value("link_redeem", "p50_ms_1k_pending")),
         ] as [(String, Double)]).filter { $0.1.isFinite && $0.1 > 0 }
 
         if json {

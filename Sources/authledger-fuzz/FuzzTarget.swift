@@ -8,6 +8,7 @@ import Foundation
 /// `authledger-fuzz seeds DIR`.
 enum FuzzTarget: String, CaseIterable {
     case fixture, json, eventsBody = "events-body", storedEvent = "stored-event", storedState = "stored-state", http
+    case jwk, jws, linkToken = "link-token"
 
     /// Runs one input; a violated property stops the process (libFuzzer keeps the input).
     func run(_ bytes: [UInt8]) {
@@ -19,6 +20,9 @@ enum FuzzTarget: String, CaseIterable {
             case .storedEvent: try CodecSelfCheck.storedEvent(bytes)
             case .storedState: try CodecSelfCheck.storedState(bytes)
             case .http: try HTTPFuzzCheck.run(bytes)
+            case .jwk: try ProofSelfCheck.jwk(bytes)
+            case .jws: try ProofSelfCheck.jws(bytes)
+            case .linkToken: try ProofSelfCheck.linkToken(bytes)
             }
         } catch {
             fatalError("\(rawValue): \(error)")

@@ -31,6 +31,8 @@ struct CommandRunner {
             if let o = result.otpId { Output.line("otp \(o)") }
             if let code = result.code { Output.line("code \(code)") }
             if let g = result.grantId { Output.line("grant \(g)") }
+            if let v = result.verificationId { Output.line("verification \(v)") }
+            if let t = result.token { Output.line("token \(t)") }
             if result.sessionEnded { Output.line("session ended") }
         }
     }
@@ -65,10 +67,12 @@ struct Register: ParsableCommand {
     @Option var via: String?
     @Option var grant: String?
     @Option var challenge: String?
+    @Option(name: .customLong("public-key"), help: "The device's public JWK (EC P-256 or OKP Ed25519), as JSON.") var publicKey: String?
     func run() throws {
         try CommandRunner(global: global, actor: actor).run(.register(
             user: user, deviceId: device, name: name, kind: kind, platform: platform, appId: appId, pushToken: pushToken,
-            binding: binding, via: via, grantId: grant, challengeId: challenge))
+            binding: binding, via: via, grantId: grant, challengeId: challenge,
+            publicKey: try publicKey.map { try Command.publicKey(json: $0) }))
     }
 }
 
@@ -148,8 +152,10 @@ struct Approve: ParsableCommand {
     @Argument var challenge: String
     @Option var device: String
     @Flag(name: .customLong("user-verified")) var userVerified = false
+    @Option(help: "The device's compact JWS over its answer.") var signature: String?
     func run() throws {
-        try CommandRunner(global: global, actor: actor).run(.approve(user: user, challengeId: challenge, deviceId: device, userVerified: userVerified ? true : nil))
+        try CommandRunner(global: global, actor: actor).run(.approve(user: user, challengeId: challenge, deviceId: device, userVerified: userVerified ? true : nil,
+                                                                     signature: signature))
     }
 }
 
@@ -160,7 +166,8 @@ struct Deny: ParsableCommand {
     @Argument var user: String
     @Argument var challenge: String
     @Option var device: String
-    func run() throws { try CommandRunner(global: global, actor: actor).run(.deny(user: user, challengeId: challenge, deviceId: device)) }
+    @Option(help: "The device's compact JWS over its answer.") var signature: String?
+    func run() throws { try CommandRunner(global: global, actor: actor).run(.deny(user: user, challengeId: challenge, deviceId: device, signature: signature)) }
 }
 
 struct ExpireChallenges: ParsableCommand {
@@ -208,14 +215,18 @@ struct SetPolicy: ParsableCommand {
     @Option(name: .customLong("grant-ttl-seconds")) var grantTtlSeconds: Int64?
     @Option(name: .customLong("max-devices")) var maxDevices: Int64?
     @Option(name: .customLong("protect-current-device")) var protectCurrentDevice: Bool?
+    @Option(name: .customLong("require-signed-approvals")) var requireSignedApprovals: Bool?
+    @Option(name: .customLong("verification-link-ttl-seconds")) var verificationLinkTtlSeconds: Int64?
 
     func run() throws {
         var members: [(String, JSON)] = []
         let ints: [(String, Int64?)] = [("coolingSeconds", coolingSeconds), ("challengeTtlSeconds", challengeTtlSeconds),
                                         ("otpTtlSeconds", otpTtlSeconds), ("otpMaxAttempts", otpMaxAttempts), ("otpPerHour", otpPerHour),
-                                        ("grantTtlSeconds", grantTtlSeconds), ("maxDevices", maxDevices)]
+                                        ("grantTtlSeconds", grantTtlSeconds), ("maxDevices", maxDevices),
+                                        ("verificationLinkTtlSeconds", verificationLinkTtlSeconds)]
         for (k, v) in ints { if let v { members.append((k, .int(v))) } }
         if let protectCurrentDevice { members.append(("protectCurrentDevice", .bool(protectCurrentDevice))) }
+        if let requireSignedApprovals { members.append(("requireSignedApprovals", .bool(requireSignedApprovals))) }
         // Nothing to set is a usage error (exit 2), like a missing argument.
         guard !members.isEmpty else { throw ValidationError("name at least one setting, e.g. --cooling-seconds N") }
         let data = try EventDecoder.decodeData(.object(members), type: .policySet)

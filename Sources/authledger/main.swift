@@ -12,7 +12,7 @@ struct AuthLedgerCLI: AsyncParsableCommand {
             Verify.self, Replay.self,
             RequestVerification.self, Register.self, Rename.self, Revoke.self, RevokeAll.self, Access.self,
             UpdatePushToken.self, IssueChallenge.self, Approve.self, Deny.self, ExpireChallenges.self,
-            SendOTP.self, VerifyOTP.self, SetPolicy.self, Demo.self,
+            SendOTP.self, VerifyOTP.self, SetPolicy.self, RotateKey.self, RedeemLink.self, Demo.self,
         ] + extraSubcommands
     )
 }

@@ -20,7 +20,10 @@ import Testing
         let before = ledger.writerStats.requests
         try ledger.appendBlocking(try Self.register("alice"))
         try ledger.performBlocking(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
-        // Both went through the group-commit queue as requests (a transaction of their own would not count one).
+        // Both went through the group-commit queue as requests (a transaction of their own would
+        // not count one). The writer counts a batch just after answering it: wait for the count.
+        let deadline = Date().addingTimeInterval(10)
+        while ledger.writerStats.requests < before + 2 && Date() < deadline { usleep(1000) }
         #expect(ledger.writerStats.requests == before + 2)
         #expect(try ledger.head().seq == 2)
     }

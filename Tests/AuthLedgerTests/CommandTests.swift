@@ -72,7 +72,10 @@ final class Bench {
         #expect(rv.events[0].event.data.string(.channel) == "email_link")
         #expect(rv.events[0].event.data.string(.name) == "Work Laptop")
         #expect(try b.devices()["laptop"]?["status"] == .string("pending"))
-        let r = try b.run(b.register("laptop", kind: "desktop"), at: "2026-05-01T10:02:00Z")
+        // A command-side request has a link: the device is registered by redeeming it (reference section 11)
+        b.now = t("2026-05-01T10:02:00Z")
+        let n = b.now
+        let r = try b.ledger.redeemLinkBlocking(try LinkRedemptionRequest(token: try #require(rv.token)), clock: { n })
         #expect(r.events[0].event.data.string(.via) == "email_link")
         #expect(try b.devices()["laptop"]?["status"] == .string("active"))
         let c = try b.ledger.cooling("alice", QueryOptions(asOf: b.now))

@@ -89,7 +89,8 @@ import Testing
             .registered(DeviceRegistered(deviceId: "d1", name: "Work laptop", kind: .desktop, platform: "linux", binding: .temporary, via: .initial)),
             .policySet(PolicySet(coolingSeconds: 0, maxDevices: 3)),
             .challengeIssued(ChallengeIssued(challengeId: r.challengeId!, action: "transaction", requestingDeviceId: "d1",
-                                             expiresAt: at.adding(seconds: 60), context: StringMap([("ip", "203.0.113.9")]))),
+                                             expiresAt: at.adding(seconds: 60), context: StringMap([("ip", "203.0.113.9")]),
+                                             nonce: try #require(r.nonce))),
             .challengeApproved(ChallengeApproved(challengeId: r.challengeId!, approverDeviceId: "d1")),
         ])
         #expect(try ledger.devices(of: "u", QueryOptions(asOf: at)).devices.first?.kind == "desktop")

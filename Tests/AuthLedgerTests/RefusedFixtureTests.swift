@@ -40,7 +40,7 @@ import Testing
             "name_unchanged", "verification_required", "grant_invalid", "device_limit_reached", "current_device_protected",
             "cooling_period_active", "challenge_exists", "challenge_not_found", "challenge_resolved", "challenge_expired",
             "challenge_not_expired", "approver_not_trusted", "otp_exists", "otp_rate_limited", "otp_not_found", "otp_expired",
-            "otp_locked", "duplicate_event_id", "chain_mismatch", "invalid_event"]
+            "otp_locked", "duplicate_event_id", "chain_mismatch", "invalid_event", "signature_invalid", "signature_required"]
         #expect(ruleCodes.subtracting(covered).isEmpty, "no refused fixture for \(ruleCodes.subtracting(covered).sorted())")
     }
 

@@ -16,7 +16,7 @@ import Testing
     func keys(_ j: JSON?) -> [String] { j?.objectValue?.map(\.0) ?? [] }
 
     static let deviceKeys = ["deviceId", "name", "kind", "platform", "binding", "status", "via",
-                             "registeredAt", "lastAccessAt", "pushEnrolled", "current"]
+                             "registeredAt", "lastAccessAt", "pushEnrolled", "current", "hasKey", "keyThumbprint"]
 
     // SPEC 3 devices: each device has exactly the listed members; a device that was never
     // registered (pending, or revoked while pending) also has `requestedAt`.

@@ -126,6 +126,46 @@ cases = [
  ("prec-otp_not_found-over-otp_expired", "otp_not_found", "a superseded OTP, after expiry", [otp("o1", "10:00:00", "10:05:00"), otp("o2", "10:01:00", "10:06:00"), ofail("o1", "10:10:00")]),
  ("prec-otp_expired-over-otp_locked", "otp_expired", "a locked OTP, after expiry", [otp("o1", "10:00:00", "10:05:00", maxA=1), ofail("o1", "10:01:00"), ofail("o1", "10:06:00")]),
 ]
+# Device proofs (docs/REFERENCE.md §11). Ed25519 signatures are deterministic, so these files
+# regenerate byte for byte; the keys are fixed test keys (PyPI cryptography signs).
+import base64, hashlib
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives import serialization
+def b64(b): return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+def edkey(n): return ed25519.Ed25519PrivateKey.from_private_bytes(bytes([n]) * 32)
+def jwk(k): return {"kty": "OKP", "crv": "Ed25519", "x": b64(k.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))}
+def jws(k, payload):
+    signing = b64(b'{"alg":"EdDSA"}') + "." + b64(payload)
+    return signing + "." + b64(k.sign(signing.encode()))
+def jcs(o): return json.dumps(o, sort_keys=True, separators=(",", ":")).encode()
+def thumb(j): return b64(hashlib.sha256(jcs({m: j[m] for m in ("crv", "kty", "x")})).digest())
+KA, KB = edkey(1), edkey(2)
+N = "AAECAwQFBgcICQoLDA0ODw"
+def answer(k, cid, decision, dev, nonce=N): return jws(k, jcs({"challengeId": cid, "decision": decision, "deviceId": dev, "nonce": nonce, "user": "u"}))
+PK = reg("phone", "10:00:00", publicKey=jwk(KA))
+def nissue(cid, at, exp, req="laptop"): return ev("challenge.issued", at, {"challengeId": cid, "action": "login", "requestingDeviceId": req, "expiresAt": T(exp), "nonce": N})
+def sapprove(cid, at, dev, sig): return ev("challenge.approved", at, {"challengeId": cid, "approverDeviceId": dev, "signature": sig})
+def sdeny(cid, at, dev, sig): return ev("challenge.denied", at, {"challengeId": cid, "approverDeviceId": dev, "signature": sig})
+def lreq(dev, at, vid, exp, h="cd" * 32): return ev("device.verification_requested", at, {"deviceId": dev, "verificationId": vid, "linkHash": h, "linkExpiresAt": T(exp)})
+EC_OFF = {"kty": "EC", "crv": "P-256", "x": b64(bytes(32)), "y": b64(bytes(31) + b"\x01")}
+cases += [
+ ("signature_invalid-forged-approval", "signature_invalid", "an approval signed by another key than the approver's", [PK, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "phone", answer(KB, "c1", "approve", "phone"))]),
+ ("signature_invalid-replayed-denial", "signature_invalid", "a denial carrying the approver's signature of an approval", [PK, nissue("c1", "10:01:00", "10:02:00"), sdeny("c1", "10:01:10", "phone", answer(KA, "c1", "approve", "phone"))]),
+ ("signature_invalid-other-nonce", "signature_invalid", "an approval signed over another nonce", [PK, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "phone", answer(KA, "c1", "approve", "phone", nonce="DwAAAAAAAAAAAAAAAAAAAA"))]),
+ ("signature_invalid-no-key", "signature_invalid", "a signature from a device without a key", [P, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "phone", answer(KA, "c1", "approve", "phone"))]),
+ ("signature_invalid-no-nonce", "signature_invalid", "a signed answer to a challenge recorded without nonce", [PK, issue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "phone", answer(KA, "c1", "approve", "phone"))]),
+ ("signature_invalid-rotation", "signature_invalid", "a key rotation signed by the new key instead of the old one", [PK, ev("device.key_rotated", "10:01:00", {"deviceId": "phone", "publicKey": jwk(KB), "signature": jws(KB, thumb(jwk(KB)).encode())})]),
+ ("signature_invalid-not-jws", "signature_invalid", "a signature that is not a compact JWS", [PK, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "phone", "not.a-jws")]),
+ ("signature_required", "signature_required", "requireSignedApprovals and an unsigned approval by a device with a key", [policy("09:00:00", requireSignedApprovals=True), PK, nissue("c1", "10:01:00", "10:02:00"), approve("c1", "10:01:10", "phone")]),
+ ("verification_required-link", "verification_required", "via email_link without the verificationId of a request that has a link", [P, lreq("laptop", "10:01:00", "v1", "10:11:00"), reg("laptop", "10:02:00", via="email_link")]),
+ ("verification_required-link-expired", "verification_required", "via email_link at the request's linkExpiresAt", [P, lreq("laptop", "10:01:00", "v1", "10:11:00"), reg("laptop", "10:11:00", via="email_link", verificationId="v1")]),
+ ("verification_required-link-superseded", "verification_required", "the verificationId of a superseded request", [P, lreq("laptop", "10:01:00", "v1", "10:11:00"), lreq("laptop", "10:02:00", "v2", "10:12:00", h="ef" * 32), reg("laptop", "10:03:00", via="email_link", verificationId="v1")]),
+ ("invalid_event-private-jwk", "invalid_event", "a publicKey with the private member d", [reg("phone", "10:00:00", publicKey=dict(jwk(KA), d=b64(bytes([1]) * 32)))]),
+ ("invalid_event-off-curve-jwk", "invalid_event", "a P-256 publicKey whose point is not on the curve", [reg("phone", "10:00:00", publicKey=EC_OFF)]),
+ ("invalid_event-verification-id-reused", "invalid_event", "a verificationId is unique per user", [P, lreq("laptop", "10:01:00", "v1", "10:11:00"), lreq("tablet", "10:02:00", "v1", "10:12:00", h="ef" * 32)]),
+ ("prec-approver_not_trusted-over-signature_invalid", "approver_not_trusted", "a forged signature from a device that may not approve", [PK, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:01:10", "ghost", answer(KB, "c1", "approve", "ghost"))]),
+ ("prec-challenge_expired-over-signature_invalid", "challenge_expired", "a forged signature, after expiry", [PK, nissue("c1", "10:01:00", "10:02:00"), sapprove("c1", "10:03:00", "phone", answer(KB, "c1", "approve", "phone"))]),
+]
 manifest = []
 for name, code, why, events, *more in cases:
     lines = [f"# refused: {code} — {why}"] + [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]

@@ -52,7 +52,11 @@ extension ByteWriter {
     mutating func challenge(_ c: ChallengeRecord) {
         string(c.challengeId); string(c.action); string(c.requestingDeviceId)
         time(c.issuedAt); time(c.expiresAt)
-        if let ctx = c.context { u8(1); map(ctx) } else { u8(0) }
+        // Bit 0: a context follows; bit 1: a nonce (SPEC 11) follows it. Records without a
+        // nonce keep their bytes.
+        u8((c.context == nil ? 0 : 1) | (c.nonce == nil ? 0 : 2))
+        if let ctx = c.context { map(ctx) }
+        if let nonce = c.nonce { string(nonce) }
         u8(c.requesterWasActive ? 1 : 0); u8(c.resolution.rawValue); optTime(c.resolvedAt)
         optString(c.approverDeviceId)
         u8(c.userVerified == nil ? 2 : (c.userVerified! ? 1 : 0))
@@ -74,9 +78,12 @@ extension ByteReader {
     mutating func challenge() throws -> ChallengeRecord {
         let id = try string(), action = try string(), req = try string()
         let issued = try time(), expires = try time()
-        let ctx: StringMap? = try flag() ? try map() : nil
+        let parts = try u8()
+        guard parts <= 3 else { throw ByteReader.Corrupt() }
+        let ctx: StringMap? = parts & 1 != 0 ? try map() : nil
+        let nonce: String? = parts & 2 != 0 ? try string() : nil
         var c = ChallengeRecord(challengeId: id, action: action, requestingDeviceId: req, issuedAt: issued,
-                                expiresAt: expires, context: ctx, requesterWasActive: try flag())
+                                expiresAt: expires, context: ctx, requesterWasActive: try flag(), nonce: nonce)
         guard let res = ChallengeOutcome(rawValue: try u8()) else { throw ByteReader.Corrupt() }
         c.resolution = res
         c.resolvedAt = try optTime()

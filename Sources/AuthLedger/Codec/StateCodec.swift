@@ -28,7 +28,10 @@ package enum StateCodec {
         w.varint(UInt64(s.grants.count))
         for g in s.grants.values { w.grant(g) }
         // Appended only when set: states written before erasure existed decode unchanged.
-        if s.erased { w.u8(1) }
+        let proofs = DeviceProofsCodec.hasProofs(s)
+        if s.erased || proofs { w.u8(s.erased ? 1 : 0) }
+        // Then, only when there are any, the device proofs (SPEC 11).
+        if proofs { DeviceProofsCodec.encode(s, into: &w) }
         return w.bytes
     }
 
@@ -74,6 +77,7 @@ package enum StateCodec {
             s.grants[g.grantId] = g
         }
         if !r.atEnd { s.erased = try r.flag() }
+        if !r.atEnd { try DeviceProofsCodec.decode(&r, into: &s) }
         guard r.atEnd else { throw ByteReader.Corrupt() }
         return s
     }
@@ -88,6 +92,12 @@ package enum StateCodec {
             w.signed(v)
         }
         w.u8(p.protectCurrentDevice ? 1 : 0)
+        // SPEC 11's settings, only when one differs from its default: older states keep their bytes.
+        let defaults = Policy()
+        if p.requireSignedApprovals != defaults.requireSignedApprovals || p.verificationLinkTtlSeconds != defaults.verificationLinkTtlSeconds {
+            w.u8(p.requireSignedApprovals ? 1 : 0)
+            w.signed(p.verificationLinkTtlSeconds)
+        }
         return w.bytes
     }
 
@@ -105,6 +115,10 @@ package enum StateCodec {
         s.policy.grantTtlSeconds = try r.signed()
         s.policy.maxDevices = try r.signed()
         s.policy.protectCurrentDevice = try r.flag()
+        if !r.atEnd {
+            s.policy.requireSignedApprovals = try r.flag()
+            s.policy.verificationLinkTtlSeconds = try r.signed()
+        }
         return s
     }
 }

@@ -53,7 +53,8 @@ extension Ledger {
         case let .deny(c): try check(.challengeDenied, [(.challengeId, c.challengeId), (.deviceId, c.deviceId)])
         case let .expireChallenge(c): try check(.challengeExpired, [(.challengeId, c.challengeId)])
         case let .verifyOTP(c): try check(.otpVerified, [(.otpId, c.otpId)])
-        case .revokeAll, .sendOTP, .setPolicy: break
+        case let .rotateKey(c): try check(.keyRotated, [(.deviceId, c.deviceId), (.signature, c.signature)])
+        case .revokeAll, .sendOTP, .setPolicy, .redeemLink: break
         }
     }
 

@@ -6,4 +6,7 @@ import AuthLedgerCore
 package enum RecordKind: UInt8, CaseIterable, Sendable {
     /// Challenges, OTPs and grants (the tags are storage tags: never renumber).
     case challenge = 1, otp = 2, grant = 3
+    /// Verification links (SPEC 11): the keyed hash of a link token → its user and request;
+    /// one index for all users (``RecordKind/owner(_:)``), so a token is found without a scan.
+    case link = 4
 }

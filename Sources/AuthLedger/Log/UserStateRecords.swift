@@ -16,6 +16,7 @@ extension UserState {
         if let c = event.data.string(.challengeId) { out.append((.challenge, c)) }
         if let o = event.data.string(.otpId) { out.append((.otp, o)) }
         if let g = event.data.string(.grantId) { out.append((.grant, g)) }
+        if event.type == .verificationRequested, let h = event.data.string(.linkHash) { out.append((.link, h)) }
         return out
     }
 
@@ -24,6 +25,7 @@ extension UserState {
         case .challenge: challenges[id] != nil
         case .otp: otps[id] != nil
         case .grant: grants[id] != nil
+        case .link: links[id] != nil
         }
     }
 
@@ -33,6 +35,10 @@ extension UserState {
         case .challenge: let c = try RecordCodec.decodeChallenge(bytes); challenges[c.challengeId] = c
         case .otp: let o = try RecordCodec.decodeOTP(bytes); otps[o.otpId] = o
         case .grant: let g = try RecordCodec.decodeGrant(bytes); grants[g.grantId] = g
+        case .link:
+            // An entry of any user: a link hash is never issued twice (`invalid_event`).
+            let l = try LinkRecordCodec.decode(bytes)
+            links[l.linkHash] = l.verificationId
         }
     }
 
@@ -42,6 +48,7 @@ extension UserState {
         case .challenge: challenges[id].map(RecordCodec.encode)
         case .otp: otps[id].map(RecordCodec.encode)
         case .grant: grants[id].map(RecordCodec.encode)
+        case .link: links[id].map { LinkRecordCodec.encode(user: user, linkHash: id, verificationId: $0) }
         }
     }
 
@@ -51,6 +58,7 @@ extension UserState {
         case .challenge: challenges[id]?.resolution == .pending
         case .otp: id == latestOtpId
         case .grant: false
+        case .link: isLiveLink(id)
         }
     }
 
@@ -61,6 +69,7 @@ extension UserState {
             case .challenge: challenges[id] = nil
             case .otp: otps[id] = nil
             case .grant: grants[id] = nil
+            case .link: links[id] = nil
             }
         }
     }
@@ -71,6 +80,7 @@ extension UserState {
         s.challenges = s.challenges.filter { $0.value.resolution == .pending }
         s.otps = s.otps.filter { $0.key == latestOtpId }
         s.grants = [:]
+        s.links = s.links.filter { s.isLiveLink($0.key) }
         return s
     }
 
@@ -79,5 +89,6 @@ extension UserState {
         challenges.values.map { (.challenge, $0.challengeId, RecordCodec.encode($0)) }
             + otps.values.map { (.otp, $0.otpId, RecordCodec.encode($0)) }
             + grants.values.map { (.grant, $0.grantId, RecordCodec.encode($0)) }
+            + links.map { (.link, $0.key, LinkRecordCodec.encode(user: user, linkHash: $0.key, verificationId: $0.value)) }
     }
 }

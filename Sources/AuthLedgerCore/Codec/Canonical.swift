@@ -7,7 +7,7 @@ import Crypto
 ///
 /// The member order is fixed at compile time: top-level keys in UTF-16 order
 /// (`at`, `data`, `id`, `meta`, `seq`, `type`, `user`, `version`), `data` fields in
-/// tag order (which is their name order, checked by a test); only the free-form
+/// name order (``Field/order``, checked by a test); only the free-form
 /// string maps (`meta`, `context`) are sorted at run time. The output is byte for
 /// byte what `JSON.object(RecordedEvent.contentMembers(…)).canonicalBytes()` gives.
 enum CanonicalEvent {

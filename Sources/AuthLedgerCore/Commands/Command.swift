@@ -36,6 +36,11 @@ public enum Command: Sendable, Equatable {
     case verifyOTP(OTPCheck)
     /// Changes the policy settings it names (`policy.set`, at least one setting).
     case setPolicy(PolicySet)
+    /// Replaces an active device's key (`device.key_rotated`), signed by the old key.
+    case rotateKey(KeyRotation)
+    /// Registers the device of the verification request whose link token hashes to
+    /// `linkHash` (`device.registered`, `via: email_link`); `link_invalid` / `link_expired`.
+    case redeemLink(LinkRedemption)
 
     /// What a command's optional fields mean when a caller leaves them out (SPEC 2, 5), in
     /// one place for the CLI, the HTTP API and Swift callers.
@@ -54,12 +59,26 @@ public enum Command: Sendable, Equatable {
     public static func register(user: String, deviceId: String, name: String, kind: String? = nil,
                                 platform: String? = nil, appId: String? = nil, pushToken: String? = nil,
                                 binding: String? = nil, via: String? = nil, grantId: String? = nil,
-                                challengeId: String? = nil) throws(LedgerError) -> Command {
+                                challengeId: String? = nil, publicKey: StringMap? = nil) throws(LedgerError) -> Command {
         .register(Registration(user: user, deviceId: deviceId, name: name,
                                kind: try kind.map { k throws(LedgerError) in try DeviceKind(parsing: k, path: "kind") } ?? Default.kind,
                                platform: platform, appId: appId, pushToken: pushToken,
                                binding: try binding.map { b throws(LedgerError) in try Binding(parsing: b, path: "binding") } ?? Default.binding,
-                               via: try Via.given(name: via, grantId: grantId, challengeId: challengeId)))
+                               via: try Via.given(name: via, grantId: grantId, challengeId: challengeId), publicKey: publicKey))
+    }
+
+    /// A public JWK given as JSON text (a CLI option); `invalid_event` when it is not a valid
+    /// public P-256 or Ed25519 JWK.
+    public static func publicKey(json text: String, path: String = "publicKey") throws(LedgerError) -> StringMap {
+        guard let json = try? JSON.parse(text) else { throw .invalid("\"\(path)\" is not JSON", field: path) }
+        return try publicKey(json, path: path)
+    }
+
+    /// A public JWK given as a JSON value (a request body's member); checked as an event's would be.
+    public static func publicKey(_ json: JSON, path: String = "publicKey") throws(LedgerError) -> StringMap {
+        let m = try EventDecoder.stringMap(json, path)
+        _ = try DeviceKey(jwk: m, path: path)
+        return m
     }
 
     /// A `requestVerification` command from text; `kind` is checked here.
@@ -100,13 +119,18 @@ public enum Command: Sendable, Equatable {
     }
 
     /// An `approve` command.
-    public static func approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?) -> Command {
-        .approve(Approval(user: user, challengeId: challengeId, deviceId: deviceId, userVerified: userVerified))
+    public static func approve(user: String, challengeId: String, deviceId: String, userVerified: Bool?, signature: String? = nil) -> Command {
+        .approve(Approval(user: user, challengeId: challengeId, deviceId: deviceId, userVerified: userVerified, signature: signature))
     }
 
     /// A `deny` command.
-    public static func deny(user: String, challengeId: String, deviceId: String) -> Command {
-        .deny(Denial(user: user, challengeId: challengeId, deviceId: deviceId))
+    public static func deny(user: String, challengeId: String, deviceId: String, signature: String? = nil) -> Command {
+        .deny(Denial(user: user, challengeId: challengeId, deviceId: deviceId, signature: signature))
+    }
+
+    /// A `rotateKey` command.
+    public static func rotateKey(user: String, deviceId: String, publicKey: StringMap, signature: String) -> Command {
+        .rotateKey(KeyRotation(user: user, deviceId: deviceId, publicKey: publicKey, signature: signature))
     }
 
     /// An `expireChallenge` command.
@@ -140,6 +164,8 @@ public enum Command: Sendable, Equatable {
         case let .expireChallenge(c): c.user
         case let .sendOTP(c): c.user
         case let .verifyOTP(c): c.user
+        case let .rotateKey(c): c.user
+        case let .redeemLink(c): c.user
         case .setPolicy: nil
         }
     }

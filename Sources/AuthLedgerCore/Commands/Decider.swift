@@ -12,14 +12,21 @@ package enum Decider {
 
         switch command {
         case let .requestVerification(c):
+            // SPEC 11: the request gets an id and a link token; only the token's keyed hash is recorded.
+            let vid = newId()
+            let token = LinkToken.random()
             emit(.verificationRequested(DeviceVerificationRequested(deviceId: c.deviceId, name: c.name.map(EventDecoder.trimName),
-                                                                    kind: c.kind, platform: c.platform, channel: .emailLink)))
+                                                                    kind: c.kind, platform: c.platform, channel: .emailLink,
+                                                                    verificationId: vid, linkHash: LinkToken.hash(token, secrets: try secrets()),
+                                                                    linkExpiresAt: now.adding(seconds: policy.verificationLinkTtlSeconds))))
+            d.result.verificationId = vid
+            d.result.token = token
 
         case let .register(r):
             let via = r.via ?? (state.devices[r.deviceId]?.status == .pending ? .emailLink : .initial)
             emit(.registered(DeviceRegistered(deviceId: r.deviceId, name: EventDecoder.trimName(r.name), kind: r.kind,
                                               platform: r.platform, appId: r.appId, pushToken: r.pushToken,
-                                              binding: r.binding, via: via)))
+                                              binding: r.binding, via: via, publicKey: r.publicKey)))
 
         case let .rename(c):
             emit(.renamed(DeviceRenamed(deviceId: c.deviceId, name: EventDecoder.trimName(c.name))))
@@ -40,20 +47,26 @@ package enum Decider {
 
         case let .issueChallenge(c):
             let cid = newId()
+            let nonce = ChallengeNonce.random()
             emit(.challengeIssued(ChallengeIssued(challengeId: cid, action: c.action, requestingDeviceId: c.requestingDeviceId,
-                                                  expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context)))
-            // A device that is already trusted approves its own challenge at once.
-            if state.devices[c.requestingDeviceId]?.status == .active {
+                                                  expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context,
+                                                  nonce: nonce)))
+            // A device that is already trusted approves its own challenge at once — unless it
+            // has a key and answers must be signed (SPEC 11): then it signs its own approval.
+            if let requester = state.devices[c.requestingDeviceId], requester.status == .active,
+               !(policy.requireSignedApprovals && requester.publicKey != nil) {
                 emit(.challengeApproved(ChallengeApproved(challengeId: cid, approverDeviceId: c.requestingDeviceId)))
             }
             d.result.challengeId = cid
+            d.result.nonce = nonce
 
         case let .approve(c):
-            emit(.challengeApproved(ChallengeApproved(challengeId: c.challengeId, approverDeviceId: c.deviceId, userVerified: c.userVerified)))
+            emit(.challengeApproved(ChallengeApproved(challengeId: c.challengeId, approverDeviceId: c.deviceId, userVerified: c.userVerified,
+                                                      signature: c.signature)))
             d.result.challengeId = c.challengeId
 
         case let .deny(c):
-            emit(.challengeDenied(ChallengeDenied(challengeId: c.challengeId, approverDeviceId: c.deviceId)))
+            emit(.challengeDenied(ChallengeDenied(challengeId: c.challengeId, approverDeviceId: c.deviceId, signature: c.signature)))
             d.result.challengeId = c.challengeId
 
         case let .expireChallenge(c):
@@ -83,6 +96,13 @@ package enum Decider {
                 d.result.refusal = LedgerError(.otpInvalid, "wrong code; \(remaining) attempt\(remaining == 1 ? "" : "s") left",
                                                remainingAttempts: remaining, field: "code")
             }
+
+        case let .rotateKey(c):
+            emit(.keyRotated(DeviceKeyRotated(deviceId: c.deviceId, publicKey: c.publicKey, signature: c.signature)))
+
+        case let .redeemLink(c):
+            emit(.registered(try LinkRedemptionDecision.registration(c, state: state, now: now)))
+            d.result.verificationId = d.events.last?.data.string(.verificationId)
 
         case let .setPolicy(p):
             guard !p.isEmpty else { throw LedgerError.invalid("set-policy needs at least one setting") }

@@ -19,11 +19,13 @@ public struct Registration: Sendable, Equatable {
     /// How trust was established, with its proof. nil is inferred from the user's state:
     /// `email_link` for a device that asked for verification, else `initial`.
     public var via: Via?
+    /// The device's public JWK (SPEC 11), when it has a key.
+    public var publicKey: StringMap?
 
     /// A registration; the fields a caller leaves out take their defaults (``Command/Default``).
     public init(user: String, deviceId: String, name: String, kind: DeviceKind = Command.Default.kind,
                 platform: String? = nil, appId: String? = nil, pushToken: String? = nil,
-                binding: Binding = Command.Default.binding, via: Via? = nil) {
+                binding: Binding = Command.Default.binding, via: Via? = nil, publicKey: StringMap? = nil) {
         self.user = user
         self.deviceId = deviceId
         self.name = name
@@ -33,5 +35,6 @@ public struct Registration: Sendable, Equatable {
         self.pushToken = pushToken
         self.binding = binding
         self.via = via
+        self.publicKey = publicKey
     }
 }

@@ -1,6 +1,6 @@
-/// The `data` of an event: the fields present, ordered by tag (which is name order).
+/// The `data` of an event: the fields present, ordered by name (``Field/order``).
 public struct EventData: Equatable, Sendable {
-    /// The fields present, in tag order, which is also alphabetical order of their names.
+    /// The fields present, in alphabetical order of their names (``Field/order``).
     public private(set) var entries: [(field: Field, value: FieldValue)]
 
     /// Empty data; set fields with the subscript.
@@ -11,7 +11,7 @@ public struct EventData: Equatable, Sendable {
         a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.field == $1.field && $0.value == $1.value }
     }
 
-    /// The value of `field`, nil when absent; setting nil removes it, setting a value keeps the tag order.
+    /// The value of `field`, nil when absent; setting nil removes it, setting a value keeps the name order.
     public subscript(field: Field) -> FieldValue? {
         get {
             for e in entries where e.field == field { return e.value }
@@ -21,7 +21,7 @@ public struct EventData: Equatable, Sendable {
             if let i = entries.firstIndex(where: { $0.field == field }) {
                 if let newValue { entries[i].value = newValue } else { entries.remove(at: i) }
             } else if let newValue {
-                let at = entries.firstIndex { $0.field.rawValue > field.rawValue } ?? entries.count
+                let at = entries.firstIndex { $0.field.order > field.order } ?? entries.count
                 entries.insert((field, newValue), at: at)
             }
         }
@@ -32,7 +32,7 @@ public struct EventData: Equatable, Sendable {
     /// Appends a field known to come after every present one (decoding stored,
     /// already ordered data); falls back to the ordered insert otherwise.
     package mutating func appendInOrder(_ field: Field, _ value: FieldValue) {
-        if let last = entries.last, last.field.rawValue >= field.rawValue {
+        if let last = entries.last, last.field.order >= field.order {
             self[field] = value
         } else {
             entries.append((field, value))

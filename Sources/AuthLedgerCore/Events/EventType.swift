@@ -32,6 +32,8 @@ public enum EventType: UInt8, CaseIterable, Sendable {
     case otpVerified = 15
     /// `user.erased`: the user's personal values were erased (SPEC 1.5); appended by erasure only.
     case userErased = 16
+    /// `device.key_rotated`: an active device's key was replaced, signed by its old key.
+    case keyRotated = 17
 
     /// The type's name as written in events (`device.registered`, …).
     public var name: String {
@@ -52,6 +54,7 @@ public enum EventType: UInt8, CaseIterable, Sendable {
         case .otpFailed: "otp.failed"
         case .otpVerified: "otp.verified"
         case .userErased: "user.erased"
+        case .keyRotated: "device.key_rotated"
         }
     }
 
@@ -69,27 +72,33 @@ public enum EventType: UInt8, CaseIterable, Sendable {
         case .policySet:
             return [(.coolingSeconds, false), (.challengeTtlSeconds, false), (.otpTtlSeconds, false),
                     (.otpMaxAttempts, false), (.otpPerHour, false), (.grantTtlSeconds, false),
-                    (.maxDevices, false), (.protectCurrentDevice, false)]
+                    (.maxDevices, false), (.protectCurrentDevice, false), (.requireSignedApprovals, false),
+                    (.verificationLinkTtlSeconds, false)]
         case .verificationRequested:
-            return [(.deviceId, true), (.name, false), (.kind, false), (.platform, false), (.channel, false)]
+            return [(.deviceId, true), (.name, false), (.kind, false), (.platform, false), (.channel, false),
+                    (.verificationId, false), (.linkHash, false), (.linkExpiresAt, false)]
         case .registered:
             return [(.deviceId, true), (.name, true), (.kind, true), (.platform, false), (.appId, false),
-                    (.pushToken, false), (.binding, true), (.via, true), (.grantId, false), (.challengeId, false)]
+                    (.pushToken, false), (.binding, true), (.via, true), (.grantId, false), (.challengeId, false),
+                    (.publicKey, false), (.verificationId, false)]
         case .renamed: return [(.deviceId, true), (.name, true)]
         case .accessed: return [(.deviceId, true)]
         case .pushTokenUpdated: return [(.deviceId, true), (.pushToken, true)]
         case .revoked: return [(.deviceId, true), (.reason, false)]
         case .allRevoked: return [(.reason, false)]
         case .challengeIssued:
-            return [(.challengeId, true), (.action, true), (.requestingDeviceId, true), (.expiresAt, true), (.context, false)]
-        case .challengeApproved: return [(.challengeId, true), (.approverDeviceId, true), (.userVerified, false)]
-        case .challengeDenied: return [(.challengeId, true), (.approverDeviceId, true)]
+            return [(.challengeId, true), (.action, true), (.requestingDeviceId, true), (.expiresAt, true), (.context, false),
+                    (.nonce, false)]
+        case .challengeApproved:
+            return [(.challengeId, true), (.approverDeviceId, true), (.userVerified, false), (.signature, false)]
+        case .challengeDenied: return [(.challengeId, true), (.approverDeviceId, true), (.signature, false)]
         case .challengeExpired: return [(.challengeId, true)]
         case .otpIssued:
             return [(.otpId, true), (.channel, true), (.target, true), (.codeHash, true), (.expiresAt, true), (.maxAttempts, true)]
         case .otpFailed: return [(.otpId, true)]
         case .otpVerified: return [(.otpId, true), (.grantId, true), (.grantExpiresAt, true)]
         case .userErased: return [(.reason, false)]
+        case .keyRotated: return [(.deviceId, true), (.publicKey, true), (.signature, true)]
         }
     }
 

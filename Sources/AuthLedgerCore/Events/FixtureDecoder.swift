@@ -132,6 +132,15 @@ public enum EventDecoder {
         }
         if type == .registered {
             try checkPairing(via: data.string(.via) ?? "", grant: data[.grantId] != nil, challenge: data[.challengeId] != nil, prefix: "data.")
+            if data[.verificationId] != nil && data.string(.via) != "email_link" {
+                throw .invalid("data.verificationId goes only with via email_link", field: "data.verificationId")
+            }
+        }
+        if type == .verificationRequested && (data[.linkHash] == nil) != (data[.linkExpiresAt] == nil) {
+            throw .invalid("data.linkHash and data.linkExpiresAt go together", field: "data.linkHash")
+        }
+        if type == .verificationRequested && data[.linkHash] != nil && data[.verificationId] == nil {
+            throw .invalid("data.linkHash needs data.verificationId", field: "data.verificationId")
         }
         return data
     }
@@ -187,7 +196,10 @@ public enum EventDecoder {
             guard range.contains(i) else { throw .invalid("\"\(path)\" must be in \(range.lowerBound)...\(range.upperBound)", field: path) }
             return .int(i)
         case .map:
-            return .map(try stringMap(value, path))
+            let m = try stringMap(value, path)
+            // A device key is checked once, here: curve, point, no private member (SPEC 11).
+            if field == .publicKey { _ = try DeviceKey(jwk: m, path: path) }
+            return .map(m)
         case .string:
             let s = try string(value, path)
             if field == .name {
@@ -205,7 +217,9 @@ public enum EventDecoder {
                 if type == .otpIssued { _ = try OTPChannel(parsing: s, path: path) } else { _ = try VerificationChannel(parsing: s, path: path) }
             case .action:
                 guard isLowerWord(s) else { throw .invalid("\"\(path)\" must be a lower-case word", field: path) }
-            case .codeHash:
+            case .nonce:
+                guard let b = Base64URL.decode(s), b.count == 16 else { throw .invalid("\"\(path)\" must be 16 bytes of base64url", field: path) }
+            case .codeHash, .linkHash:
                 guard Hash32(hex: s) != nil else { throw .invalid("\"\(path)\" must be a lower-case hex HMAC-SHA-256", field: path) }
             case .target:
                 guard s.contains("*") else { throw .invalid("\"\(path)\" must be masked", field: path) }

@@ -42,6 +42,15 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case challengeNotExpired = "challenge_not_expired"
     /// The approving or denying device is not an active device allowed to resolve the challenge.
     case approverNotTrusted = "approver_not_trusted"
+    /// A signature on an approval, a denial or a key rotation does not verify against the device's
+    /// key (or is not a compact JWS, or the device has no key, or the challenge no nonce).
+    case signatureInvalid = "signature_invalid"
+    /// An unsigned approval or denial by a device with a key while `requireSignedApprovals` is on.
+    case signatureRequired = "signature_required"
+    /// A link token that is unknown, used, superseded, or whose device is revoked or registered.
+    case linkInvalid = "link_invalid"
+    /// A link token past its `linkExpiresAt` (``LedgerError/until``).
+    case linkExpired = "link_expired"
     /// The `otpId` is already used by this user.
     case otpExists = "otp_exists"
     /// The user was issued `otpPerHour` OTPs within the hour; ``LedgerError/until`` is when one more is allowed.

@@ -24,6 +24,8 @@ public struct Device: Sendable, Equatable, Encodable {
     public var pushEnrolled: Bool
     /// Whether it is the device the caller named as its own.
     public var current: Bool
+    /// The RFC 7638 thumbprint of the device's current key (SPEC 11); nil when it has none.
+    public var keyThumbprint: String?
 
     /// The device `d` as listed for a caller whose own device is `current`.
     public init(_ d: DeviceRecord, current: String?) {
@@ -40,6 +42,7 @@ public struct Device: Sendable, Equatable, Encodable {
         lastAccessAt = registered ? d.lastAccessAt : nil
         pushEnrolled = d.pushToken != nil && d.status == .active
         self.current = current != nil && d.deviceId == current
+        keyThumbprint = d.publicKey?.thumbprint
     }
 
     /// Whether the device was ever registered (a pending one shows `requestedAt` instead).
@@ -57,6 +60,7 @@ public struct Device: Sendable, Equatable, Encodable {
         m += [
             ("registeredAt", .optional(registeredAt?.formatted)), ("lastAccessAt", .optional(lastAccessAt?.formatted)),
             ("pushEnrolled", .bool(pushEnrolled)), ("current", .bool(current)),
+            ("hasKey", .bool(keyThumbprint != nil)), ("keyThumbprint", .optional(keyThumbprint)),
         ]
         return .object(m)
     }

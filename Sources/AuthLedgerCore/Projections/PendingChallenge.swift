@@ -14,6 +14,8 @@ public struct PendingChallenge: Sendable, Equatable, Encodable {
     public var context: [(key: String, value: String?)]
     /// Whether the user's personal values were erased.
     public var erased: Bool
+    /// The nonce a signed answer covers (reference section 11.3); nil for a challenge without one.
+    public var nonce: String?
 
     /// Challenge `c` as listed for a user whose personal values were (not) erased.
     public init(_ c: ChallengeRecord, erased: Bool) {
@@ -24,6 +26,7 @@ public struct PendingChallenge: Sendable, Equatable, Encodable {
         expiresAt = c.expiresAt
         context = (c.context?.pairs ?? []).map { p in (p.key, p.value == PersonalData.erasedMarker ? nil : p.value) }
         self.erased = erased
+        nonce = c.nonce
     }
 
     /// `context` is `{}` when the challenge has none.
@@ -33,7 +36,7 @@ public struct PendingChallenge: Sendable, Equatable, Encodable {
             ("requestingDeviceId", .string(requestingDeviceId)),
             ("issuedAt", .string(issuedAt.formatted)), ("expiresAt", .string(expiresAt.formatted)),
             ("context", .object(context.map { ($0.key, .optional($0.value)) })),
-        ] + Views.erasedMember(erased))
+        ] + (nonce.map { [("nonce", JSON.string($0))] } ?? []) + Views.erasedMember(erased))
     }
 
     /// Encodes the answer as its JSON document (``json``).

@@ -24,6 +24,8 @@ public struct ChallengeRecord: Equatable, Sendable {
     public var userVerified: Bool?
     /// The device whose registration consumed this approval (`via: trusted_device`).
     public var usedBy: String?
+    /// The nonce a signed answer must carry (SPEC 11); nil for challenges issued without one.
+    public var nonce: String?
 
     /// The outcome at time `t`: a challenge is expired from `expiresAt` on, event or not.
     public func outcome(at t: Timestamp) -> ChallengeOutcome {
@@ -41,7 +43,7 @@ public struct ChallengeRecord: Equatable, Sendable {
     public static func hasExpired(_ expiresAt: Timestamp, at t: Timestamp) -> Bool { t >= expiresAt }
 
     /// The memberwise initializer, for the log's codec and tests.
-    package init(challengeId: String, action: String, requestingDeviceId: String, issuedAt: Timestamp, expiresAt: Timestamp, context: StringMap? = nil, requesterWasActive: Bool, resolution: ChallengeOutcome = .pending, resolvedAt: Timestamp? = nil, approverDeviceId: String? = nil, userVerified: Bool? = nil, usedBy: String? = nil) {
+    package init(challengeId: String, action: String, requestingDeviceId: String, issuedAt: Timestamp, expiresAt: Timestamp, context: StringMap? = nil, requesterWasActive: Bool, resolution: ChallengeOutcome = .pending, resolvedAt: Timestamp? = nil, approverDeviceId: String? = nil, userVerified: Bool? = nil, usedBy: String? = nil, nonce: String? = nil) {
         self.challengeId = challengeId
         self.action = action
         self.requestingDeviceId = requestingDeviceId
@@ -54,5 +56,6 @@ public struct ChallengeRecord: Equatable, Sendable {
         self.approverDeviceId = approverDeviceId
         self.userVerified = userVerified
         self.usedBy = usedBy
+        self.nonce = nonce
     }
 }

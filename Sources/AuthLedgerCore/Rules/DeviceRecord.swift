@@ -27,6 +27,14 @@ public struct DeviceRecord: Equatable, Sendable {
     public var lastAccessAt: Timestamp?
     /// When it was revoked (by `device.revoked` or `device.all_revoked`); nil while not revoked.
     public var revokedAt: Timestamp?
+    /// The device's current key (SPEC 11): from its registration or its latest `device.key_rotated`.
+    public var publicKey: DeviceKey?
+    /// The `verificationId` of the device's latest verification request, while it is pending.
+    public var verificationId: String?
+    /// The keyed hash of that request's link token, when it has one (a registration then needs the link).
+    public var linkHash: String?
+    /// When that request's link token expires.
+    public var linkExpiresAt: Timestamp?
 
     /// A device with only its id and status; every other field nil.
     public init(deviceId: String, status: DeviceStatus) {

@@ -16,6 +16,10 @@ public struct Policy: Equatable, Sendable {
     public var maxDevices: Int64 = 20
     /// Whether a device is forbidden to revoke itself (`current_device_protected`); default true.
     public var protectCurrentDevice: Bool = true
+    /// Whether a device with a key must sign its approvals and denials (`signature_required`); default false.
+    public var requireSignedApprovals: Bool = false
+    /// How long a verification link issued by a command can be redeemed, in seconds; default 600.
+    public var verificationLinkTtlSeconds: Int64 = 600
 
     /// The default policy, in force before any `policy.set`.
     public init() {}
@@ -30,6 +34,8 @@ public struct Policy: Equatable, Sendable {
         grantTtlSeconds = patch.grantTtlSeconds ?? grantTtlSeconds
         maxDevices = patch.maxDevices ?? maxDevices
         protectCurrentDevice = patch.protectCurrentDevice ?? protectCurrentDevice
+        requireSignedApprovals = patch.requireSignedApprovals ?? requireSignedApprovals
+        verificationLinkTtlSeconds = patch.verificationLinkTtlSeconds ?? verificationLinkTtlSeconds
     }
 
     /// Every setting as a JSON object, in the order of `policy.set`'s table.
@@ -37,6 +43,8 @@ public struct Policy: Equatable, Sendable {
         .object([("coolingSeconds", .int(coolingSeconds)), ("challengeTtlSeconds", .int(challengeTtlSeconds)),
                  ("otpTtlSeconds", .int(otpTtlSeconds)), ("otpMaxAttempts", .int(otpMaxAttempts)),
                  ("otpPerHour", .int(otpPerHour)), ("grantTtlSeconds", .int(grantTtlSeconds)),
-                 ("maxDevices", .int(maxDevices)), ("protectCurrentDevice", .bool(protectCurrentDevice))])
+                 ("maxDevices", .int(maxDevices)), ("protectCurrentDevice", .bool(protectCurrentDevice)),
+                 ("requireSignedApprovals", .bool(requireSignedApprovals)),
+                 ("verificationLinkTtlSeconds", .int(verificationLinkTtlSeconds))])
     }
 }

@@ -29,6 +29,11 @@ public struct UserState: Equatable, Sendable {
     /// Whether personal values of this user were erased (SPEC 1.5): a `user.erased`, or an
     /// event whose values are gone. Erased values are nil or `PersonalData.erasedMarker`.
     public var erased = false
+    /// Every `verificationId` the user's requests used (each is unique per user, SPEC 11).
+    public var verificationIds: Set<String> = []
+    /// The link hashes of the user's requests (SPEC 11) → their `verificationId`; the
+    /// maintained state keeps the live ones (``UserState/isLiveLink(_:)``), the link index all.
+    public var links: [String: String] = [:]
 
     /// The state of a user with no events yet.
     public init(user: String) { self.user = user }
@@ -75,6 +80,12 @@ public struct UserState: Equatable, Sendable {
             guard p.expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
         case let .otpIssued(p):
             guard p.expiresAt > at else { throw .invalid("expiresAt must be after at", field: "data.expiresAt") }
+        case let .verificationRequested(p):
+            try checkVerificationRequest(p, at: at)
+        case let .registered(p):
+            if let jwk = p.publicKey { _ = try DeviceKey(jwk: jwk, path: "data.publicKey") }
+        case let .keyRotated(p):
+            _ = try DeviceKey(jwk: p.publicKey, path: "data.publicKey")
         case let .otpVerified(p):
             guard grants[p.grantId] == nil else { throw .invalid("grant \(p.grantId) exists", field: "data.grantId") }
             guard p.grantExpiresAt > at else { throw .invalid("grantExpiresAt must be after at", field: "data.grantExpiresAt") }
@@ -110,6 +121,7 @@ public struct UserState: Equatable, Sendable {
             if let v = p.name { d.name = v } else if event.personal?.entry("/data/name") != nil { d.name = nil }
             if let v = p.kind { d.kind = v.rawValue }
             if let v = p.platform { d.platform = v }
+            recordRequest(p, into: &d)
             devices[id] = d
 
         case let .registered(p):
@@ -124,6 +136,7 @@ public struct UserState: Equatable, Sendable {
                 if everRegistered { throw LedgerError(.verificationRequired, "user \(user) already had a device: a new one needs proof", field: "via") }
             case .emailLink:
                 if existing?.status != .pending { throw LedgerError(.verificationRequired, "device \(id) has no pending verification", field: "via") }
+                try checkLinkProof(p, existing!, at: at)
             case let .otp(gid):
                 guard let g = grants[gid], g.usedBy == nil, at < g.expiresAt else {
                     throw LedgerError(.grantInvalid, "grant \(gid) is unknown, used or expired", field: "grantId")
@@ -152,6 +165,10 @@ public struct UserState: Equatable, Sendable {
             d.via = p.via.name
             d.registeredAt = at
             d.lastAccessAt = at
+            d.publicKey = try p.publicKey.map { k throws(LedgerError) in try DeviceKey(jwk: k, path: "data.publicKey") }
+            d.verificationId = nil
+            d.linkHash = nil
+            d.linkExpiresAt = nil
             devices[id] = d
             everRegistered = true
             if let g = p.via.grantId { grants[g]?.usedBy = id }
@@ -204,13 +221,19 @@ public struct UserState: Equatable, Sendable {
             challenges[cid] = ChallengeRecord(
                 challengeId: cid, action: p.action, requestingDeviceId: p.requestingDeviceId,
                 issuedAt: at, expiresAt: p.expiresAt, context: UserState.context(p.context, event.personal),
-                requesterWasActive: devices[p.requestingDeviceId]?.status == .active)
+                requesterWasActive: devices[p.requestingDeviceId]?.status == .active, nonce: p.nonce)
 
         case let .challengeApproved(p):
-            try resolve(p.challengeId, by: p.approverDeviceId, as: .approved, userVerified: p.userVerified, at: at)
+            try resolve(p.challengeId, by: p.approverDeviceId, as: .approved, userVerified: p.userVerified, signature: p.signature,
+                        policy: policy, at: at)
 
         case let .challengeDenied(p):
-            try resolve(p.challengeId, by: p.approverDeviceId, as: .denied, userVerified: nil, at: at)
+            try resolve(p.challengeId, by: p.approverDeviceId, as: .denied, userVerified: nil, signature: p.signature,
+                        policy: policy, at: at)
+
+        case let .keyRotated(p):
+            let i = try activeDeviceIndex(p.deviceId)
+            devices.values[i].publicKey = try rotatedKey(p, current: devices.values[i].publicKey)
 
         case let .challengeExpired(p):
             let cid = p.challengeId
@@ -263,7 +286,7 @@ public struct UserState: Equatable, Sendable {
 
     /// SPEC 2.6: an approval or denial of challenge `cid` by device `approver`.
     private mutating func resolve(_ cid: String, by approver: String, as resolution: ChallengeOutcome, userVerified: Bool?,
-                                  at: Timestamp) throws(LedgerError) {
+                                  signature: String?, policy: Policy, at: Timestamp) throws(LedgerError) {
         guard let c = challenges[cid] else { throw LedgerError(.challengeNotFound, "no challenge \(cid)", field: "challengeId") }
         // Expired — by time, with or without its `challenge.expired` — is `challenge_expired`;
         // `challenge_resolved` is for approved and denied ones.
@@ -277,6 +300,8 @@ public struct UserState: Equatable, Sendable {
         guard trusted else {
             throw LedgerError(.approverNotTrusted, "device \(approver) may not resolve challenge \(cid)", field: "deviceId")
         }
+        try checkAnswerProof(c, by: approver, decision: resolution == .approved ? "approve" : "deny", userVerified: userVerified,
+                             signature: signature, policy: policy)
         var r = c
         r.resolution = resolution
         r.resolvedAt = at

@@ -10,7 +10,7 @@ import AuthLedger
 /// No personal value (SPEC 7: names, push tokens, OTP targets) goes into a SET:
 /// device names are not sent as `friendly_name`.
 public enum SSFEventType: String, CaseIterable, Sendable {
-    /// CAEP `credential-change`: a device was registered, renamed, revoked or its push token changed.
+    /// CAEP `credential-change`: a device was registered, renamed, revoked, or its push token or key changed.
     case credentialChange = "https://schemas.openid.net/secevent/caep/event-type/credential-change"
     /// CAEP `session-revoked`: every device of the user was revoked.
     case sessionRevoked = "https://schemas.openid.net/secevent/caep/event-type/session-revoked"
@@ -23,7 +23,7 @@ public enum SSFEventType: String, CaseIterable, Sendable {
     /// The ledger event types that become this event type.
     public var ledgerTypes: Set<EventType> {
         switch self {
-        case .credentialChange: [.registered, .renamed, .pushTokenUpdated, .revoked]
+        case .credentialChange: [.registered, .renamed, .pushTokenUpdated, .revoked, .keyRotated]
         case .sessionRevoked: [.allRevoked]
         case .recoveryActivated: [.otpVerified]
         }
@@ -51,6 +51,9 @@ enum SSFEventMapping {
             members = credential(ev, change: "create")
             let via = ev.data.string(.via) ?? "initial"
             reason = "Device registered (via \(via))"
+            // Device proofs (reference section 11) say so: a redeemed link, a proof-of-possession key.
+            if ev.data[.verificationId] != nil { reason += ", email link redeemed" }
+            if ev.data[.publicKey] != nil { reason += ", with a device key" }
         case .renamed:
             type = .credentialChange
             members = credential(ev, change: "update")
@@ -59,6 +62,10 @@ enum SSFEventMapping {
             type = .credentialChange
             members = credential(ev, change: "update")
             reason = "Device push token updated"
+        case .keyRotated:
+            type = .credentialChange
+            members = credential(ev, change: "update")
+            reason = "Device key rotated, signed by the previous key"
         case .revoked:
             type = .credentialChange
             members = credential(ev, change: "revoke")

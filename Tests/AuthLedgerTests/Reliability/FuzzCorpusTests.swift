@@ -19,6 +19,7 @@ import Testing
     static let checks: [String: @Sendable ([UInt8]) throws -> Void] = [
         "fixture": CodecSelfCheck.fixtureLines, "json": CodecSelfCheck.json, "events-body": CodecSelfCheck.eventsBody,
         "stored-event": CodecSelfCheck.storedEvent, "stored-state": CodecSelfCheck.storedState,
+        "jwk": ProofSelfCheck.jwk, "jws": ProofSelfCheck.jws, "link-token": ProofSelfCheck.linkToken,
     ]
 
     /// Mutations from a seeded generator (`SplitMix64`), so that a failing one reproduces.
@@ -46,12 +47,13 @@ import Testing
         case "fixture", "json", "events-body":
             inputs += files(Rig.fixtures("refused/input")).filter { $0.count < 1 << 16 }
         case "stored-event": inputs += storage.events
+        case "jwk", "jws", "link-token": break
         default: inputs += storage.states
         }
         return inputs
     }
 
-    @Test(arguments: ["fixture", "json", "events-body", "stored-event", "stored-state"])
+    @Test(arguments: ["fixture", "json", "events-body", "stored-event", "stored-state", "jwk", "jws", "link-token"])
     func committedInputsAndMutationsRunClean(target: String) throws {
         let check = try #require(Self.checks[target])
         let inputs = try Self.seeds(target)

@@ -37,6 +37,8 @@ public enum EventPayload: Equatable, Sendable {
     case otpVerified(OTPVerified)
     /// `user.erased`.
     case userErased(UserErased)
+    /// `device.key_rotated`.
+    case keyRotated(DeviceKeyRotated)
 
     /// The payload of an event of `type` with this `data`; `invalid_event` when `data` lacks
     /// a field the type requires or holds a value its type does not allow.
@@ -58,6 +60,7 @@ public enum EventPayload: Equatable, Sendable {
         case .otpFailed: self = .otpFailed(try OTPFailed(data))
         case .otpVerified: self = .otpVerified(try OTPVerified(data))
         case .userErased: self = .userErased(UserErased(data))
+        case .keyRotated: self = .keyRotated(try DeviceKeyRotated(data))
         }
     }
 
@@ -80,6 +83,7 @@ public enum EventPayload: Equatable, Sendable {
         case .otpFailed: .otpFailed
         case .otpVerified: .otpVerified
         case .userErased: .userErased
+        case .keyRotated: .keyRotated
         }
     }
 
@@ -102,6 +106,7 @@ public enum EventPayload: Equatable, Sendable {
         case let .otpFailed(p): p.data
         case let .otpVerified(p): p.data
         case let .userErased(p): p.data
+        case let .keyRotated(p): p.data
         }
     }
 }

@@ -16,11 +16,16 @@ public struct PolicySet: Equatable, Sendable {
     public var maxDevices: Int64?
     /// The new `protectCurrentDevice`; nil leaves it as it is.
     public var protectCurrentDevice: Bool?
+    /// The new `requireSignedApprovals`; nil leaves it as it is.
+    public var requireSignedApprovals: Bool?
+    /// The new `verificationLinkTtlSeconds`; nil leaves it as it is.
+    public var verificationLinkTtlSeconds: Int64?
 
     /// A patch with these settings (at least one is needed to append it).
     public init(coolingSeconds: Int64? = nil, challengeTtlSeconds: Int64? = nil, otpTtlSeconds: Int64? = nil,
                 otpMaxAttempts: Int64? = nil, otpPerHour: Int64? = nil, grantTtlSeconds: Int64? = nil,
-                maxDevices: Int64? = nil, protectCurrentDevice: Bool? = nil) {
+                maxDevices: Int64? = nil, protectCurrentDevice: Bool? = nil, requireSignedApprovals: Bool? = nil,
+                verificationLinkTtlSeconds: Int64? = nil) {
         self.coolingSeconds = coolingSeconds
         self.challengeTtlSeconds = challengeTtlSeconds
         self.otpTtlSeconds = otpTtlSeconds
@@ -29,6 +34,8 @@ public struct PolicySet: Equatable, Sendable {
         self.grantTtlSeconds = grantTtlSeconds
         self.maxDevices = maxDevices
         self.protectCurrentDevice = protectCurrentDevice
+        self.requireSignedApprovals = requireSignedApprovals
+        self.verificationLinkTtlSeconds = verificationLinkTtlSeconds
     }
 
     /// The settings of `data`.
@@ -36,7 +43,9 @@ public struct PolicySet: Equatable, Sendable {
         self.init(coolingSeconds: data.int(.coolingSeconds), challengeTtlSeconds: data.int(.challengeTtlSeconds),
                   otpTtlSeconds: data.int(.otpTtlSeconds), otpMaxAttempts: data.int(.otpMaxAttempts),
                   otpPerHour: data.int(.otpPerHour), grantTtlSeconds: data.int(.grantTtlSeconds),
-                  maxDevices: data.int(.maxDevices), protectCurrentDevice: data.bool(.protectCurrentDevice))
+                  maxDevices: data.int(.maxDevices), protectCurrentDevice: data.bool(.protectCurrentDevice),
+                  requireSignedApprovals: data.bool(.requireSignedApprovals),
+                  verificationLinkTtlSeconds: data.int(.verificationLinkTtlSeconds))
     }
 
     /// Whether it changes nothing (refused: `policy.set` needs a setting).
@@ -47,7 +56,9 @@ public struct PolicySet: Equatable, Sendable {
         EventData([(.challengeTtlSeconds, int(challengeTtlSeconds)), (.coolingSeconds, int(coolingSeconds)),
                    (.grantTtlSeconds, int(grantTtlSeconds)), (.maxDevices, int(maxDevices)),
                    (.otpMaxAttempts, int(otpMaxAttempts)), (.otpPerHour, int(otpPerHour)),
-                   (.otpTtlSeconds, int(otpTtlSeconds)), (.protectCurrentDevice, protectCurrentDevice.map { .bool($0) })])
+                   (.otpTtlSeconds, int(otpTtlSeconds)), (.protectCurrentDevice, protectCurrentDevice.map { .bool($0) }),
+                   (.requireSignedApprovals, requireSignedApprovals.map { .bool($0) }),
+                   (.verificationLinkTtlSeconds, int(verificationLinkTtlSeconds))])
     }
 
     private func int(_ v: Int64?) -> FieldValue? { v.map { .int($0) } }
