@@ -183,7 +183,10 @@ struct SendOTP: ParsableCommand {
     @Argument var user: String
     @Option var channel: String
     @Option var target: String
-    func run() throws { try CommandRunner(global: global, actor: actor).run(.sendOTP(user: user, channel: channel, target: target)) }
+    func run() throws {
+        try global.requireKeyFiles([.server], for: "send-otp")
+        try CommandRunner(global: global, actor: actor).run(.sendOTP(user: user, channel: channel, target: target))
+    }
 }
 
 struct VerifyOTP: ParsableCommand {
@@ -193,7 +196,10 @@ struct VerifyOTP: ParsableCommand {
     @Argument var user: String
     @Argument var otp: String
     @Argument var code: String
-    func run() throws { try CommandRunner(global: global, actor: actor).run(.verifyOTP(user: user, otpId: otp, code: code)) }
+    func run() throws {
+        try global.requireKeyFiles([.server], for: "verify-otp")
+        try CommandRunner(global: global, actor: actor).run(.verifyOTP(user: user, otpId: otp, code: code))
+    }
 }
 
 struct SetPolicy: ParsableCommand {
