@@ -218,7 +218,7 @@ public final class Environment: @unchecked Sendable {
                 try grow()
                 continue
             }
-            throw LMDBError(code: committed, operation: "txn_commit")
+            throw commitFailure(committed)
         }
     }
 

@@ -48,6 +48,8 @@ struct RequestVerification: ParsableCommand {
     @Option var kind: String?
     @Option var platform: String?
     func run() throws {
+        // The link token's keyed hash is made with the server key.
+        try global.requireKeyFiles([.server], for: "request-verification")
         try CommandRunner(global: global, actor: actor).run(.requestVerification(user: user, deviceId: device, name: name, kind: kind, platform: platform))
     }
 }
@@ -190,7 +192,10 @@ struct SendOTP: ParsableCommand {
     @Argument var user: String
     @Option var channel: String
     @Option var target: String
-    func run() throws { try CommandRunner(global: global, actor: actor).run(.sendOTP(user: user, channel: channel, target: target)) }
+    func run() throws {
+        try global.requireKeyFiles([.server], for: "send-otp")
+        try CommandRunner(global: global, actor: actor).run(.sendOTP(user: user, channel: channel, target: target))
+    }
 }
 
 struct VerifyOTP: ParsableCommand {
@@ -200,7 +205,10 @@ struct VerifyOTP: ParsableCommand {
     @Argument var user: String
     @Argument var otp: String
     @Argument var code: String
-    func run() throws { try CommandRunner(global: global, actor: actor).run(.verifyOTP(user: user, otpId: otp, code: code)) }
+    func run() throws {
+        try global.requireKeyFiles([.server], for: "verify-otp")
+        try CommandRunner(global: global, actor: actor).run(.verifyOTP(user: user, otpId: otp, code: code))
+    }
 }
 
 struct SetPolicy: ParsableCommand {

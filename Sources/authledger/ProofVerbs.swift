@@ -30,6 +30,7 @@ struct RedeemLink: ParsableCommand {
     @Option(name: .customLong("push-token")) var pushToken: String?
     @Option(name: .customLong("public-key"), help: "The device's public JWK, as JSON.") var publicKey: String?
     func run() throws {
+        try global.requireKeyFiles([.server], for: "redeem-link")
         var t = token
         if t == "-" {
             t = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)

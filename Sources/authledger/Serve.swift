@@ -119,10 +119,8 @@ struct Serve: AsyncParsableCommand {
         try sharedSignals.apply(to: &config.sharedSignals)
 
         let configuration = global.configuration
-        if global.isPostgres, configuration.effectiveServerKeyFile == nil || configuration.effectiveCheckpointKeyFile == nil {
-            // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
-            throw ValidationError("a PostgreSQL store keeps its key files in AUTHLEDGER_KEY_DIR (or AUTHLEDGER_SERVER_KEY_FILE and AUTHLEDGER_CHECKPOINT_KEY_FILE): set it, the same on every server of the database")
-        }
+        // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
+        try global.requireKeyFiles([.server, .checkpoint], for: "serve")
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
         if dev, try ledger.head().seq == 0 {

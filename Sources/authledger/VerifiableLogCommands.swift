@@ -38,6 +38,7 @@ struct CheckpointCommand: ParsableCommand {
     @Flag(help: "Print the verifier key instead.") var vkey = false
 
     func run() throws {
+        try global.requireKeyFiles([.checkpoint], for: "checkpoint")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
         if vkey {
@@ -61,6 +62,7 @@ struct Prove: ParsableCommand {
     @Option(help: "The tree size to prove against (default the head).") var size: UInt64?
 
     func run() throws {
+        try global.requireKeyFiles([.checkpoint], for: "prove")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
         let p = try ledger.inclusionProof(seq: seq, size: size)
@@ -94,6 +96,7 @@ struct ProveConsistency: ParsableCommand {
     @Argument(help: "The newer tree size (at most the head).") var new: UInt64
 
     func run() throws {
+        try global.requireKeyFiles([.checkpoint], for: "prove-consistency")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
         let p = try ledger.consistencyProof(from: old, to: new)

@@ -53,14 +53,17 @@ extension SharedSignals {
                 try SharedSignals.checkURL(u)
                 c.endpointURL = u
                 if let a = dm["authorization_header"] {
-                    guard let s = a.stringValue, !s.isEmpty, s.utf8.count <= 4096, !EventDecoder.hasControl(s) else {
-                        throw LedgerError.invalid("delivery.authorization_header must be a header value (1–4096 bytes, no control characters)",
+                    guard let s = a.stringValue, !s.isEmpty, s.unicodeScalars.count <= 4096, !EventDecoder.hasControl(s) else {
+                        throw LedgerError.invalid("delivery.authorization_header must be a header value (1–4096 characters, no control characters)",
                                                   field: "delivery.authorization_header")
                     }
                     c.authorization = s
                 }
             case .poll:
-                // The transmitter supplies the poll URL; one given must be ours (checked by the caller).
+                // The transmitter supplies the poll URL (SSF 1.0 6.1.2): one given is ignored, but it is a string.
+                if let u = dm["endpoint_url"], u.stringValue == nil {
+                    throw LedgerError.invalid("delivery.endpoint_url must be a string", field: "delivery.endpoint_url")
+                }
                 guard dm["authorization_header"] == nil else {
                     throw LedgerError.invalid("delivery.authorization_header is for push delivery", field: "delivery.authorization_header")
                 }
@@ -72,7 +75,7 @@ extension SharedSignals {
                 throw LedgerError.invalid("\"events_requested\" must be an array of event type URIs", field: "events_requested")
             }
             c.eventsRequested = try items.map { item in
-                guard let s = item.stringValue, s.utf8.count <= 512, !EventDecoder.hasControl(s) else {
+                guard let s = item.stringValue, s.unicodeScalars.count <= 512, !EventDecoder.hasControl(s) else {
                     throw LedgerError.invalid("\"events_requested\" must be an array of event type URIs", field: "events_requested")
                 }
                 return s
@@ -87,19 +90,29 @@ extension SharedSignals {
             c.description = String(s.prefix(256))
         }
         if creating, let a = members["aud"] {
-            guard let s = a.stringValue, !s.isEmpty, s.utf8.count <= 512, !EventDecoder.hasControl(s) else {
-                throw LedgerError.invalid("\"aud\" must be a non-empty string", field: "aud")
+            guard let s = a.stringValue, !s.isEmpty, s.unicodeScalars.count <= 512, !EventDecoder.hasControl(s) else {
+                throw LedgerError.invalid("\"aud\" must be 1–512 characters, no control characters", field: "aud")
+            }
+        }
+        if !creating {
+            // Transmitter-supplied members may be echoed back (SSF 1.0 8.1.1.3): of their type.
+            for k in ["iss", "aud"] where members[k] != nil && members[k]?.stringValue == nil {
+                throw LedgerError.invalid("\"\(k)\" must be a string", field: k)
+            }
+            for k in ["events_supported", "events_delivered"] {
+                if let v = members[k], v.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
+                    throw LedgerError.invalid("\"\(k)\" must be an array of strings", field: k)
+                }
             }
         }
         return (c, members)
     }
 
-    /// An absolute `http(s)` URL with a host.
+    /// An absolute `http(s)` URL with a host, as ``SSFEndpointURL`` (and openapi.yaml) states.
     static func checkURL(_ u: String) throws {
-        guard u.utf8.count <= 2048, !EventDecoder.hasControl(u), let url = URL(string: u),
-              let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
-              let host = url.host, !host.isEmpty, url.user == nil, url.password == nil else {
-            throw LedgerError.invalid("delivery.endpoint_url must be an http(s) URL with a host (and no user info)", field: "delivery.endpoint_url")
+        guard SSFEndpointURL.accepts(u), let url = URL(string: u), let host = url.host, !host.isEmpty else {
+            throw LedgerError.invalid("delivery.endpoint_url must be an http(s) URL with a host, no user info and no fragment, at most 2048 characters",
+                                      field: "delivery.endpoint_url")
         }
     }
 
@@ -202,7 +215,7 @@ extension SharedSignals {
         }
         var givenReason: String?
         if let r = m["reason"] {
-            guard let s = r.stringValue, !EventDecoder.hasControl(s), s.utf8.count <= 1024 else {
+            guard let s = r.stringValue, !EventDecoder.hasControl(s), s.unicodeScalars.count <= 1024 else {
                 throw LedgerError.invalid("\"reason\" must be a short string", field: "reason")
             }
             givenReason = s
@@ -235,8 +248,10 @@ extension SharedSignals {
         _ = try SharedSignals.checkStreamId(id)
         var givenState: String?
         if let st = m["state"] {
-            guard let s = st.stringValue, s.utf8.count <= 1024, !EventDecoder.hasControl(s) else {
-                throw LedgerError.invalid("\"state\" must be a string of at most 1024 bytes", field: "state")
+            // SSF 1.0 8.1.4.2: an arbitrary string, echoed in the verification event (as JSON,
+            // so any character is safe); bounded because it waits in the stream's record.
+            guard let s = st.stringValue, s.unicodeScalars.count <= 1024 else {
+                throw LedgerError.invalid("\"state\" must be a string of at most 1024 characters", field: "state")
             }
             givenState = s
         }

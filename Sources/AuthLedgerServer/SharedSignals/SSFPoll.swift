@@ -26,7 +26,8 @@ extension SharedSignals {
         for (k, v) in list {
             switch k {
             case "maxEvents":
-                guard let n = v.intValue, n >= 0, n <= Int64(Int32.max) else {
+                // RFC 8936 2.4: a maximum; the transmitter may return fewer (at most maxPollEvents).
+                guard let n = v.integralValue, n >= 0 else {
                     throw LedgerError.invalid("maxEvents must be a non-negative integer", field: "maxEvents")
                 }
                 p.maxEvents = Int(n)
@@ -38,7 +39,7 @@ extension SharedSignals {
                     throw LedgerError.invalid("ack must be an array of jti strings", field: "ack")
                 }
                 p.ack = try items.map { item in
-                    guard let s = item.stringValue, s.utf8.count <= 256 else { throw LedgerError.invalid("ack must be an array of jti strings", field: "ack") }
+                    guard let s = item.stringValue, s.unicodeScalars.count <= 256 else { throw LedgerError.invalid("ack must be an array of jti strings", field: "ack") }
                     return s
                 }
             case "setErrs":
@@ -46,7 +47,8 @@ extension SharedSignals {
                     throw LedgerError.invalid("setErrs must be an object of jti: {\"err\", \"description\"}", field: "setErrs")
                 }
                 for (jti, e) in members {
-                    guard jti.utf8.count <= 256, let err = e["err"]?.stringValue, err.utf8.count <= 256 else {
+                    guard jti.unicodeScalars.count <= 256, let err = e["err"]?.stringValue, err.unicodeScalars.count <= 256,
+                          e["description"].map({ $0.stringValue != nil }) ?? true else {
                         throw LedgerError.invalid("setErrs must be an object of jti: {\"err\", \"description\"}", field: "setErrs")
                     }
                     let d = e["description"]?.stringValue.map { String($0.prefix(1024)) }
@@ -64,7 +66,8 @@ extension SharedSignals {
         let id = try SharedSignals.checkStreamId(raw)
         let req = try SharedSignals.parsePoll(body)
         guard let initial = try store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
-        guard initial.method == .poll else { throw LedgerError.invalid("stream \(id) is delivered by push, not poll", field: "stream_id") }
+        // A push stream's configuration names no poll endpoint: there is none to call.
+        guard initial.method == .poll else { throw LedgerError(.notFound, "stream \(id) is delivered by push: it has no poll endpoint", field: "stream_id") }
 
         if !req.ack.isEmpty || !req.setErrs.isEmpty { try await acknowledge(id, req) }
         let limit = min(req.maxEvents ?? 100, configuration.maxPollEvents)
