@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "AuthLedgerCore", targets: ["AuthLedgerCore"]),
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
+        .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
@@ -61,10 +62,24 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // A C2SP witness (`authledger witness`) and the cosignature/policy formats the log and
+        // its auditors use; an embedder of the ledger alone never compiles it.
+        .target(
+            name: "AuthLedgerWitness",
+            dependencies: [
+                "AuthLedger",
+                "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .target(
             name: "AuthLedgerServer",
             dependencies: [
                 "AuthLedger",
+                "AuthLedgerWitness",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -86,6 +101,7 @@ let package = Package(
             dependencies: [
                 "AuthLedger",
                 "AuthLedgerServer",
+                "AuthLedgerWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -96,6 +112,7 @@ let package = Package(
             dependencies: [
                 "AuthLedger",
                 "AuthLedgerServer",
+                "AuthLedgerWitness",
                 "LMDB",
                 "CSQLite",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -107,11 +124,16 @@ let package = Package(
         // the storage backends the conformance suites run on).
         .target(name: "AuthLedgerTestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
+        .testTarget(
+            name: "AuthLedgerWitnessTests",
+            dependencies: ["AuthLedgerWitness", "AuthLedger", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerTestSupport"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerWitness",
                 "AuthLedgerTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
