@@ -68,8 +68,8 @@ final class WitnessPeer: Sendable {
                 let lines = answer.split(separator: "\n").compactMap { try? SignedNote.signature(String($0)) }
                 let valid = lines.filter { Cosigner.verify($0, text: note.text, key: witness.key) != nil }
                 guard let line = valid.first else { throw Failure(description: "200 without a valid cosignature of its key") }
-                try await WitnessRecords.setHeld(ledger, witness.label, checkpoint.size)
-                try await WitnessRecords.addCosignature(ledger, line: line.line, text: note.text, policy: collector.configuration.policy)
+                try await WitnessRecords.addCosignature(ledger, label: witness.label, size: checkpoint.size, line: line.line,
+                                                        text: note.text, policy: collector.configuration.policy)
                 return
             case 409:
                 guard answer.hasSuffix("\n"), let size = UInt64(answer.dropLast()), String(size) + "\n" == answer else {

@@ -28,9 +28,17 @@ enum WitnessRecords {
         try await ledger.updateMetaRecords { _, put in try put(key, Array("\(size)".utf8)) }
     }
 
-    /// Takes or renews the lease for `instance` until `now + ttl` when it is free, expired or ours.
+    /// Takes or renews the lease for `instance` until `now + ttl` when it is free, expired or
+    /// ours; ours with more than half its time left is kept as it is (no write).
     static func acquireLease(_ ledger: Ledger, instance: String, nowMs: Int64, ttlMs: Int64) async throws -> Bool {
-        try await ledger.updateMetaRecords { get, put in
+        if let v = try ledger.metaRecord(lease) {
+            let parts = String(decoding: v, as: UTF8.self).split(separator: " ")
+            if parts.count == 2, let expiry = Int64(parts[1]), expiry > nowMs {
+                if parts[0] != instance { return false }
+                if expiry - nowMs > ttlMs / 2 { return true }
+            }
+        }
+        return try await ledger.updateMetaRecords { get, put in
             if let v = try get(lease) {
                 let parts = String(decoding: v, as: UTF8.self).split(separator: " ")
                 if parts.count == 2, parts[0] != instance, let expiry = Int64(parts[1]), expiry > nowMs { return false }
@@ -51,10 +59,13 @@ enum WitnessRecords {
         }
     }
 
-    /// Adds the cosignature `line` to the latest checkpoint when its text is `text`, and
-    /// stores it as the quorum checkpoint when it now meets `policy`'s quorum.
-    static func addCosignature(_ ledger: Ledger, line: String, text: String, policy: WitnessPolicy) async throws {
+    /// Records that witness `label` holds `size` and, in the same write, adds its
+    /// cosignature `line` to the latest checkpoint when its text is `text`, storing it as
+    /// the quorum checkpoint when it now meets `policy`'s quorum.
+    static func addCosignature(_ ledger: Ledger, label: String, size: UInt64, line: String, text: String, policy: WitnessPolicy) async throws {
+        let heldKey = held(label)
         try await ledger.updateMetaRecords { get, put in
+            try put(heldKey, Array("\(size)".utf8))
             guard let bytes = try get(latest), let note = try? SignedNote(parsing: bytes), note.text == text else { return }
             let updated = note.signatures.contains(where: { $0.line == line }) ? bytes : bytes + Array(line.utf8)
             if updated != bytes { try put(latest, updated) }
