@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Prometheus
+import ServiceLifecycle
 
 /// `authledger witness` over HTTP: `POST /add-checkpoint` (C2SP `tlog-witness`),
 /// `GET /health` and `GET /metrics` (Prometheus). Bodies over ``maxBody`` bytes are
@@ -48,6 +49,18 @@ public struct WitnessServer: Sendable {
         }
         return Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: nil),
                            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) }, logger: logger)
+    }
+
+    /// Runs the server on `host` and a port the kernel picks, in a task of its own (tests,
+    /// benchmarks): the port, and the service group whose graceful shutdown stops it.
+    public func startInBackground(host: String = "127.0.0.1", logger: Logger) async throws -> (port: Int, group: ServiceGroup) {
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let group = ServiceGroup(configuration: .init(services: [application(host: host, port: 0, logger: logger) { listening.yield($0) }],
+                                                      logger: logger))
+        Task { try await group.run() }
+        var it = ports.makeAsyncIterator()
+        guard let port = await it.next() else { throw NoteError("the witness server did not start") }
+        return (port, group)
     }
 
     static func response(_ a: WitnessAnswer) -> Response {

@@ -141,6 +141,8 @@ struct Bench: AsyncParsableCommand {
                                             ("overhead_pct", (o.without / o.with - 1) * 100),
                                             ("overhead_cpu_pct", (o.withoutCPU / o.withCPU - 1) * 100)])
         }
+        if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
+        if wanted("append_witnessed") { report("append_witnessed", try await run.appendWitnessed(writers: writers)) }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)

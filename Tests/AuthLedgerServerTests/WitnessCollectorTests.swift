@@ -19,7 +19,6 @@ import Testing
         let cosigner: Cosigner
         let port: Int
         let dir: String
-        let task: Task<Void, Error>
         let group: ServiceGroup
 
         init(name: String, logKey: String) async throws {
@@ -28,18 +27,11 @@ import Testing
             let witness = Witness(cosigner: cosigner, logs: [try NoteVerifierKey(parsing: logKey)], store: try WitnessStore(path: dir))
             var logger = Logger(label: "test.witness")
             logger.logLevel = .error
-            let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-            let app = WitnessServer(witness: witness).application(host: "127.0.0.1", port: 0, logger: logger) { continuation.yield($0) }
-            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-            self.group = group
-            task = Task { try await group.run() }
-            var it = ports.makeAsyncIterator()
-            port = try #require(await it.next())
+            (port, group) = try await WitnessServer(witness: witness).startInBackground(logger: logger)
         }
 
         func stop() async {
             await group.triggerGracefulShutdown()
-            _ = await task.result
             try? FileManager.default.removeItem(atPath: dir)
         }
     }
