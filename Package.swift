@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "AuthLedgerLMDB", targets: ["AuthLedgerLMDB"]),
         .library(name: "AuthLedgerPostgres", targets: ["AuthLedgerPostgres"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
+        .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
@@ -80,10 +81,25 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // A C2SP witness (`authledger witness`) and the cosignature/policy formats the log and
+        // its auditors use; an embedder of the ledger alone never compiles it.
+        .target(
+            name: "AuthLedgerWitness",
+            dependencies: [
+                "AuthLedger",
+                "LMDB",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "AuthLedgerServer",
             dependencies: [
                 "AuthLedger",
+                "AuthLedgerWitness",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -108,6 +124,7 @@ let package = Package(
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerServer",
+                "AuthLedgerWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -120,6 +137,7 @@ let package = Package(
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerServer",
+                "AuthLedgerWitness",
                 "LMDB",
                 "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -127,7 +145,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
@@ -151,6 +168,10 @@ let package = Package(
         // the storage backends the conformance suites run on).
         .target(name: "AuthLedgerTestSupport", dependencies: ["AuthLedgerLMDB", "AuthLedgerPostgres"], path: "Tests/TestSupport"),
         .testTarget(name: "LMDBTests", dependencies: ["LMDB", "AuthLedgerTestSupport"]),
+        .testTarget(
+            name: "AuthLedgerWitnessTests",
+            dependencies: ["AuthLedgerWitness", "AuthLedger", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerLMDB", "AuthLedgerPostgres", "AuthLedgerFuzzChecks", "AuthLedgerTestSupport"]),
         .testTarget(
             name: "AuthLedgerServerTests",
@@ -159,6 +180,7 @@ let package = Package(
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerFuzzChecks",
+                "AuthLedgerWitness",
                 "AuthLedgerTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

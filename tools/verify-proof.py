@@ -3,9 +3,11 @@
 
 Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
 
-  verify-proof.py checkpoint  --vkey VKEY CHECKPOINT_FILE
+  verify-proof.py checkpoint  --vkey VKEY CHECKPOINT_FILE [--witness-policy POLICY]
       The signed checkpoint (C2SP tlog-checkpoint / signed-note) verifies under the
-      verifier key; prints origin, size and root.
+      verifier key; prints origin, size and root. With a C2SP tlog-policy file, its
+      witness cosignatures (C2SP tlog-cosignature, cosignature/v1) must also meet the
+      policy's quorum.
   verify-proof.py inclusion   --vkey VKEY PROOF_JSON --event EVENT_JSONL
       PROOF_JSON (`authledger prove SEQ --json` or GET /v1/proofs/inclusion) proves that
       the event (one line of `authledger export`) is in the log its signed checkpoint
@@ -91,6 +93,88 @@ def open_checkpoint(note, vkey):
     if len(root) != 32:
         raise Failure("the checkpoint's root is not a SHA-256 hash")
     return lines[0], int(lines[1]), root
+
+
+def parse_policy(text):
+    """C2SP tlog-policy: returns (witnesses {label: (name, key id, public key)}, quorum rule)."""
+    witnesses, names, quorum, keys = {}, {"none": ("none",)}, None, set()
+    for number, raw in enumerate(text.split("\n"), 1):
+        items = raw.replace("\t", " ").split()
+        if not items or items[0].startswith("#"):
+            continue
+        def fail(message):
+            raise Failure("policy line %d: %s" % (number, message))
+        kind = items[0]
+        if kind == "log":
+            continue
+        if kind == "witness":
+            if len(items) not in (3, 4):
+                fail("expected 'witness <name> <vkey> [<url>]'")
+            parts = items[2].split("+", 2)
+            try:
+                key = base64.b64decode(parts[2], validate=True) if len(parts) == 3 else b""
+            except ValueError:
+                key = b""
+            if len(key) != 33 or key[0] != 4:
+                fail("the witness key is not a cosignature/v1 (0x04) Ed25519 key")
+            key_id = hashlib.sha256(parts[0].encode() + b"\n" + key).digest()[:4]
+            if parts[1] != key_id.hex():
+                fail("the witness key's id does not match its name and key")
+            if items[1] in names or key in keys:
+                fail("duplicate witness")
+            keys.add(key)
+            witnesses[items[1]] = (parts[0], key_id, Ed25519PublicKey.from_public_bytes(key[1:]))
+            names[items[1]] = ("witness", items[1])
+        elif kind == "group":
+            members = items[3:]
+            if len(items) < 4 or len(set(members)) != len(members):
+                fail("expected 'group <name> all|any|<k> <member>...', each member once")
+            if items[1] in names or any(m == "none" or m not in names for m in members):
+                fail("a group names witnesses and groups defined above, and a new name")
+            k = {"all": len(members), "any": 1}.get(items[2])
+            if k is None:
+                if not items[2].isdigit() or items[2].startswith("0") or not 1 <= int(items[2]) <= len(members):
+                    fail("the threshold is all, any or 1 to the number of members")
+                k = int(items[2])
+            names[items[1]] = ("group", k, [names[m] for m in members])
+        elif kind == "quorum":
+            if len(items) != 2 or quorum is not None or items[1] not in names:
+                fail("expected one 'quorum <name>' naming a witness or group defined above")
+            quorum = names[items[1]]
+        else:
+            fail("unknown keyword %r" % kind)
+    if quorum is None:
+        raise Failure("the policy has no quorum line")
+    return witnesses, quorum
+
+
+def cosigners(note, witnesses):
+    """The labels of the witnesses with a valid cosignature/v1 line on the note."""
+    text, sigs = note.split("\n\n", 1)
+    text += "\n"
+    valid = set()
+    for line in sigs[:-1].split("\n"):
+        sig_name, _, blob = line[2:].partition(" ")
+        raw = base64.b64decode(blob, validate=True)
+        for label, (name, key_id, public_key) in witnesses.items():
+            if sig_name != name or raw[:4] != key_id or len(raw) != 4 + 8 + 64:
+                continue
+            timestamp = int.from_bytes(raw[4:12], "big")
+            message = b"cosignature/v1\ntime %d\n" % timestamp + text.encode("utf-8")
+            try:
+                public_key.verify(raw[12:], message)
+                valid.add(label)
+            except InvalidSignature:
+                pass
+    return valid
+
+
+def quorum_met(rule, valid):
+    if rule[0] == "none":
+        return True
+    if rule[0] == "witness":
+        return rule[1] in valid
+    return sum(1 for member in rule[2] if quorum_met(member, valid)) >= rule[1]
 
 
 def verify_inclusion(leaf, index, size, proof, root):
@@ -200,14 +284,23 @@ def main(argv):
     ap.add_argument("--vkey", help="the log's verifier key (authledger checkpoint --vkey); required but for evidence")
     ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
     ap.add_argument("--old", help="consistency: the older checkpoint you kept")
+    ap.add_argument("--witness-policy", help="checkpoint: a C2SP tlog-policy file whose quorum the cosignatures must meet")
     a = ap.parse_args(argv)
     if a.what == "evidence":
         return check_evidence(json.loads(read(a.file)), a.vkey)
     if not a.vkey:
         raise Failure("--vkey is required")
     if a.what == "checkpoint":
-        origin, size, root = open_checkpoint(read(a.file), a.vkey)
-        return "checkpoint of %s: %d events, root %s" % (origin, size, base64.b64encode(root).decode())
+        note = read(a.file)
+        origin, size, root = open_checkpoint(note, a.vkey)
+        summary = "checkpoint of %s: %d events, root %s" % (origin, size, base64.b64encode(root).decode())
+        if a.witness_policy:
+            witnesses, quorum = parse_policy(read(a.witness_policy))
+            valid = cosigners(note, witnesses)
+            if not quorum_met(quorum, valid):
+                raise Failure("the witness quorum is not met (valid cosignatures from: %s)" % (", ".join(sorted(valid)) or "none"))
+            summary += "; quorum met by %s" % (", ".join(sorted(valid)) or "no witness needed")
+        return summary
     proof = json.loads(read(a.file))
     hashes = [base64.b64decode(h, validate=True) for h in proof["proof"]]
     origin, size, root = proof_checkpoint(proof, a.vkey)

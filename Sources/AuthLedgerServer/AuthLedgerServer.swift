@@ -74,6 +74,8 @@ public final class AuthLedgerServer: Sendable {
     let checkpointSigners = CheckpointSignerCache()
     /// Full hash tiles served so far (immutable; bounded).
     let fullTiles = FullTileCache()
+    /// Collects witness cosignatures (nil without a witness policy).
+    let witnessCollector: WitnessCollector?
 
     /// A server for `ledger` (it does not listen until `run(onListening:)` or
     /// `serviceGroup(…)`). Throws when no tokens are
@@ -107,6 +109,10 @@ public final class AuthLedgerServer: Sendable {
         self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
         self.authFailures = configuration.authFailureLimit.map { AuthFailureLimiter($0) }
         self.verifySlots = ConcurrencyLimit(configuration.maxConcurrentVerifies)
+        self.witnessCollector = configuration.witnessing.map { [checkpointSigners, metrics] w in
+            WitnessCollector(ledger: ledger, configuration: w, signer: { try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin) },
+                             metricsFactory: metrics.factory, logger: logger)
+        }
     }
 
     /// Bootstraps the process-wide `MetricsSystem` with this server's Prometheus
@@ -130,6 +136,7 @@ public final class AuthLedgerServer: Sendable {
                                              clock: configuration.clock, metrics: metrics, logger: logger))
         }
         services.append(SSFPushService(signals: sharedSignals, logger: logger))
+        if let witnessCollector { services.append(witnessCollector) }
         if let interval = configuration.readerCheckInterval {
             services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
         }

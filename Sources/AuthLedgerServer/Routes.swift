@@ -6,9 +6,9 @@ import Hummingbird
 extension AuthLedgerServer {
     func registerRoutes(_ t: RouteTable) {
         // Operations
-        on(t, .get, "/health", .open) { [ledger] _, _ in
+        on(t, .get, "/health", .open) { [ledger, witnessCollector] _, _ in
             _ = try ledger.head()
-            return JSONResponse.make(.object([("status", .string("ok"))]))
+            return JSONResponse.make(.object([("status", .string("ok"))] + (try witnessCollector.map { [("witnesses", try $0.healthJSON())] } ?? [])))
         }
         on(t, .get, "/metrics", .authenticated) { [metrics] _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable {
     /// (``/AuthLedger/Ledger/Configuration/origin``), else the default.
     public var checkpointOrigin: String?
 
+    /// Witness cosigning of checkpoints (`serve --witness-policy`); nil: none, `/checkpoint` is the head's.
+    public var witnessing: WitnessingConfiguration?
+
     /// The defaults: 127.0.0.1:8080, no tokens, the limits of SPEC 5.5 at their default values.
     public init() {}
 }

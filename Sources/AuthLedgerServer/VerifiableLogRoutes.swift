@@ -9,10 +9,22 @@ import Synchronization
 /// proofs itself, and ready-made proofs as JSON.
 extension AuthLedgerServer {
     func registerVerifiableLogRoutes(_ t: RouteTable) {
+        // With a witness policy: the newest checkpoint meeting its quorum (404 until one does),
+        // and the newest one at /checkpoint/latest; without, both are the head's.
         on(t, .get, "/checkpoint", .scope(.audit)) { [self] _, _ in
+            if let witnessCollector {
+                guard let note = try witnessCollector.quorumCheckpoint() else {
+                    throw LedgerError(.notFound, "no checkpoint meets the witness quorum yet (see /checkpoint/latest)")
+                }
+                return Self.checkpointResponse(ByteBuffer(bytes: note))
+            }
             let note = try ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
-            return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-cache"],
-                            body: .init(byteBuffer: ByteBuffer(string: note)))
+            return Self.checkpointResponse(ByteBuffer(string: note))
+        }
+        on(t, .get, "/checkpoint/latest", .scope(.audit)) { [self] _, _ in
+            if let witnessCollector { return Self.checkpointResponse(ByteBuffer(bytes: try witnessCollector.latestCheckpoint())) }
+            let note = try ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
+            return Self.checkpointResponse(ByteBuffer(string: note))
         }
         on(t, .get, "/tile/{tilePath+}", .scope(.audit)) { [ledger, fullTiles] _, ctx in
             let tile = try TilePath(ctx.parameters.getCatchAll())
@@ -57,6 +69,12 @@ extension AuthLedgerServer {
                 ("oldRoot", .string(Data(p.oldRoot.bytes).base64EncodedString())), ("checkpoint", .string(note)),
             ]))
         }
+    }
+}
+
+extension AuthLedgerServer {
+    static func checkpointResponse(_ note: ByteBuffer) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-cache"], body: .init(byteBuffer: note))
     }
 }
 

@@ -160,6 +160,8 @@ struct Bench: AsyncParsableCommand {
             let few = try run.linkRedeem(ledger, pending: 1_000), many = try run.linkRedeem(ledger, pending: 100_000)
             report("link_redeem", [("p50_ms_1k_pending", few), ("p50_ms_100k_pending", many)])
         }
+        if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
+        if wanted("append_witnessed") { report("append_witnessed", try await run.appendWitnessed(writers: writers)) }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)

@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
     @OptionGroup var sharedSignals: SharedSignalsOptions
+    @OptionGroup var witnessing: WitnessingOptions
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
@@ -117,6 +118,7 @@ struct Serve: AsyncParsableCommand {
         }
         if let now = try global.fixedNow() { config.clock = { now } }
         try sharedSignals.apply(to: &config.sharedSignals)
+        config.witnessing = try witnessing.configuration()
 
         let configuration = global.configuration
         // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.

@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import AuthLedger
+import AuthLedgerWitness
+import CoreMetrics
+import Foundation
+import Logging
+import Metrics
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Collects witness cosignatures of the log's checkpoints (`serve --witness-policy`).
+///
+/// Every `interval`, the server holding the lease (one per shared store: a meta record
+/// with an expiry, renewed each round) signs a checkpoint of the head when the head has
+/// grown, and each witness — in a task of its own, so that a slow one delays no other —
+/// gets it with the consistency proof from the size it holds (a 409 tells that size; it
+/// is kept in the store). Valid cosignatures are added to the stored checkpoint; once
+/// they meet the quorum it becomes the one `GET /checkpoint` serves. A failing witness
+/// is retried with doubling waits up to `maxBackoff`; one claiming a size larger than
+/// the log is refused for good (until restart) and logged. Appends never wait on any of
+/// this: the collector only reads snapshots and writes a few meta records.
+final class WitnessCollector: Service, Sendable {
+    let ledger: Ledger
+    let configuration: WitnessingConfiguration
+    let signer: @Sendable () throws -> CheckpointSigner
+    let logger: Logger
+    let instance = UUID().uuidString
+    let peers: [WitnessPeer]
+    private let leader = Atomic<Bool>(false)
+    private let behind: [Meter]
+
+    init(ledger: Ledger, configuration: WitnessingConfiguration, signer: @escaping @Sendable () throws -> CheckpointSigner,
+         metricsFactory: any MetricsFactory, logger: Logger) {
+        self.ledger = ledger
+        self.configuration = configuration
+        self.signer = signer
+        self.logger = logger
+        peers = configuration.policy.witnesses.map { WitnessPeer(witness: $0) }
+        behind = configuration.policy.witnesses.map {
+            Meter(label: "authledger_witness_behind", dimensions: [("witness", $0.label)], factory: metricsFactory)
+        }
+    }
+
+    func run() async throws {
+        var config = HTTPClient.Configuration()
+        config.redirectConfiguration = .disallow
+        config.timeout = .init(connect: .seconds(5), read: .init(configuration.requestTimeout))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+        await cancelWhenGracefulShutdown { [self] in
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.lead() }
+                for peer in peers { group.addTask { await self.serve(peer, client: client) } }
+            }
+        }
+        try? await client.shutdown()
+    }
+
+    /// Each round: the lease, a new checkpoint when the head grew, the lag gauges.
+    private func lead() async {
+        while !Task.isCancelled {
+            do {
+                let ttl = Int64(configuration.interval.components.seconds) * 3000 + 10_000
+                let mine = try await WitnessRecords.acquireLease(ledger, instance: instance,
+                                                                 nowMs: Int64(Date().timeIntervalSince1970 * 1000), ttlMs: ttl)
+                leader.store(mine, ordering: .relaxed)
+                let (size, root) = try ledger.treeHead()
+                if mine, size > 0 {
+                    let current = try WitnessRecords.note(ledger, WitnessRecords.latest).flatMap { try? Checkpoint(text: $0.text) }
+                    if current.map({ $0.size < size }) ?? true {
+                        let note = try signer().sign(size: size, root: root)
+                        try await WitnessRecords.startLatest(ledger, note: note, size: size, policy: configuration.policy)
+                    }
+                }
+                for (k, status) in try status(head: size).enumerated() { behind[k].set(Double(status.behind)) }
+            } catch {
+                logger.warning("witnessing: a round failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: configuration.interval)
+        }
+    }
+
+    /// One witness's loop: while this server leads, send it the latest checkpoint until it cosigns it.
+    private func serve(_ peer: WitnessPeer, client: HTTPClient) async {
+        while !Task.isCancelled {
+            var wait = configuration.interval
+            if leader.load(ordering: .relaxed), !peer.isRefused, let latest = try? WitnessRecords.note(ledger, WitnessRecords.latest),
+               latest.cosignatures(by: peer.witness.key).isEmpty {
+                do {
+                    try await peer.push(latest, collector: self, client: client)
+                    peer.succeeded()
+                } catch where !Task.isCancelled {
+                    wait = max(wait, peer.failed(error, maxBackoff: configuration.maxBackoff, logger: logger))
+                } catch {
+                    return
+                }
+            }
+            try? await Task.sleep(for: wait)
+        }
+    }
+
+    /// Whether this server holds the lease (sends to the witnesses) as of its last round.
+    var isLeader: Bool { leader.load(ordering: .relaxed) }
+
+    /// Per witness: its label, the size it holds, how many entries it is behind the head, and its last error.
+    func status(head: UInt64? = nil) throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
+        let head = try head ?? ledger.treeHead().size
+        return try peers.map { p in
+            let held = try WitnessRecords.heldSize(ledger, p.witness.label)
+            return (p.witness.label, held, head > (held ?? 0) ? head - (held ?? 0) : 0, p.lastError)
+        }
+    }
+}
+
+extension WitnessCollector {
+    /// `/health`'s `witnesses`: per witness its label, held size, lag in entries, last error.
+    func healthJSON() throws -> JSON {
+        .array(try status().map { s in
+            .object([("witness", .string(s.label)), ("size", s.held.map { .int(Int64($0)) } ?? .null),
+                     ("behind", .int(Int64(s.behind))), ("error", s.error.map { .string($0) } ?? .null)])
+        })
+    }
+
+    /// `GET /checkpoint`: the newest checkpoint meeting the quorum, with its cosignatures (nil: none yet).
+    func quorumCheckpoint() throws -> [UInt8]? { try ledger.metaRecord(WitnessRecords.quorum) }
+
+    /// `GET /checkpoint/latest`: the stored latest checkpoint (with the cosignatures it has)
+    /// when it is of the head; else the head's, freshly signed.
+    func latestCheckpoint() throws -> [UInt8] {
+        let head = try ledger.treeHead().size
+        if let stored = try ledger.metaRecord(WitnessRecords.latest), let note = try? SignedNote(parsing: stored),
+           let cp = try? Checkpoint(text: note.text), cp.size == head {
+            return stored
+        }
+        return Array(try ledger.checkpoint(signer: signer()).utf8)
+    }
+}

@@ -1,0 +1,144 @@
+import AsyncHTTPClient
+@_spi(Storage) import AuthLedger
+@testable import AuthLedgerServer
+import AuthLedgerTestSupport
+import AuthLedgerWitness
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Testing
+
+/// `serve --witness-policy`: the server sends its checkpoints to in-process witnesses
+/// (the real `authledger witness` code on loopback ports) and serves the one meeting the
+/// quorum, on LMDB and PostgreSQL.
+@Suite(.timeLimit(.minutes(2))) struct WitnessCollectorTests {
+    /// A witness on a loopback port over a temporary store.
+    final class LocalWitness: @unchecked Sendable {
+        let cosigner: Cosigner
+        let port: Int
+        let dir: String
+        let group: ServiceGroup
+
+        init(name: String, logKey: String) async throws {
+            dir = TestServer.temporaryDirectory()
+            cosigner = try Cosigner(name: name, seed: (0..<32).map { _ in UInt8.random(in: 0...255) })
+            let witness = Witness(cosigner: cosigner, logs: [try NoteVerifierKey(parsing: logKey)], store: try WitnessStore(path: dir))
+            var logger = Logger(label: "test.witness")
+            logger.logLevel = .error
+            (port, group) = try await WitnessServer(witness: witness).startInBackground(logger: logger)
+        }
+
+        func stop() async {
+            await group.triggerGracefulShutdown()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+
+    static let origin = "witnessed.example/log"
+
+    static func body(_ s: TestServer, _ path: String) async throws -> (Int, String) {
+        let r = try await s.client.execute(s.request(.GET, path, token: "auditor-token"), timeout: .seconds(30))
+        return (Int(r.status.code), String(buffer: try await r.body.collect(upTo: 1 << 20)))
+    }
+
+    @Test(arguments: StorageKind.all) func servesTheCheckpointMeetingTheQuorum(_ storage: StorageKind) async throws {
+        let place = TestStore(storage)
+        try FileManager.default.createDirectory(atPath: place.dir, withIntermediateDirectories: true)
+        let logKey = try CheckpointSigner(origin: Self.origin, seed: CheckpointSigner.loadOrCreateSeed(path: place.dir + "/checkpoint.key")).verifierKey
+        let a = try await LocalWitness(name: "a.witness.example", logKey: logKey)
+        let b = try await LocalWitness(name: "b.witness.example", logKey: logKey)
+        let absent = try Cosigner(name: "absent.witness.example", seed: [UInt8](repeating: 5, count: 32))
+        let policy = try WitnessPolicy(parsing: """
+            witness a \(a.cosigner.verifierKey) http://127.0.0.1:\(a.port)
+            witness b \(b.cosigner.verifierKey) http://127.0.0.1:\(b.port)/
+            witness absent \(absent.verifierKey) http://127.0.0.1:1
+            group two 2 a b absent
+            quorum two
+            """)
+        var witnessing = try WitnessingConfiguration(policy: policy)
+        witnessing.interval = .milliseconds(100)
+        witnessing.maxBackoff = .milliseconds(500)
+        let s = try await TestServer.start(storage, at: place) {
+            $0.checkpointOrigin = Self.origin
+            $0.witnessing = witnessing
+        }
+        defer { Task { await a.stop(); await b.stop() } }
+        // Nothing appended, nothing cosigned: 404 until a checkpoint meets the quorum.
+        #expect(try await Self.body(s, "/checkpoint").0 == 404)
+        try await VerifiableLogRouteTests.populate(s)
+        var served = ""
+        for _ in 0..<300 {
+            let (status, text) = try await Self.body(s, "/checkpoint")
+            if status == 200 { served = text; break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(served.hasPrefix("\(Self.origin)\n300\n"), "\(served)")
+        let check = CheckpointVerification.check(Array(served.utf8), logKey: try NoteVerifierKey(parsing: logKey), policy: policy)
+        #expect((try? check.get()) != nil, "\(check)")
+        let note = try SignedNote(parsing: Array(served.utf8))
+        #expect(note.cosignatures(by: a.cosigner.verifierKey).count == 1 && note.cosignatures(by: b.cosigner.verifierKey).count == 1)
+        // A policy asking for the absent witness too is not met by it.
+        let strict = try WitnessPolicy(parsing: "witness a \(a.cosigner.verifierKey)\nwitness x \(absent.verifierKey)\ngroup g all a x\nquorum g\n")
+        #expect((try? CheckpointVerification.check(Array(served.utf8), logKey: try NoteVerifierKey(parsing: logKey), policy: strict).get()) == nil)
+        // The newest checkpoint is the head's; an inclusion proof at the cosigned size leads to its root.
+        #expect(try await Self.body(s, "/checkpoint/latest").1.hasPrefix("\(Self.origin)\n300\n"))
+        let proof = try #require(try await s.call(.GET, "/v1/proofs/inclusion?seq=5&size=300", token: "auditor-token").json)
+        #expect(proof["root"]?.stringValue == String(served.split(separator: "\n")[2]))
+        // /health: each witness's lag, the absent one's error (once its connection was refused).
+        var witnesses: [JSON] = []
+        for _ in 0..<100 {
+            witnesses = try #require(try await s.call(.GET, "/health", token: nil).json?["witnesses"]?.arrayValue)
+            if witnesses.first(where: { $0["witness"]?.stringValue == "absent" })?["error"]?.stringValue != nil { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(witnesses.count == 3)
+        let absentEntry = try #require(witnesses.first { $0["witness"]?.stringValue == "absent" })
+        #expect(absentEntry["behind"] == .int(300) && absentEntry["error"]?.stringValue != nil)
+        #expect(witnesses.first { $0["witness"]?.stringValue == "a" }?["behind"] == .int(0))
+        #expect(try await s.waitForMetric("authledger_witness_behind{witness=\"absent\"}", atLeast: 300) == 300)
+        try await s.stop()
+        s.removeStore()
+    }
+
+    /// Two servers of one PostgreSQL database: one sends to the witnesses, both serve the result.
+    @Test func oneServerOfASharedStorePushes() async throws {
+        guard StorageKind.all.contains(.postgres) else { return }
+        let place = TestStore(.postgres)
+        try FileManager.default.createDirectory(atPath: place.dir, withIntermediateDirectories: true)
+        let logKey = try CheckpointSigner(origin: Self.origin, seed: CheckpointSigner.loadOrCreateSeed(path: place.dir + "/checkpoint.key")).verifierKey
+        let a = try await LocalWitness(name: "a.witness.example", logKey: logKey)
+        let policy = try WitnessPolicy(parsing: "witness a \(a.cosigner.verifierKey) http://127.0.0.1:\(a.port)\nquorum a\n")
+        var witnessing = try WitnessingConfiguration(policy: policy)
+        witnessing.interval = .milliseconds(100)
+        let configure: (inout ServerConfiguration) -> Void = {
+            $0.checkpointOrigin = Self.origin
+            $0.witnessing = witnessing
+        }
+        let s1 = try await TestServer.start(.postgres, at: place, configure: configure)
+        let s2 = try await TestServer.start(.postgres, at: place, configure: configure)
+        defer { Task { await a.stop() } }
+        try await VerifiableLogRouteTests.populate(s1)
+        var served: [String] = []
+        for _ in 0..<300 {
+            served = [try await Self.body(s1, "/checkpoint").1, try await Self.body(s2, "/checkpoint").1]
+            if served.allSatisfy({ $0.hasPrefix("\(Self.origin)\n300\n") }) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(served[0].hasPrefix("\(Self.origin)\n300\n") && served[0] == served[1])
+        let leaders = [s1, s2].filter { $0.server.witnessCollector?.isLeader == true }
+        #expect(leaders.count == 1)
+        try await s1.stop()
+        try await s2.stop()
+    }
+
+    @Test func withoutAPolicyLatestIsTheHeadsCheckpoint() async throws {
+        try await withServer(configure: { $0.checkpointOrigin = Self.origin }) { s in
+            try await VerifiableLogRouteTests.populate(s)
+            let (s1, plain) = try await Self.body(s, "/checkpoint")
+            let (s2, latest) = try await Self.body(s, "/checkpoint/latest")
+            #expect(s1 == 200 && s2 == 200 && plain == latest && plain.hasPrefix("\(Self.origin)\n300\n"))
+        }
+    }
+}
