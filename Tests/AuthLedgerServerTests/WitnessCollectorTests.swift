@@ -1,5 +1,6 @@
 import AsyncHTTPClient
-@_spi(Storage) import AuthLedger
+import AuthLedger
+import AuthLedgerLMDB
 @testable import AuthLedgerServer
 import AuthLedgerTestSupport
 import AuthLedgerWitness
