@@ -24,7 +24,7 @@ public enum HTTPFuzzCheck {
 
     // @unchecked: Hummingbird's RouterResponder is not Sendable; the harness only calls it, never mutates it.
     final class Harness: @unchecked Sendable {
-        let server: AuthLedgerServer
+        let server: LedgerServer
         let responder: RouterResponder<ServerRequestContext>
         let endpoints: [Endpoint]
         // The thread-safe test channel: checks run on whichever thread the cooperative pool gives them.
@@ -54,7 +54,7 @@ public enum HTTPFuzzCheck {
             config.sharedSignals.pollWait = .milliseconds(1)
             let now = Timestamp(rfc3339: "2026-03-01T09:00:30Z")!
             config.clock = { now }
-            server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
+            server = try LedgerServer(ledger: ledger, configuration: config, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
             let table = server.buildRouter()
             responder = table.router.buildResponder()
             // Key rotation is left out: each call generates an RSA-2048 key (about a second

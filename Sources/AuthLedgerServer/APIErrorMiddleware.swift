@@ -7,7 +7,7 @@ import Hummingbird
 /// its details; counts each refusal and notes failed authentications of the address.
 struct APIErrorMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
-    let server: AuthLedgerServer
+    let server: LedgerServer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {

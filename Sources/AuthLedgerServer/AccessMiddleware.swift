@@ -2,13 +2,13 @@ import AuthLedger
 import Hummingbird
 
 /// The access check of a group of routes: refuses an address with too many failed
-/// authentications (429), checks the bearer token against the group's ``Access`` (401,
+/// authentications (429), checks the bearer token against the group's ``RouteAccess`` (401,
 /// 403), records who the caller is and its scopes in the context, and applies the
 /// per-token request rate (429). Open routes skip all of it.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
-    let server: AuthLedgerServer
-    let access: Access
+    let server: LedgerServer
+    let access: RouteAccess
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context

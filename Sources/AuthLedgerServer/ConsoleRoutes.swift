@@ -6,7 +6,7 @@ import Hummingbird
 /// The auditor console (docs/CONSOLE.md): the log's verifier key for the page to offer
 /// (audit scope), and the console's static files at `/console` (open: the page holds no
 /// data; everything it shows comes from the API with the token the user types).
-extension AuthLedgerServer {
+extension LedgerServer {
     func registerConsoleRoutes(_ t: RouteTable) {
         on(t, .get, "/checkpoint/vkey", .scope(.audit)) { [self] _, _ in
             let signer = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin)

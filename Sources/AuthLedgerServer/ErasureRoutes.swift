@@ -2,7 +2,7 @@ import AuthLedger
 import Foundation
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (reference §7).
     func registerErasureRoutes(_ t: RouteTable) {
         on(t, .delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in

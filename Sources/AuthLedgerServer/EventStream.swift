@@ -6,7 +6,7 @@ import Synchronization
 import NIOCore
 import ServiceLifecycle
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// Streams `feed` as Server-Sent Events: `id:` = seq, `event:` = type, `data:` =
     /// the recorded event. Catch-up then live; heartbeat comments while idle.
     ///

@@ -2,7 +2,7 @@ import AuthLedger
 import HTTPTypes
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// `GET /v1/users/{u}/history?after=&limit=` (SPEC 3): one page of the user's events.
     /// A full page carries `Link: <…?after=LAST&limit=N>; rel="next"`, the request with
     /// `after` set to the page's last `seq`; a shorter page is the last.

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// The policy and the log itself: raw appends, the live feed, export, verification.
     func registerLogRoutes(_ t: RouteTable) {
         on(t, .put, "/v1/policy", .scope(.admin)) { [self] req, _ in

@@ -1,7 +1,7 @@
 import AuthLedger
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// The device-proof routes (reference section 11): key rotation and link redemption.
     func registerProofRoutes(_ t: RouteTable) {
         on(t, .post, "/v1/users/{user}/devices/{deviceId}/key", .scope(.write)) { [self] req, ctx in

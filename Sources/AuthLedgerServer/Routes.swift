@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     func registerRoutes(_ t: RouteTable) {
         // Operations
         on(t, .get, "/health", .open) { [ledger, witnessCollector] _, _ in

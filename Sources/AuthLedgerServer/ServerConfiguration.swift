@@ -4,7 +4,7 @@ import AuthLedger
 public struct ServerConfiguration: Sendable {
     /// Interface to bind (loopback by default: expose it deliberately).
     public var host = "127.0.0.1"
-    /// TCP port; 0 picks a free one (see `AuthLedgerServer.onListening`).
+    /// TCP port; 0 picks a free one (see `LedgerServer.onListening`).
     public var port = 8080
     /// The bearer tokens; empty only with `insecureDev`.
     public var tokens = TokenStore()

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// Durable subscriptions (SPEC 5), each owned by the token that created it.
     func registerSubscriptionRoutes(_ t: RouteTable) {
         on(t, .put, "/v1/subscriptions/{name}", .scope(.read)) { [self] req, ctx in

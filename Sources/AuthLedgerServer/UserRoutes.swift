@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-extension AuthLedgerServer {
+extension LedgerServer {
     /// The user resources (SPEC 3 queries, SPEC 4 commands): devices, cooling, pending
     /// approvals, challenges, OTPs.
     func registerUserRoutes(_ t: RouteTable) {

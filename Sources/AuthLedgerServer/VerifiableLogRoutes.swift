@@ -7,7 +7,7 @@ import Synchronization
 /// The verifiable log over HTTP (SPEC 6), audit scope: the signed checkpoint and the
 /// C2SP `tlog-tiles` layout (hash tiles and entry bundles), so any tlog client computes
 /// proofs itself, and ready-made proofs as JSON.
-extension AuthLedgerServer {
+extension LedgerServer {
     func registerVerifiableLogRoutes(_ t: RouteTable) {
         // With a witness policy: the newest checkpoint meeting its quorum (404 until one does),
         // and the newest one at /checkpoint/latest; without, both are the head's.
@@ -72,7 +72,7 @@ extension AuthLedgerServer {
     }
 }
 
-extension AuthLedgerServer {
+extension LedgerServer {
     static func checkpointResponse(_ note: ByteBuffer) -> Response {
         Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-cache"], body: .init(byteBuffer: note))
     }

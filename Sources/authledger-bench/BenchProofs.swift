@@ -36,7 +36,7 @@ extension BenchRun {
         config.sweepInterval = nil
         var logger = Logger(label: "authledger.bench")
         logger.logLevel = .error
-        let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let running = Task { try await group.run() }

@@ -102,7 +102,7 @@ extension BenchRun {
         var witnessing = try WitnessingConfiguration(policy: try WitnessPolicy(parsing: policy))
         witnessing.interval = .seconds(1)
         config.witnessing = witnessing
-        let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
         let sg = server.serviceGroup(gracefulShutdownSignals: [])
         groups.append(sg)
         Task { try await sg.run() }

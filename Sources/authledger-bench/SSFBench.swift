@@ -36,7 +36,7 @@ enum SSFBench {
         config.pollInterval = .milliseconds(50)
         config.sharedSignals.retryInitial = .milliseconds(100)
         config.sharedSignals.retryMax = .milliseconds(500)
-        let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
         let (ports, portsIn) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { portsIn.yield($0) })
         let running = Task { try await group.run() }

@@ -128,7 +128,7 @@ struct Serve: AsyncParsableCommand {
         if dev, try ledger.head().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())
         }
-        let server = try AuthLedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
         server.bootstrapMetricsSystem()
         let store = global.storeName
         let host = self.host

@@ -5,7 +5,7 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// Access is the route group's middleware, not each handler's: every route the server
+/// RouteAccess is the route group's middleware, not each handler's: every route the server
 /// serves — taken from its own route table, not a hand-written list — refuses a missing
 /// token (401) and a token without its scope (403), in the API's error form.
 @Suite struct AccessMiddlewareTests {

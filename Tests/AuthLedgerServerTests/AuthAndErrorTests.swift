@@ -22,10 +22,10 @@ import Testing
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let ledger = try Ledger(lmdb: dir)
-        #expect(throws: TokenConfigurationError.self) { try AuthLedgerServer(ledger: ledger, configuration: ServerConfiguration()) }
+        #expect(throws: TokenConfigurationError.self) { try LedgerServer(ledger: ledger, configuration: ServerConfiguration()) }
         var config = ServerConfiguration()
         config.insecureDev = true
-        _ = try AuthLedgerServer(ledger: ledger, configuration: config)
+        _ = try LedgerServer(ledger: ledger, configuration: config)
     }
 
     @Test(arguments: StorageKind.all) func insecureDevServesWithoutTokens(_ storage: StorageKind) async throws {

@@ -169,11 +169,11 @@ import Testing
             var config = ServerConfiguration()
             config.tokens = try TokenStore(parsing: "t:read")
             config.rateLimit = bad
-            #expect(throws: ServerConfigurationError.self) { try AuthLedgerServer(ledger: ledger, configuration: config) }
+            #expect(throws: ServerConfigurationError.self) { try LedgerServer(ledger: ledger, configuration: config) }
         }
         var config = ServerConfiguration()
         config.tokens = try TokenStore(parsing: "t:read")
         config.maxSubscribersPerToken = 0
-        #expect(throws: ServerConfigurationError.self) { try AuthLedgerServer(ledger: ledger, configuration: config) }
+        #expect(throws: ServerConfigurationError.self) { try LedgerServer(ledger: ledger, configuration: config) }
     }
 }

@@ -31,7 +31,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var config = ServerConfiguration()
         config.insecureDev = true
-        let server = try AuthLedgerServer(ledger: try Ledger(lmdb: dir), configuration: config)
+        let server = try LedgerServer(ledger: try Ledger(lmdb: dir), configuration: config)
         let routed = Set(server.endpoints.map(\.description))
         #expect(routed.count == server.endpoints.count, "a route is registered twice")
         #expect(documented.subtracting(routed).sorted() == [], "documented but not routed")

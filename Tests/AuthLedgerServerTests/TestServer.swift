@@ -68,7 +68,7 @@ final class TestServer: @unchecked Sendable {
     let port: Int
     let client: HTTPClient
     /// The server object (for tests that look at its limits).
-    let server: AuthLedgerServer
+    let server: LedgerServer
     private(set) var group: ServiceGroup?
     private var running: Task<Void, Error>?
 
@@ -76,7 +76,7 @@ final class TestServer: @unchecked Sendable {
         TemporaryDirectory.path("authledger-server")
     }
 
-    private init(place: TestStore, clock: TestClock, port: Int, server: AuthLedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
+    private init(place: TestStore, clock: TestClock, port: Int, server: LedgerServer, group: ServiceGroup, running: Task<Void, Error>) {
         self.server = server
         self.place = place
         self.clock = clock
@@ -109,7 +109,7 @@ final class TestServer: @unchecked Sendable {
         config.authFailureLimit = nil
         config.maxSubscribersPerToken = nil
         configure(&config)
-        let server = try AuthLedgerServer(ledger: try place.open(), configuration: config)
+        let server = try LedgerServer(ledger: try place.open(), configuration: config)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let running = Task { try await group.run() }
@@ -314,6 +314,6 @@ extension TestServer {
         config.insecureDev = true
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        return try AuthLedgerServer(ledger: try Ledger(lmdb: dir), configuration: config).endpoints
+        return try LedgerServer(ledger: try Ledger(lmdb: dir), configuration: config).endpoints
     }
 }

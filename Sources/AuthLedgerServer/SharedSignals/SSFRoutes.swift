@@ -5,7 +5,7 @@ import Hummingbird
 /// The Shared Signals routes (docs/SHARED-SIGNALS.md): metadata and keys are open
 /// (receivers discover them without a token), stream management is `admin`, polling
 /// needs `read`.
-extension AuthLedgerServer {
+extension LedgerServer {
     func registerSharedSignalsRoutes(_ t: RouteTable) {
         let ssf = sharedSignals
         on(t, .get, "/.well-known/ssf-configuration", .open) { _, _ in JSONResponse.make(try ssf.metadata()) }

@@ -28,7 +28,7 @@ public struct ServerRequestContext: RequestContext {
 }
 
 /// What a route demands of its caller.
-public enum Access: Sendable, Hashable {
+public enum RouteAccess: Sendable, Hashable {
     /// No token (`/health`).
     case open
     /// Any valid token (`/metrics`).
@@ -44,7 +44,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// The path in OpenAPI syntax (`/v1/users/{user}/devices`).
     public let path: String
     /// What the route demands of its caller.
-    public let access: Access
+    public let access: RouteAccess
     /// `METHOD path`.
     public var description: String { "\(method) \(path)" }
 }
@@ -53,7 +53,7 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Routes call the same command and query layer as the CLI; appends go through the
 /// ledger's writer thread (`perform`, `submit`), never blocking an event loop.
-public final class AuthLedgerServer: Sendable {
+public final class LedgerServer: Sendable {
     /// The ledger the routes read and write.
     public let ledger: Ledger
     /// The configuration the server was created with.
@@ -170,9 +170,9 @@ public final class AuthLedgerServer: Sendable {
         package var endpoints: [Endpoint] = []
         /// One route group per access level, made on first use: its routes run behind the
         /// error mapping and that level's access check.
-        private var groups: [Access: RouterGroup<ServerRequestContext>] = [:]
+        private var groups: [RouteAccess: RouterGroup<ServerRequestContext>] = [:]
 
-        func group(for access: Access, server: AuthLedgerServer) -> RouterGroup<ServerRequestContext> {
+        func group(for access: RouteAccess, server: LedgerServer) -> RouterGroup<ServerRequestContext> {
             if let g = groups[access] { return g }
             let g = router.group()
                 .add(middleware: APIErrorMiddleware(server: server))
@@ -201,7 +201,7 @@ public final class AuthLedgerServer: Sendable {
     /// Registers `handler` for `method` on `path` (OpenAPI syntax, `{user}`) in the route
     /// group of its `access`: that group's middleware checks the token and the limits
     /// (``AccessMiddleware``) inside the error mapping (``APIErrorMiddleware``).
-    func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: Access, _ handler: @escaping Handler) {
+    func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess, _ handler: @escaping Handler) {
         table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
         let routerPath = path.split(separator: "/").map { c in
             // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
@@ -215,13 +215,13 @@ public final class AuthLedgerServer: Sendable {
     /// Checks the bearer token against the route's access; returns who the caller is
     /// (nil on open routes, which no per-token limit applies to).
     @discardableResult
-    func authorize(_ request: Request, _ access: Access) throws(HTTPRefusal) -> Caller? {
+    func authorize(_ request: Request, _ access: RouteAccess) throws(HTTPRefusal) -> Caller? {
         try identify(request, access)?.caller
     }
 
     /// The caller and the scopes of its token, checked against the route's access
     /// (nil on open routes).
-    func identify(_ request: Request, _ access: Access) throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
+    func identify(_ request: Request, _ access: RouteAccess) throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
         if access == .open { return nil }
         if configuration.tokens.isEmpty && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
         guard let header = request.headers[.authorization] else {
@@ -263,7 +263,7 @@ public final class AuthLedgerServer: Sendable {
 /// `Allow` when the path exists with other methods.
 struct JSONNotFoundMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
-    let table: AuthLedgerServer.RouteTable
+    let table: LedgerServer.RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
