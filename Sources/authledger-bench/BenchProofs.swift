@@ -28,21 +28,9 @@ extension BenchRun {
     /// unsigned, ES256-signed and EdDSA-signed, each against its own users with a pending
     /// challenge; the client signs beforehand, so the time is the server's.
     func approveOverHTTP(_ ledger: Ledger, connections: Int = 8, perConnection: Int = 250) async throws -> [(String, Double, Double)] {
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"
-        config.port = 0
-        config.tokens = try TokenStore(parsing: "bench-write-token:write")
-        config.rateLimit = nil
-        config.sweepInterval = nil
-        var logger = Logger(label: "authledger.bench")
-        logger.logLevel = .error
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
-        let running = Task { try await group.run() }
-        var it = ports.makeAsyncIterator()
-        guard let port = await it.next() else { throw LedgerError(.storageError, "the bench server did not start") }
-        defer { running.cancel() }
+        let server = try await BenchServer.start(ledger, tokens: "bench-write-token:write")
+        defer { server.cancel() }
+        let port = server.port
 
         var out: [(String, Double, Double)] = []
         for mode in ["unsigned", "es256", "eddsa"] {
@@ -92,8 +80,7 @@ extension BenchRun {
             let all = latencies.flatMap { $0 }.sorted()
             out.append((mode, Double(all.count) / elapsed, BenchRun.percentile(all, 0.5)))
         }
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+        await server.stop()
         return out
     }
 

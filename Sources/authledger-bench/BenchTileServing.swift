@@ -11,21 +11,9 @@ extension BenchRun {
     func tileServing(_ ledger: Ledger, connections: Int = 4, requestsPerConnection: Int = 5_000) async throws -> (rate: Double, p50: Double, p99: Double) {
         let head = try ledger.head().seq
         guard head >= 256 else { return (0, 0, 0) }
-        var config = ServerConfiguration()
-        config.host = "127.0.0.1"
-        config.port = 0
-        config.tokens = try TokenStore(parsing: "bench-audit-token:audit")
-        config.rateLimit = nil
-        config.sweepInterval = nil
-        var logger = Logger(label: "authledger.bench")
-        logger.logLevel = .error
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
-        let running = Task { try await group.run() }
-        var it = ports.makeAsyncIterator()
-        guard let port = await it.next() else { throw LedgerError(.storageError, "the bench server did not start") }
-        defer { running.cancel() }
+        let server = try await BenchServer.start(ledger, tokens: "bench-audit-token:audit")
+        defer { server.cancel() }
+        let port = server.port
 
         let tiles = head / 256
         let paths: [[String]] = (0..<connections).map { c in
@@ -43,8 +31,7 @@ extension BenchRun {
             return all
         }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+        await server.stop()
         let all = latencies.flatMap { $0 }.sorted()
         return (Double(all.count) / elapsed, BenchRun.percentile(all, 0.5), BenchRun.percentile(all, 0.99))
     }

@@ -10,7 +10,9 @@ import Testing
 /// built binary, two processes, one database. Runs when `AUTHLEDGER_TEST_POSTGRES` names a
 /// database (tools/test starts one and requires it); no assertion depends on timing, every
 /// wait is a generous bounded poll.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct MultiServerPostgresTests {
+@Suite(.serialized, .timeLimit(.minutes(5)),
+       .enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it and requires it)"))
+struct MultiServerPostgresTests {
     /// One `authledger serve --port 0` on `store`, with the test tokens and shared key files;
     /// its port is read from its "listening" log line.
     struct ServeProcess: Sendable {
@@ -78,15 +80,6 @@ import Testing
         }
     }
 
-    /// Skips without a database, fails instead where tools/test requires one.
-    static func database() -> String? {
-        if let url = StorageKind.postgresURL { return url }
-        if StorageKind.postgresRequired {
-            Issue.record("AUTHLEDGER_REQUIRE_POSTGRES=1 but AUTHLEDGER_TEST_POSTGRES is not set")
-        }
-        return nil
-    }
-
     /// The key directory both servers share (AUTHLEDGER_KEY_DIR: a PostgreSQL store has no directory of its own).
     static func keyDirectory() throws -> String {
         let dir = TestServer.temporaryDirectory()
@@ -100,9 +93,9 @@ import Testing
     }
 
     /// Two `authledger serve` processes on one fresh PostgreSQL store (shared key
-    /// directory), stopped afterwards; nothing runs without a database.
+    /// directory), stopped afterwards (the suite runs only with a database).
     static func withTwoServers(_ body: (ServeProcess, ServeProcess) async throws -> Void) async throws {
-        guard Self.database() != nil else { return }
+        _ = try #require(StorageKind.postgresURL)
         let store = StorageKind.postgres.freshStore()
         let keys = try Self.keyDirectory()
         defer { try? FileManager.default.removeItem(atPath: keys) }
