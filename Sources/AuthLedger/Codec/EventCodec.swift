@@ -12,7 +12,7 @@ package enum EventCodec {
 
     /// The bytes the store keeps for `r`: personal values are left out (they are stored apart), so erasing them leaves these bytes unchanged.
     package static func encode(_ r: RecordedEvent) -> [UInt8] {
-        var w = ByteWriter(capacity: 160)
+        var w = ByteWriter(capacity: 512)
         let e = r.event.personal == nil ? r.event : PersonalData.withoutValues(r.event)
         w.u8(e.personal == nil ? format : personalFormat)
         w.u8(e.type.rawValue)

@@ -56,6 +56,11 @@ final class AppendSession {
         } ?? UserState(user: user)
     }
 
+    /// Runs `body` on the cached state of `user` (loaded), in place.
+    private func withUser<T>(_ user: String, _ body: (inout UserState) throws -> T) rethrows -> T {
+        try body(&users[user]!)
+    }
+
     func systemState() throws -> SystemState {
         if let s = system { return s }
         let s = try w.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
@@ -163,28 +168,33 @@ final class AppendSession {
             version = s.version
             setSystem(s)
         } else {
-            // Evolve the cached state in place: a copy would share, and so copy on
-            // write, every dictionary of the user's state on every event.
+            // Evolve the cached state in place, through one `inout` access: reading
+            // `users[stream]!.x` copies the whole state out (a retain per field) each time.
             let policy = try systemState().policy
             try loadUser(stream)
-            try checkExpected(stream, users[stream]!.version, expectedVersions, &checked)
-            if inRequest && undoUsers[stream] == nil { undoUsers[stream] = .some(users[stream]) }
-            // The records the event names come from their indexes (the state keeps live ones
-            // only); what it changes goes back there, and what is settled leaves the state.
-            let records = UserState.recordIds(of: event)
-            for (kind, id) in records where !users[stream]!.hasRecord(kind, id) {
-                guard let bytes = try w.record(kind, user: stream, id: id) else { continue }
-                do { try users[stream]!.load(kind, bytes) } catch {
-                    throw LedgerError(.tampered, "a stored \(kind) record of \(stream) is not decodable")
+            let w = self.w
+            let undo = inRequest && undoUsers[stream] == nil
+            version = try withUser(stream) { state in
+                try checkExpected(stream, state.version, expectedVersions, &checked)
+                // The state before the request's first change (a refused request restores it).
+                if undo { undoUsers[stream] = .some(state) }
+                // The records the event names come from their indexes (the state keeps live ones
+                // only); what it changes goes back there, and what is settled leaves the state.
+                let records = UserState.recordIds(of: event)
+                for (kind, id) in records where !state.hasRecord(kind, id) {
+                    guard let bytes = try w.record(kind, user: stream, id: id) else { continue }
+                    do { try state.load(kind, bytes) } catch {
+                        throw LedgerError(.tampered, "a stored \(kind) record of \(stream) is not decodable")
+                    }
                 }
+                let supersededOtp = state.latestOtpId
+                try state.evolve(event, policy: policy)
+                for (kind, id) in records {
+                    if let bytes = state.encodedRecord(kind, id) { try w.putRecord(kind, user: stream, id: id, bytes) }
+                }
+                state.evict(supersededOtp.map { records + [(.otp, $0)] } ?? records)
+                return state.version
             }
-            let supersededOtp = users[stream]!.latestOtpId
-            try users[stream]!.evolve(event, policy: policy)
-            for (kind, id) in records {
-                if let bytes = users[stream]!.encodedRecord(kind, id) { try w.putRecord(kind, user: stream, id: id, bytes) }
-            }
-            users[stream]!.evict(records + (supersededOtp.map { [(.otp, $0)] } ?? []))
-            version = users[stream]!.version
             dirtyUsers.insert(stream)
         }
         // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).

@@ -187,10 +187,10 @@ extension Ledger {
     static func leafHashes(_ r: any StorageReader, through: UInt64) throws -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(Int(through) * 32)
+        var leaves = StoredLeaf()
         try r.scan(from: 1) { seq, bytes in
             guard seq <= through else { return false }
-            let e = try EventCodec.decode(bytes, seq: seq)
-            RecordedEvent.leaf(e.event, seq: seq, version: e.version).withUnsafeBytes { out.append(contentsOf: $0) }
+            try leaves.leafOrDecode(bytes, seq: seq).withUnsafeBytes { out.append(contentsOf: $0) }
             return true
         }
         guard out.count == Int(through) * 32 else { throw LedgerError(.tampered, "event missing", seq: UInt64(out.count / 32) + 1) }
@@ -224,14 +224,14 @@ extension Ledger {
         var frontier = TreeFrontier()
         var expected: [(UInt64, TreeFrontier.Node)] = []
         var nextSeq: UInt64 = 1
+        var leaves = StoredLeaf()
         while nextSeq <= through {
             expected.removeAll(keepingCapacity: true)
             var taken = 0
             try r.scan(from: nextSeq) { seq, bytes in
                 guard seq <= through, taken < chunk else { return false }
                 guard seq == nextSeq else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
-                let e = try EventCodec.decode(bytes, seq: seq)
-                frontier.append(RecordedEvent.leaf(e.event, seq: seq, version: e.version)) { i, _, node in expected.append((i, node)) }
+                frontier.append(try leaves.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
                 nextSeq += 1
                 taken += 1
                 return true

@@ -10,11 +10,11 @@ import Crypto
 /// name order (``Field/order``, checked by a test); only the free-form
 /// string maps (`meta`, `context`) are sorted at run time. The output is byte for
 /// byte what `JSON.object(RecordedEvent.contentMembers(…)).canonicalBytes()` gives.
-enum CanonicalEvent {
-    private static let fieldKeys: [[UInt8]] = Field.allCases.reduce(into: [[UInt8]](repeating: [], count: Field.allCases.count + 1)) {
+package enum CanonicalEvent {
+    package static let fieldKeys: [[UInt8]] = Field.allCases.reduce(into: [[UInt8]](repeating: [], count: Field.allCases.count + 1)) {
         $0[Int($1.rawValue)] = Array("\"\($1.name)\":".utf8)
     }
-    private static let typeValues: [[UInt8]] = {
+    package static let typeValues: [[UInt8]] = {
         var out = [[UInt8]](repeating: [], count: 256)
         for t in EventType.allCases {
             var b: [UInt8] = []
@@ -119,13 +119,13 @@ enum CanonicalEvent {
     }
 
     /// `{"_sd":"<digest>"}` (the digest is base64url: nothing to escape).
-    static func writeCommitment(_ digest: String, into out: inout [UInt8]) {
+    package static func writeCommitment(_ digest: String, into out: inout [UInt8]) {
         out.append(contentsOf: #"{"_sd":""#.utf8)
         out.append(contentsOf: digest.utf8)
         out.append(contentsOf: #""}"#.utf8)
     }
 
-    static func writeUInt(_ v: UInt64, into out: inout [UInt8]) {
+    package static func writeUInt(_ v: UInt64, into out: inout [UInt8]) {
         if v < 10 { out.append(48 + UInt8(v)); return }
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
         var n = 0
@@ -136,7 +136,7 @@ enum CanonicalEvent {
         }
     }
 
-    static func writeInt(_ v: Int64, into out: inout [UInt8]) {
+    package static func writeInt(_ v: Int64, into out: inout [UInt8]) {
         if v < 0 {
             out.append(45)
             writeUInt(v.magnitude, into: &out)
@@ -145,7 +145,7 @@ enum CanonicalEvent {
         }
     }
 
-    static func writeUUID(_ id: EventID, into out: inout [UInt8]) {
+    package static func writeUUID(_ id: EventID, into out: inout [UInt8]) {
         func nibbles(_ v: UInt64, from: Int, to: Int) {
             var k = from
             while k < to { out.append(hex[Int((v >> UInt64(60 - 4 * k)) & 15)]); k += 1 }
@@ -168,7 +168,7 @@ enum CanonicalEvent {
 
 extension Timestamp {
     /// Appends `YYYY-MM-DDTHH:MM:SS.sssZ` (the same text as `formatted`).
-    func writeFormatted(into out: inout [UInt8]) {
+    package func writeFormatted(into out: inout [UInt8]) {
         let ms = milliseconds
         var days = ms / 86_400_000
         var rem = ms % 86_400_000

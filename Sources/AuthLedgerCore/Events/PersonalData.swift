@@ -13,7 +13,7 @@ public enum PersonalData {
     package static let metaIP = "/meta/ip"
 
     /// The `data` fields of `type` that hold one personal string each.
-    static func personalFields(_ type: EventType) -> [Field] { fieldsByType[Int(type.rawValue)] }
+    package static func personalFields(_ type: EventType) -> [Field] { fieldsByType[Int(type.rawValue)] }
 
     // Built once: these run for every appended event.
     private static let fieldsByType: [[Field]] = (0...255).map { raw in
