@@ -10,6 +10,16 @@ import Testing
 @Suite struct PersonalDataTests {
     static let codeHash = String(repeating: "ab", count: 32)
 
+    /// The hand-written base64url (salts, digests) is Foundation's base64 with `-_` and no padding.
+    @Test func base64urlIsFoundationsBase64WithoutPadding() {
+        for n in 0...40 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ n &* 11 &+ 250) }
+            let foundation = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(PersonalData.base64url(bytes) == foundation, "\(n) bytes")
+        }
+    }
+
     /// Alice with every kind of personal value, and Bob (who is not erased).
     static let history = [
         line("device.registered", at: "2026-03-01T09:00:00Z",

@@ -112,22 +112,24 @@ public enum PersonalData {
     /// base64 plus two replacements and a trim showed in the append profile: it runs for
     /// every salt and every commitment.
     static func base64url(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var k = 0
-        while k + 3 <= bytes.count {
-            let v = UInt32(bytes[k]) << 16 | UInt32(bytes[k + 1]) << 8 | UInt32(bytes[k + 2])
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], alphabet[Int(v & 63)]]
-            k += 3
+        let chars = (bytes.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: chars) { out in
+            var k = 0, n = 0
+            @inline(__always) func put(_ v: UInt32, _ shift: UInt32) { out[n] = alphabet[Int(v >> shift & 63)]; n += 1 }
+            while k + 3 <= bytes.count {
+                let v = UInt32(bytes[k]) << 16 | UInt32(bytes[k + 1]) << 8 | UInt32(bytes[k + 2])
+                put(v, 18); put(v, 12); put(v, 6); put(v, 0)
+                k += 3
+            }
+            if bytes.count - k == 1 {
+                let v = UInt32(bytes[k]) << 16
+                put(v, 18); put(v, 12)
+            } else if bytes.count - k == 2 {
+                let v = UInt32(bytes[k]) << 16 | UInt32(bytes[k + 1]) << 8
+                put(v, 18); put(v, 12); put(v, 6)
+            }
+            return n
         }
-        if bytes.count - k == 1 {
-            let v = UInt32(bytes[k]) << 16
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)]]
-        } else if bytes.count - k == 2 {
-            let v = UInt32(bytes[k]) << 16 | UInt32(bytes[k + 1]) << 8
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)]]
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Base64url without padding of exactly `count` bytes.
