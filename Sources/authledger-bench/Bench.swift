@@ -103,6 +103,13 @@ struct Bench: AsyncParsableCommand {
         if wanted("append_concurrent") {
             try await concurrentPhase("append_concurrent", pipelined: ledger.pipelinesCommits, prefix: "live")
         }
+        if wanted("append_concurrent_no_linger") {
+            // The same writers without the group-commit fill (Writer.fill): its same-run baseline.
+            let linger = ledger.groupCommitLinger
+            ledger.groupCommitLinger = 0
+            defer { ledger.groupCommitLinger = linger }
+            try await concurrentPhase("append_concurrent_no_linger", pipelined: ledger.pipelinesCommits, prefix: "eager")
+        }
         if wanted("append_concurrent_pipelined") {
             try await concurrentPhase("append_concurrent_pipelined", pipelined: true, prefix: "piped")
         }
@@ -187,6 +194,8 @@ struct Bench: AsyncParsableCommand {
             ("replay_vs_raw_ledger_equiv", value("replay", "events_per_s") / value("raw_ledger_equiv", "replay_events_per_s")),
             // Pipelined durable commit (one fsync per commit) against a sync of data and meta per commit.
             ("append_concurrent_pipelined_vs_default", value("append_concurrent_pipelined", "events_per_s") / value("append_concurrent", "events_per_s")),
+            // The group-commit fill (waiting up to 200 µs for the last batch's callers) against taking the queue at once.
+            ("append_concurrent_vs_no_linger", value("append_concurrent", "events_per_s") / value("append_concurrent_no_linger", "events_per_s")),
             // The bound: the slower of the CPU (bulk appends) and the disk (writers × single commits).
             ("append_concurrent_vs_bound", value("append_concurrent", "events_per_s") / min(value("append_bulk", "events_per_s"), Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             // Salted commitments of personal values against hashing them in clear (SPEC 1.5).

@@ -8,22 +8,34 @@ import Crypto
 /// rebuild hash every event of the log this way: decoding each event into typed values was
 /// half of that work (profile in docs/BENCHMARKS.md, "Append and replay at C speed").
 ///
-/// It writes what nearly every event is: ASCII text, personal values in whole `data` fields.
-/// Anything else — non-ASCII text (the decoder validates UTF-8), personal values in `context`
-/// or `meta`, a record it cannot read — gives nil, and `leafOrDecode` decodes the event the
+/// It writes what nearly every event is: ASCII text, personal values in whole `data` fields,
+/// in `context` and at `meta.ip`. Anything else — non-ASCII text (the decoder validates
+/// UTF-8), a context key with `~` or `/` (escaped in its pointer), a record it cannot read — gives nil, and `leafOrDecode` decodes the event the
 /// usual way, which checks everything and names a corrupt record `tampered`. Tests compare
 /// both paths on every kind of event.
 struct StoredLeaf {
     private var out: [UInt8] = []
     /// Personal `data` fields of the event: field order, field tag, digest bytes.
     private var personal: [(order: UInt8, field: Field, digest: Range<Int>)] = []
-    private var pairs: [(key: Range<Int>, value: Range<Int>)] = []
+    /// A member of a string map: a stored pair, or a personal value's commitment at its key.
+    private struct Member {
+        var key: Range<Int>
+        var value: Range<Int>
+        var commitment: Bool
+    }
+    private var pairs: [Member] = []
+    /// Commitments of personal values in `context` and at `meta.ip`.
+    private var contextCommitments: [Member] = []
+    private var metaCommitments: [Member] = []
 
     init() {
         out.reserveCapacity(1024)
         personal.reserveCapacity(4)
         pairs.reserveCapacity(16)
     }
+
+    private static let metaIP = Array(PersonalData.metaIP.utf8)
+    private static let contextPrefix = Array(PersonalData.contextPrefix.utf8)
 
     /// `/data/<name>` of each field, by tag.
     private static let pointers: [[UInt8]] = (0...255).map { raw in Field(rawValue: UInt8(raw)).map { Array(("/data/" + $0.name).utf8) } ?? [] }
@@ -92,17 +104,30 @@ struct StoredLeaf {
         guard fields <= 64 else { throw Unsupported() }
         for _ in 0..<fields { try skipField(&r) }
         personal.removeAll(keepingCapacity: true)
+        contextCommitments.removeAll(keepingCapacity: true)
+        metaCommitments.removeAll(keepingCapacity: true)
         if format == EventCodec.personalFormat {
             let n = try r.count()
             guard n >= 1, n <= 64, !user.isEmpty else { throw Unsupported() }
             let candidates = PersonalData.personalFields(type)
             for _ in 0..<n {
                 let pointer = try Self.text(&r), digest = try Self.text(&r)
+                // A 43-character base64url digest (32 bytes).
+                guard digest.count == 43 else { throw Unsupported() }
                 let p = UnsafeRawBufferPointer(rebasing: b[pointer])
-                // Whole `data` fields only; a 43-character base64url digest (32 bytes).
-                guard let field = candidates.first(where: { Self.pointers[Int($0.rawValue)].elementsEqual(p) }),
-                      digest.count == 43, !personal.contains(where: { $0.field == field }) else { throw Unsupported() }
-                personal.append((field.order, field, digest))
+                if p.elementsEqual(Self.metaIP) {
+                    guard metaAt != nil, metaCommitments.isEmpty else { throw Unsupported() }
+                    metaCommitments.append(Member(key: (pointer.upperBound - 2)..<pointer.upperBound, value: digest, commitment: true))
+                } else if type == .challengeIssued, p.starts(with: Self.contextPrefix) {
+                    let key = (pointer.lowerBound + Self.contextPrefix.count)..<pointer.upperBound
+                    guard !b[key].contains(UInt8(ascii: "~")) else { throw Unsupported() }
+                    contextCommitments.append(Member(key: key, value: digest, commitment: true))
+                } else {
+                    // A whole `data` field.
+                    guard let field = candidates.first(where: { Self.pointers[Int($0.rawValue)].elementsEqual(p) }),
+                          !personal.contains(where: { $0.field == field }) else { throw Unsupported() }
+                    personal.append((field.order, field, digest))
+                }
             }
             personal.sort { $0.order < $1.order }
         }
@@ -139,17 +164,25 @@ struct StoredLeaf {
             case .time: out.append(34); try Self.time(&r).writeFormatted(into: &out); out.append(34)
             case .int: CanonicalEvent.writeInt(try r.signed(), into: &out)
             case .bool: out.append(contentsOf: try r.flag() ? #"true"#.utf8 : #"false"#.utf8)
-            case .map: try writeMap(&r)
+            case .map:
+                if field == .context && !contextCommitments.isEmpty {
+                    try writeMap(&r, with: contextCommitments)
+                    contextCommitments.removeAll(keepingCapacity: true)
+                } else {
+                    try writeMap(&r)
+                }
             }
         }
         while next < personal.count { commitment(personal[next]); next += 1 }
+        // Context commitments without a context to hold them: the decoder names that.
+        guard contextCommitments.isEmpty else { throw Unsupported() }
         out.append(contentsOf: #"},"id":""#.utf8)
         CanonicalEvent.writeUUID(id, into: &out)
         out.append(34)
         if let metaAt {
             out.append(contentsOf: #","meta":"#.utf8)
             r.i = metaAt
-            try writeMap(&r)
+            try writeMap(&r, with: metaCommitments)
         }
         out.append(contentsOf: #","seq":"#.utf8)
         CanonicalEvent.writeUInt(seq, into: &out)
@@ -181,12 +214,14 @@ struct StoredLeaf {
         for _ in 0..<n { _ = try Self.text(&r); _ = try Self.text(&r) }
     }
 
-    /// A string map, keys in byte order (which is UTF-16 order for ASCII keys, RFC 8785's order).
-    private mutating func writeMap(_ r: inout ByteReader) throws {
+    /// A string map with `commitments` among its members, keys in byte order (which is
+    /// UTF-16 order for ASCII keys, RFC 8785's order).
+    private mutating func writeMap(_ r: inout ByteReader, with commitments: [Member] = []) throws {
         let n = try r.length()
         guard n <= 1024 else { throw Unsupported() }
         pairs.removeAll(keepingCapacity: true)
-        for _ in 0..<n { pairs.append((try Self.text(&r), try Self.text(&r))) }
+        for _ in 0..<n { pairs.append(Member(key: try Self.text(&r), value: try Self.text(&r), commitment: false)) }
+        pairs += commitments
         let b = r.base
         if pairs.count > 1 {
             pairs.sort { b[$0.key].lexicographicallyPrecedes(b[$1.key]) }
@@ -198,7 +233,13 @@ struct StoredLeaf {
             if k > 0 { out.append(44) }
             writeString(b, p.key)
             out.append(58)
-            writeString(b, p.value)
+            if p.commitment {
+                out.append(contentsOf: #"{"_sd":""#.utf8)
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[p.value]))
+                out.append(contentsOf: #""}"#.utf8)
+            } else {
+                writeString(b, p.value)
+            }
         }
         out.append(125)
     }

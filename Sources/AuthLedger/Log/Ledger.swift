@@ -125,6 +125,14 @@ public final class Ledger: Sendable {
         set { writer.pipelined = newValue }
     }
 
+    /// How long the group-commit writer waits at most for the callers of its last batch to
+    /// rejoin before it commits a smaller one (`Writer.fill`): 200 µs by default; the
+    /// benchmark measures it against 0 in one run.
+    package var groupCommitLinger: TimeInterval {
+        get { writer.linger }
+        set { writer.linger = newValue }
+    }
+
     /// What this ledger's appends do beyond the rules and the chain: all on but in the
     /// benchmark's same-run baselines, never off for a store that is kept.
     package var appendSwitches: AppendSwitches { writer.switches }

@@ -244,7 +244,9 @@ final class Writer: @unchecked Sendable {
                 p.done(.success(()))
                 continue
             }
+            fill()
             let batch = Array(queue.prefix { $0.isRequest }.prefix(maxBatch))
+            lastBatch = batch.count
             queue.removeFirst(batch.count)
             let pipelined = pipelinedValue
             lock.unlock()
@@ -252,6 +254,29 @@ final class Writer: @unchecked Sendable {
             run(batch, pipelined: pipelined)
         }
     }
+
+    /// Group commit fill: the callers the last commit answered come back within
+    /// microseconds with their next request. Taking the queue at once would split them
+    /// over two commits (the ones already queued now, the rest next time: measured as a
+    /// mean batch of 40 with 64 writers); waiting up to `linger` while fewer than the last
+    /// batch are queued lets one durable commit carry them all. No wait after a batch of
+    /// one (a lone caller is never delayed) or with `linger` zero. Called under `lock`.
+    private func fill() {
+        guard lastBatch > 1, lingerValue > 0, queue.count < min(lastBatch, maxBatch), queue.allSatisfy(\.isRequest) else { return }
+        let deadline = Date(timeIntervalSinceNow: lingerValue)
+        while queue.count < min(lastBatch, maxBatch) && !stopped && queue.last?.isRequest != false {
+            if !lock.wait(until: deadline) { return }
+        }
+    }
+
+    /// Requests the last batch carried (writer thread, under `lock`).
+    private var lastBatch = 0
+    /// How long `fill` waits at most, in seconds (0: never).
+    var linger: TimeInterval {
+        get { lock.lock(); defer { lock.unlock() }; return lingerValue }
+        set { lock.lock(); lingerValue = newValue; lock.unlock() }
+    }
+    private var lingerValue: TimeInterval = 0.000_2
 
     /// Answers the held batch: durable after an explicit sync, or failed if the sync failed
     /// (its commit is then not known to be durable, so it is not acknowledged).
