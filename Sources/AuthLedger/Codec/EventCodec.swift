@@ -124,9 +124,11 @@ package enum EventCodec {
         // The stored bytes of an event with commitments hold none of its values, and each
         // commitment has a place to go (a context, a meta object).
         if personal {
-            guard PersonalData.clearValues(event).isEmpty, !user.isEmpty,
-                  Set(values!.entries.map(\.pointer)).count == values!.entries.count else { throw ByteReader.Corrupt() }
-            for entry in values!.entries {
+            guard !PersonalData.hasClearValues(event), !user.isEmpty else { throw ByteReader.Corrupt() }
+            let entries = values!.entries
+            for (k, entry) in entries.enumerated() {
+                // No pointer twice (a few entries: compared pairwise, no set built per event).
+                for other in entries[(k + 1)...] where other.pointer == entry.pointer { throw ByteReader.Corrupt() }
                 if entry.pointer.hasPrefix(PersonalData.contextPrefix) { guard data[.context] != nil else { throw ByteReader.Corrupt() } }
                 if entry.pointer == PersonalData.metaIP { guard meta != nil else { throw ByteReader.Corrupt() } }
             }

@@ -84,7 +84,14 @@ public enum PersonalData {
     package static func isPersonalPointer(_ pointer: String, type: EventType) -> Bool {
         if pointer == metaIP { return true }
         if type == .challengeIssued, pointer.hasPrefix(contextPrefix) { return true }
-        return personalFields(type).contains { dataPrefix + $0.name == pointer }
+        return personalFields(type).contains { fieldPointers[Int($0.rawValue)] == pointer }
+    }
+
+    /// Whether `e` holds a personal value in clear (`clearValues` is not empty), without listing them.
+    package static func hasClearValues(_ e: Event) -> Bool {
+        if e.meta?["ip"] != nil { return true }
+        if e.type == .challengeIssued, let ctx = e.data.map(.context), !ctx.pairs.isEmpty { return true }
+        return personalFields(e.type).contains { e.data.string($0) != nil }
     }
 
     // MARK: Commitments
@@ -205,8 +212,8 @@ public enum PersonalData {
             e.data[.context] = .map(ctx)
             return true
         }
-        guard pointer.hasPrefix(dataPrefix), let field = Field.byName[String(pointer.dropFirst(dataPrefix.count))],
-              personalFields(e.type).contains(field) else { return false }
+        // One of the type's personal fields (one or two): compared with their pointers.
+        guard let field = personalFields(e.type).first(where: { fieldPointers[Int($0.rawValue)] == pointer }) else { return false }
         e.data[field] = .string(value)
         return true
     }
