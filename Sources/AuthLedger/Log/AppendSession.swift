@@ -48,17 +48,21 @@ final class AppendSession {
     }
 
     /// Makes sure the user's state is cached, without copying it out (a copy
-    /// retains every string and dictionary of the state).
-    private func loadUser(_ user: String) throws {
-        if users.index(forKey: user) != nil { return }
+    /// retains every string and dictionary of the state); returns where it is.
+    @discardableResult
+    private func loadUser(_ user: String) throws -> [String: UserState].Index {
+        if let i = users.index(forKey: user) { return i }
         users[user] = try w.projectionState(user).map { bytes in
             try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
         } ?? UserState(user: user)
+        return users.index(forKey: user)!
     }
 
-    /// Runs `body` on the cached state of `user` (loaded), in place.
-    private func withUser<T>(_ user: String, _ body: (inout UserState) throws -> T) rethrows -> T {
-        try body(&users[user]!)
+    /// Runs `body` on the cached state of `user` (loaded), in place: through the
+    /// dictionary's values at the state's index, the state is neither copied nor moved out.
+    private func withUser<T>(_ user: String, _ body: (inout UserState) throws -> T) throws -> T {
+        let i = try loadUser(user)
+        return try body(&users.values[i])
     }
 
     func systemState() throws -> SystemState {
@@ -171,7 +175,6 @@ final class AppendSession {
             // Evolve the cached state in place, through one `inout` access: reading
             // `users[stream]!.x` copies the whole state out (a retain per field) each time.
             let policy = try systemState().policy
-            try loadUser(stream)
             let w = self.w
             let undo = inRequest && undoUsers[stream] == nil
             version = try withUser(stream) { state in
