@@ -145,9 +145,7 @@ struct StoredLeaf {
             if !first { out.append(44) }
             first = false
             out.append(contentsOf: CanonicalEvent.fieldKeys[Int(p.field.rawValue)])
-            out.append(contentsOf: #"{"_sd":""#.utf8)
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[p.digest]))
-            out.append(contentsOf: #""}"#.utf8)
+            writeCommitment(b, p.digest)
         }
         var lastOrder: UInt8 = 0
         for _ in 0..<fields {
@@ -234,9 +232,7 @@ struct StoredLeaf {
             writeString(b, p.key)
             out.append(58)
             if p.commitment {
-                out.append(contentsOf: #"{"_sd":""#.utf8)
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[p.value]))
-                out.append(contentsOf: #""}"#.utf8)
+                writeCommitment(b, p.value)
             } else {
                 writeString(b, p.value)
             }
@@ -244,29 +240,15 @@ struct StoredLeaf {
         out.append(125)
     }
 
+    /// `{"_sd":"<digest>"}` (a base64url digest: nothing to escape).
+    private mutating func writeCommitment(_ b: UnsafeRawBufferPointer, _ digest: Range<Int>) {
+        out.append(contentsOf: #"{"_sd":""#.utf8)
+        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: b[digest]))
+        out.append(contentsOf: #""}"#.utf8)
+    }
+
     /// A JSON string of ASCII bytes, escaped as `JSON.writeString` escapes.
     private mutating func writeString(_ b: UnsafeRawBufferPointer, _ range: Range<Int>) {
-        out.append(34)
-        let s = UnsafeRawBufferPointer(rebasing: b[range])
-        if !s.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 }) {
-            out.append(contentsOf: s)
-        } else {
-            for c in s {
-                switch c {
-                case 34: out.append(92); out.append(34)
-                case 92: out.append(92); out.append(92)
-                case 8: out.append(92); out.append(98)
-                case 12: out.append(92); out.append(102)
-                case 10: out.append(92); out.append(110)
-                case 13: out.append(92); out.append(114)
-                case 9: out.append(92); out.append(116)
-                case 0..<32:
-                    let hex: StaticString = "0123456789abcdef"
-                    out.append(contentsOf: [92, 117, 48, 48, hex.utf8Start[Int(c >> 4)], hex.utf8Start[Int(c & 15)]])
-                default: out.append(c)
-                }
-            }
-        }
-        out.append(34)
+        JSON.writeString(utf8: UnsafeRawBufferPointer(rebasing: b[range]), into: &out)
     }
 }

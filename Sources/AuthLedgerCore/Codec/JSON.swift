@@ -110,16 +110,20 @@ extension JSON {
 
     /// JSON string escaping as ECMAScript's JSON.stringify does it (what JCS requires).
     static func writeString(_ s: String, into out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), into: &out) }
+    }
+
+    /// `writeString` of a string's UTF-8 bytes (valid UTF-8: the caller's to check).
+    package static func writeString(utf8 u: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         out.append(34)
         // Nearly every string needs no escaping: copy it in one go.
-        var s = s
-        let plain = s.withUTF8 { u -> Bool in
-            for c in u where c < 32 || c == 34 || c == 92 { return false }
+        if !u.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 }) {
             out.append(contentsOf: u)
-            return true
+            out.append(34)
+            return
         }
-        if plain { out.append(34); return }
-        for c in s.utf8 {
+        for c in u {
             switch c {
             case 34: out.append(92); out.append(34)
             case 92: out.append(92); out.append(92)
