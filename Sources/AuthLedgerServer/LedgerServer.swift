@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 import Logging
@@ -64,7 +65,7 @@ public final class LedgerServer: Sendable {
     let buckets: TokenBuckets?
     /// Per-token open event streams (nil: unlimited).
     let subscriberSlots: SubscriberSlots?
-    /// The OpenID Shared Signals transmitter (SharedSignals/).
+    /// The OpenID Shared Signals transmitter (the AuthLedgerSharedSignals module; its routes: SharedSignalsRoutes.swift).
     public let sharedSignals: SharedSignals
     /// Failed authentications per client address (nil: unlimited).
     let authFailures: AuthFailureLimiter?
