@@ -42,8 +42,11 @@ extension Environment {
     }
 
     /// `releaseMappedPages` by a caller that holds the resize gate already.
-    func releaseMappedPagesHoldingGate() {
-        for r in mappedRegions() {
+    func releaseMappedPagesHoldingGate() { Environment.release(mappedRegions()) }
+
+    /// `MADV_DONTNEED` on `regions` (ranges of a read-only shared file map: see the type's note).
+    public static func release(_ regions: [Range<UInt>]) {
+        for r in regions {
             if let p = UnsafeMutableRawPointer(bitPattern: r.lowerBound) { _ = madvise(p, Int(r.upperBound - r.lowerBound), MADV_DONTNEED) }
         }
     }

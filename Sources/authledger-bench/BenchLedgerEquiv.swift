@@ -86,11 +86,7 @@ struct BenchLedgerEquiv {
     /// Lets go of the map's pages in this process, as the ledger's LMDB backend does after
     /// appends and behind a scan (`MADV_DONTNEED` on the read-only shared map; the page
     /// cache keeps them): without it, the scan alone pins the whole log in the resident set.
-    func releaseMap() {
-        for r in Environment.mappedRegions(of: dir) {
-            if let p = UnsafeMutableRawPointer(bitPattern: r.lowerBound) { _ = madvise(p, Int(r.upperBound - r.lowerBound), MADV_DONTNEED) }
-        }
-    }
+    func releaseMap() { Environment.release(Environment.mappedRegions(of: dir)) }
 
     static func sha256(_ p: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) {
         let d = SHA256.hash(data: p)
