@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "AuthLedger", targets: ["AuthLedger"]),
         .library(name: "AuthLedgerLMDB", targets: ["AuthLedgerLMDB"]),
         .library(name: "AuthLedgerPostgres", targets: ["AuthLedgerPostgres"]),
+        .library(name: "AuthLedgerSharedSignals", targets: ["AuthLedgerSharedSignals"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
         .executable(name: "authledger", targets: ["authledger"]),
@@ -95,10 +96,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The OpenID Shared Signals transmitter (SSF streams, SETs, push and poll delivery)
+        // over any ledger: no driver, no HTTP server (the server serves its routes).
+        .target(
+            name: "AuthLedgerSharedSignals",
+            dependencies: [
+                "AuthLedger",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "AuthLedgerServer",
             dependencies: [
                 "AuthLedger",
+                "AuthLedgerSharedSignals",
                 "AuthLedgerWitness",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,10 +127,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             // The auditor console's static files, served at /console (ConsoleAssets).
             resources: [.copy("Console")]
@@ -124,6 +139,7 @@ let package = Package(
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerServer",
+                "AuthLedgerSharedSignals",
                 "AuthLedgerWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -137,6 +153,7 @@ let package = Package(
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerServer",
+                "AuthLedgerSharedSignals",
                 "AuthLedgerWitness",
                 "LMDB",
                 "CSQLite",
@@ -157,6 +174,7 @@ let package = Package(
                 "AuthLedger",
                 "AuthLedgerLMDB",
                 "AuthLedgerServer",
+                "AuthLedgerSharedSignals",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -177,6 +195,7 @@ let package = Package(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerSharedSignals",
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
                 "AuthLedgerFuzzChecks",

@@ -1,5 +1,6 @@
 import AuthLedgerLMDB
 import AuthLedgerServer
+import AuthLedgerSharedSignals
 import Foundation
 import HTTPTypes
 import Hummingbird

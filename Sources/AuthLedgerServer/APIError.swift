@@ -55,8 +55,9 @@ enum APIError {
 
 enum JSONResponse {
     static func make(_ json: JSON, status: HTTPResponse.Status = .ok) -> Response {
-        var buffer = ByteBuffer(string: json.serialized())
-        buffer.writeString("\n")
+        var bytes = json.serializedBytes(reserving: 512)
+        bytes.append(0x0A)
+        let buffer = ByteBuffer(bytes: bytes)
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: buffer))
     }
 }

@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 import Hummingbird
 
 /// Answers every error of a route in the API's error form (SPEC 5): the ledger's refusals
@@ -13,10 +14,9 @@ struct APIErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let e as HTTPRefusal {
-            server.metrics.refused(e.code.rawValue)
-            if e.code == .unauthorized { server.authFailures?.failed(context.remoteAddress) }
-            context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
-            return APIError.response(e)
+            return refused(e, context)
+        } catch let e as SharedSignalsRefusal {
+            return refused(HTTPRefusal(e), context)
         } catch let e as LedgerError {
             server.metrics.refused(e.code.rawValue)
             if e.code == .storageError || e.code == .storageFull {
@@ -39,6 +39,13 @@ struct APIErrorMiddleware: RouterMiddleware {
             server.metrics.refused(ErrorCode.storageError.rawValue)
             return APIError.response(LedgerError(.storageError, "internal error"))
         }
+    }
+
+    private func refused(_ e: HTTPRefusal, _ context: Context) -> Response {
+        server.metrics.refused(e.code.rawValue)
+        if e.code == .unauthorized { server.authFailures?.failed(context.remoteAddress) }
+        context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])
+        return APIError.response(e)
     }
 }
 

@@ -45,7 +45,7 @@ extension LedgerServer {
                 }
             }
             defer { watchdog.cancel() }
-            let shutdown = Flag()
+            let shutdown = OnceFlag()
             var iterator = feed.makeAsyncIterator()
             let clock = ContinuousClock()
             let tick = min(configuration.heartbeatInterval, .seconds(1))
@@ -102,11 +102,4 @@ final class StallWatch: Sendable {
     func stalled(longerThan limit: Duration) -> Bool {
         pendingSince.withLock { $0.map { $0.duration(to: ContinuousClock().now) > limit } ?? false }
     }
-}
-
-/// A flag any thread may set once and read.
-final class Flag: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
 }

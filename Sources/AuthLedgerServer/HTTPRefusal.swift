@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 
 /// A refusal only the HTTP API makes: no bearer token, a token without the scope, a body
 /// over the limit, a rate limit. The ledger never gives these, so they are not in the
@@ -24,5 +25,13 @@ struct HTTPRefusal: Error, Sendable, Equatable {
     init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// A refusal of the Shared Signals transmitter, answered as the API's own with the same
+    /// stable code (and so the same status, body and headers).
+    init(_ refusal: SharedSignalsRefusal) {
+        switch refusal.code {
+        case .rateLimited: self.init(.rateLimited, refusal.message)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 import Logging
@@ -64,7 +65,7 @@ public final class LedgerServer: Sendable {
     let buckets: TokenBuckets?
     /// Per-token open event streams (nil: unlimited).
     let subscriberSlots: SubscriberSlots?
-    /// The OpenID Shared Signals transmitter (SharedSignals/).
+    /// The OpenID Shared Signals transmitter (the AuthLedgerSharedSignals module; its routes: SharedSignalsRoutes.swift).
     public let sharedSignals: SharedSignals
     /// Failed authentications per client address (nil: unlimited).
     let authFailures: AuthFailureLimiter?
@@ -185,7 +186,8 @@ public final class LedgerServer: Sendable {
     package func buildRouter() -> RouteTable {
         let table = RouteTable()
         table.router.add(middleware: JSONNotFoundMiddleware(table: table))
-        table.router.add(middleware: LogRequestsMiddleware(.debug))
+        // Requests are logged at debug level: below it the middleware would only cost time.
+        if logger.logLevel <= .debug { table.router.add(middleware: LogRequestsMiddleware(.debug)) }
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
         registerErasureRoutes(table)
@@ -228,7 +230,8 @@ public final class LedgerServer: Sendable {
             throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        // "bearer" in any case, compared without lower-casing a copy (letters only: | 0x20 folds them).
+        guard parts.count == 2, parts[0].utf8.count == 6, zip(parts[0].utf8, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
             throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         guard let (caller, scopes) = configuration.tokens.identify(parts[1].trimmingWhitespace()) else {

@@ -54,7 +54,7 @@ struct RequestBody {
         }
     }
 
-    static func clip(_ s: String) -> String { s.count > 40 ? String(s.prefix(40)) + "…" : s }
+    static func clip(_ s: String) -> String { EventDecoder.clip(s) }
 
     func has(_ key: String) -> Bool { members[key] != nil }
 

@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 
 /// How `authledger serve` runs: where it listens, who may call it, and its limits.
 public struct ServerConfiguration: Sendable {

@@ -90,13 +90,18 @@ public struct TokenStore: Sendable {
         for e in entries {
             var diff: UInt8 = 0
             for k in 0..<32 { diff |= e.digest[k] ^ d[k] }
-            if diff == 0 { found = (found ?? []).union(e.scopes) }
+            if diff == 0 { found = found.map { $0.union(e.scopes) } ?? e.scopes }
         }
         guard let found else { return nil }
-        return (Caller(digest: d), found.contains(.admin) ? Set(Scope.allCases) : found)
+        return (Caller(digest: d), found.contains(.admin) ? Self.allScopes : found)
     }
 
-    static func digest(_ token: String) -> [UInt8] { Array(SHA256.hash(data: Array(token.utf8))) }
+    private static let allScopes = Set(Scope.allCases)
+
+    static func digest(_ token: String) -> [UInt8] {
+        var token = token
+        return token.withUTF8 { Array(SHA256.hash(data: UnsafeRawBufferPointer($0))) }
+    }
 }
 
 /// A `--tokens` file or `AUTHLEDGER_TOKENS` that cannot be used.
@@ -107,7 +112,11 @@ public struct TokenConfigurationError: Error, CustomStringConvertible, Sendable 
 }
 
 extension StringProtocol {
+    /// The string without the white space (`Character.isWhitespace`) at its ends. Looks at
+    /// the ends only and copies once: every authenticated request trims its token (a
+    /// character-by-character rebuild through two reversed views was 15% of a read's CPU).
     package func trimmingWhitespace() -> String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -13,7 +13,11 @@ import Glibc
 extension Environment {
     /// The address ranges where this environment's `data.mdb` is mapped (from
     /// `/proc/self/maps`; LMDB does not expose its map address without `MDB_FIXEDMAP`).
-    public func mappedRegions() -> [Range<UInt>] {
+    public func mappedRegions() -> [Range<UInt>] { Environment.mappedRegions(of: path) }
+
+    /// Where the `data.mdb` of the environment directory `path` is mapped in this process
+    /// (any environment of it, this module's or one opened with the C API).
+    public static func mappedRegions(of path: String) -> [Range<UInt>] {
         guard let f = fopen("/proc/self/maps", "r") else { return [] }
         defer { fclose(f) }
         let file = path.hasSuffix("/") ? path + "data.mdb" : path + "/data.mdb"
@@ -34,7 +38,15 @@ extension Environment {
     public func releaseMappedPages() {
         gate.enterShared(writeTransaction: false)
         defer { gate.leaveShared(writeTransaction: false) }
-        for r in mappedRegions() {
+        releaseMappedPagesHoldingGate()
+    }
+
+    /// `releaseMappedPages` by a caller that holds the resize gate already.
+    func releaseMappedPagesHoldingGate() { Environment.release(mappedRegions()) }
+
+    /// `MADV_DONTNEED` on `regions` (ranges of a read-only shared file map: see the type's note).
+    public static func release(_ regions: [Range<UInt>]) {
+        for r in regions {
             if let p = UnsafeMutableRawPointer(bitPattern: r.lowerBound) { _ = madvise(p, Int(r.upperBound - r.lowerBound), MADV_DONTNEED) }
         }
     }

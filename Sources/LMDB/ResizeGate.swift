@@ -59,6 +59,15 @@ final class ResizeGate: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// `enterExclusive` if no transaction of the process is open now; false otherwise.
+    func tryEnterExclusive() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !exclusive, shared == 0 else { return false }
+        exclusive = true
+        return true
+    }
+
     func leaveExclusive() {
         condition.lock()
         exclusive = false

@@ -7,6 +7,14 @@ import Glibc
 /// A transaction; valid only inside the closure that received it.
 public struct Transaction {
     let txn: OpaquePointer
+    /// What the write transaction (with its nested ones) has put, for `Environment.write`.
+    let tally: WriteTally?
+
+    init(txn: OpaquePointer, readOnly: Bool, tally: WriteTally? = nil) {
+        self.txn = txn
+        self.readOnly = readOnly
+        self.tally = tally
+    }
 
     /// This transaction's id (a write transaction's is the last committed one's + 1).
     public var id: Int { Int(mdb_txn_id(txn)) }
@@ -17,7 +25,7 @@ public struct Transaction {
     public func beginChild() throws -> Transaction {
         var child: OpaquePointer?
         try LMDBError.check(mdb_txn_begin(mdb_txn_env(txn), txn, 0, &child), "txn_begin(child)")
-        return Transaction(txn: child!, readOnly: false)
+        return Transaction(txn: child!, readOnly: false, tally: tally)
     }
 
     /// Commits a nested transaction into its parent. Whether it succeeds or fails, the
@@ -43,6 +51,7 @@ public struct Transaction {
         var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
         try LMDBError.check(mdb_put(txn, db.handle, &k, &v, flags), "put")
+        tally?.bytes += key.count + value.count
     }
 
     public func put(_ db: Database, _ key: [UInt8], _ value: [UInt8], append: Bool = false) throws {
@@ -81,4 +90,10 @@ public struct Transaction {
         try LMDBError.check(mdb_stat(txn, db.handle, &stat), "stat")
         return stat.ms_entries
     }
+}
+
+// @unchecked: one write transaction's counter, used by the thread that runs it only.
+/// The bytes a write transaction put: roughly how many dirty pages it made.
+final class WriteTally: @unchecked Sendable {
+    var bytes = 0
 }

@@ -1,6 +1,7 @@
 import AuthLedger
 import AuthLedgerLMDB
 import AuthLedgerServer
+import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 import Logging

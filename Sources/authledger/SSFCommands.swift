@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthLedger
 import AuthLedgerServer
+import AuthLedgerSharedSignals
 import Foundation
 
 /// `serve` options of the Shared Signals transmitter.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthLedger
 import AuthLedgerServer
+import AuthLedgerSharedSignals
 import Foundation
 import Logging
 
@@ -52,7 +53,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
         LoggingSystem.bootstrap { label in
-            var h = StreamLogHandler.standardError(label: label)
+            var h = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
             h.logLevel = level
             return h
         }

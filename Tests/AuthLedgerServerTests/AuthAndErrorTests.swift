@@ -73,6 +73,12 @@ import Testing
             #expect(r.status == 403)
             r = try await s.call(.GET, "/v1/users/alice/devices", token: nil, headers: [("Authorization", "Basic YWxpY2U6cHc=")])
             #expect(r.status == 401)
+            // The scheme in any case, white space around the token ignored; nothing else passes
+            for (header, status) in [("bearer reader-token", 200), ("BeArEr   reader-token \t", 200), ("Bearerx reader-token", 401),
+                                     ("Bearer", 401), ("Bearer reader-token x", 401), ("Bearer\treader-token", 401)] {
+                r = try await s.call(.GET, "/v1/users/alice/devices", token: nil, headers: [("Authorization", header)])
+                #expect(r.status == status, "\(header)")
+            }
             // Health needs no token; metrics need one (any scope)
             r = try await s.call(.GET, "/health", token: nil)
             #expect(r.status == 200)
@@ -81,6 +87,16 @@ import Testing
             r = try await s.call(.GET, "/metrics", token: "writer-token")
             #expect(r.status == 200)
         }
+    }
+
+    @Test func trimmingWhitespaceTakesOnlyTheEnds() {
+        #expect(" \t tok en\n".trimmingWhitespace() == "tok en")
+        #expect("\u{00A0}\u{2003}tok\u{3000}".trimmingWhitespace() == "tok")
+        #expect("tok".trimmingWhitespace() == "tok")
+        #expect("é\u{301} ".trimmingWhitespace() == "é\u{301}")
+        #expect(" \r\n\t".trimmingWhitespace() == "")
+        #expect("".trimmingWhitespace() == "")
+        #expect("a b c"[...].trimmingWhitespace() == "a b c")
     }
 }
 

@@ -1,10 +1,11 @@
 @_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
+@testable import AuthLedgerSharedSignals
 import Foundation
 import Testing
 
-/// Errors and codes, one list: every code the ledger (`ErrorCode`) and the HTTP API
-/// (`HTTPRefusal.Code`) can answer is in docs/REFERENCE.md's code table, with the status
+/// Errors and codes, one list: every code the ledger (`ErrorCode`), the HTTP API
+/// (`HTTPRefusal.Code`) and the Shared Signals transmitter (`SharedSignalsRefusal.Code`) can answer is in docs/REFERENCE.md's code table, with the status
 /// the service answers, and in openapi.yaml's `Error` schema — and nothing else is.
 @Suite struct ErrorCodeListTests {
     /// Every code, with the status the service answers it with.
@@ -12,7 +13,15 @@ import Testing
         var all: [String: Int] = [:]
         for c in ErrorCode.allCases { all[c.rawValue] = Int(APIError.status(for: c).code) }
         for c in HTTPRefusal.Code.allCases { all[c.rawValue] = Int(APIError.response(HTTPRefusal(c, "")).status.code) }
+        for c in SharedSignalsRefusal.Code.allCases { all[c.rawValue] = Int(APIError.response(HTTPRefusal(SharedSignalsRefusal(c, ""))).status.code) }
         return all
+    }
+
+    /// A transmitter's refusal becomes the API's own refusal of the same code and message,
+    /// so it is answered with the same status, headers and body.
+    @Test(arguments: SharedSignalsRefusal.Code.allCases) func sharedSignalsRefusalsAnswerAsTheAPIsOwn(_ c: SharedSignalsRefusal.Code) throws {
+        let own = try #require(HTTPRefusal.Code(rawValue: c.rawValue), "\(c.rawValue) is not one of the API's own codes")
+        #expect(HTTPRefusal(SharedSignalsRefusal(c, "a message")) == HTTPRefusal(own, "a message"))
     }
 
     @Test func theReferenceTableListsEveryCodeWithItsStatus() throws {

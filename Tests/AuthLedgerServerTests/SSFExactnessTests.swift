@@ -1,5 +1,6 @@
 @_spi(Storage) import AuthLedger
 @testable import AuthLedgerServer
+@testable import AuthLedgerSharedSignals
 import Foundation
 import NIOHTTP1
 import Testing

@@ -1,5 +1,6 @@
 import AuthLedger
 @testable import AuthLedgerServer
+@testable import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 import JWTKit
@@ -146,7 +147,10 @@ import Testing
             r = try await s.call(.POST, "/ssf/verify", body: #"{"stream_id":"\#(pushId)","state":"abc"}"#)
             #expect(r.status == 204)
             for _ in 0..<20 { r = try await s.call(.POST, "/ssf/verify", body: #"{"stream_id":"\#(pollId)"}"#) }
+            // The transmitter's refusal, answered as the API's own 429 (byte for byte as before the module split)
             #expect(r.status == 429)
+            #expect(r.body == #"{"error":"rate_limited","message":"16 verification events are already waiting on this stream"}"# + "\n")
+            #expect(r.headers.first(name: "Content-Type") == "application/json" && r.headers.first(name: "WWW-Authenticate") == nil)
             try await s.stop()
         }
         // After a restart, the streams are there

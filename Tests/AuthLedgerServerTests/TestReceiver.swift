@@ -1,5 +1,6 @@
 import AuthLedger
 @testable import AuthLedgerServer
+@testable import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 import JWTKit

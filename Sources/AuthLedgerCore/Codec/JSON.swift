@@ -74,6 +74,14 @@ extension JSON {
     /// The RFC 8785 canonical form as a string (see ``JSON/canonicalBytes()``).
     public func canonical() -> String { String(decoding: canonicalBytes(), as: UTF8.self) }
 
+    /// The bytes of `serialized()`, without the detour through a `String` (the server's answers).
+    package func serializedBytes(reserving capacity: Int = 256) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(capacity)
+        write(into: &out, canonical: false)
+        return out
+    }
+
     func write(into out: inout [UInt8], canonical: Bool) {
         switch self {
         case .null: out.append(contentsOf: [110, 117, 108, 108])

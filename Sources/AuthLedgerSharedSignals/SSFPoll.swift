@@ -55,7 +55,7 @@ extension SharedSignals {
                     p.setErrs.append((jti, err, d))
                 }
             default:
-                throw LedgerError.invalid("unknown field \"\(RequestBody.clip(k))\"", field: k)
+                throw LedgerError.invalid("unknown field \"\(EventDecoder.clip(k))\"", field: k)
             }
         }
         return p

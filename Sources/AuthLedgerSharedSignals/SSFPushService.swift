@@ -19,12 +19,12 @@ import ServiceLifecycle
 /// the next SETs while the current ones are being sent, and writes its checkpoint
 /// (`cursor`) at most every `checkpointInterval` and whenever it catches up: after a
 /// crash it resends at most what it sent since, with the same `jti`s.
-final class SSFPushService: Service, Sendable {
+package final class SSFPushService: Service, Sendable {
     let signals: SharedSignals
     let logger: Logger
     let client: HTTPClient
 
-    init(signals: SharedSignals, logger: Logger) {
+    package init(signals: SharedSignals, logger: Logger) {
         self.signals = signals
         self.logger = logger
         var config = HTTPClient.Configuration()
@@ -33,7 +33,7 @@ final class SSFPushService: Service, Sendable {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
     }
 
-    func run() async throws {
+    package func run() async throws {
         // The issuer of a server on port 0 is known once it listens.
         while signals.issuer == nil {
             try await Task.sleep(for: .milliseconds(20))

@@ -36,7 +36,7 @@ public final class SharedSignals: @unchecked Sendable {
     /// The issuer: configured, or the listening address once known.
     public var issuer: String? { lock.withLock { issuerValue } }
 
-    func setListeningIssuer(host: String, port: Int) {
+    package func setListeningIssuer(host: String, port: Int) {
         lock.withLock {
             if issuerValue == nil { issuerValue = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
         }
@@ -84,7 +84,7 @@ public final class SharedSignals: @unchecked Sendable {
     // MARK: Metadata
 
     /// `GET /.well-known/ssf-configuration`.
-    func metadata() throws -> JSON {
+    package func metadata() throws -> JSON {
         let i = try requireIssuer()
         return .object([
             ("spec_version", .string("1_0")),

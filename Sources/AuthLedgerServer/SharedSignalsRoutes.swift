@@ -1,4 +1,5 @@
 import AuthLedger
+import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
 

@@ -26,7 +26,7 @@ extension SharedSignals {
         var c = ReceiverConfiguration()
         for (k, v) in list {
             let known = SharedSignals.receiverMembers.contains(k) || SharedSignals.transmitterMembers.contains(k)
-            guard known else { throw LedgerError.invalid("unknown field \"\(RequestBody.clip(k))\"", field: k) }
+            guard known else { throw LedgerError.invalid("unknown field \"\(EventDecoder.clip(k))\"", field: k) }
             members[k] = v
         }
         if let d = members["delivery"] {
@@ -35,7 +35,7 @@ extension SharedSignals {
             var dm: [String: JSON] = [:]
             for (k, v) in dl {
                 guard ["method", "endpoint_url", "authorization_header"].contains(k) else {
-                    throw LedgerError.invalid("unknown field \"delivery.\(RequestBody.clip(k))\"", field: "delivery.\(k)")
+                    throw LedgerError.invalid("unknown field \"delivery.\(EventDecoder.clip(k))\"", field: "delivery.\(k)")
                 }
                 dm[k] = v
             }
@@ -153,7 +153,7 @@ extension SharedSignals {
     }
 
     /// `GET /ssf/streams[?stream_id=]`: one stream, or all of them (a list).
-    func readStreams(_ id: String?) throws -> JSON {
+    package func readStreams(_ id: String?) throws -> JSON {
         let issuer = try requireIssuer()
         if let id {
             guard let s = try store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
@@ -163,7 +163,7 @@ extension SharedSignals {
     }
 
     /// `PATCH` (update the members given) and `PUT` (replace) on `/ssf/streams`.
-    func updateStream(_ body: JSON, replacing: Bool) async throws -> JSON {
+    package func updateStream(_ body: JSON, replacing: Bool) async throws -> JSON {
         let issuer = try requireIssuer()
         let (c, members) = try parseConfiguration(body, creating: false)
         guard let id = members["stream_id"]?.stringValue else { throw LedgerError.invalid("missing field \"stream_id\"", field: "stream_id") }
@@ -193,7 +193,7 @@ extension SharedSignals {
     }
 
     /// `GET /ssf/status?stream_id=`.
-    func streamStatus(_ id: String?) throws -> JSON {
+    package func streamStatus(_ id: String?) throws -> JSON {
         guard let id else { throw LedgerError.invalid("missing query parameter stream_id", field: "stream_id") }
         guard let s = try store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
         return s.statusJSON
@@ -201,11 +201,11 @@ extension SharedSignals {
 
     /// `POST /ssf/status` `{"stream_id", "status", "reason"?}`. A disabled stream holds
     /// nothing: enabling (or pausing) it again starts after the head of that moment.
-    func setStatus(_ body: JSON) async throws -> JSON {
+    package func setStatus(_ body: JSON) async throws -> JSON {
         guard case let .object(list) = body else { throw LedgerError.invalid("the body must be a JSON object") }
         var m: [String: JSON] = [:]
         for (k, v) in list {
-            guard ["stream_id", "status", "reason"].contains(k) else { throw LedgerError.invalid("unknown field \"\(RequestBody.clip(k))\"", field: k) }
+            guard ["stream_id", "status", "reason"].contains(k) else { throw LedgerError.invalid("unknown field \"\(EventDecoder.clip(k))\"", field: k) }
             m[k] = v
         }
         guard let id = m["stream_id"]?.stringValue else { throw LedgerError.invalid("missing field \"stream_id\"", field: "stream_id") }
@@ -237,11 +237,11 @@ extension SharedSignals {
 
     /// `POST /ssf/verify` `{"stream_id", "state"?}`: queues a verification event, sent
     /// ahead of the stream's other SETs (429 `rate_limited` beyond 16 waiting).
-    func requestVerification(_ body: JSON) async throws {
+    package func requestVerification(_ body: JSON) async throws {
         guard case let .object(list) = body else { throw LedgerError.invalid("the body must be a JSON object") }
         var m: [String: JSON] = [:]
         for (k, v) in list {
-            guard ["stream_id", "state"].contains(k) else { throw LedgerError.invalid("unknown field \"\(RequestBody.clip(k))\"", field: k) }
+            guard ["stream_id", "state"].contains(k) else { throw LedgerError.invalid("unknown field \"\(EventDecoder.clip(k))\"", field: k) }
             m[k] = v
         }
         guard let id = m["stream_id"]?.stringValue else { throw LedgerError.invalid("missing field \"stream_id\"", field: "stream_id") }
@@ -258,14 +258,14 @@ extension SharedSignals {
         let state = givenState
         // Full is decided inside the update (atomically) and answered after it: the
         // writer passes only the ledger's own errors through.
-        let full = Flag()
+        let full = OnceFlag()
         try await store.update(id) { s in
             guard s.verifications.count < SSFStream.maxPendingVerifications else { return full.set() }
             s.verifications.append(.init(n: s.nextVerification, state: state))
             s.nextVerification += 1
         }
         if full.isSet {
-            throw HTTPRefusal(.rateLimited, "\(SSFStream.maxPendingVerifications) verification events are already waiting on this stream")
+            throw SharedSignalsRefusal(.rateLimited, "\(SSFStream.maxPendingVerifications) verification events are already waiting on this stream")
         }
         changes.ring()
     }
@@ -273,7 +273,7 @@ extension SharedSignals {
     /// Stream ids are the transmitter's: 32 lower-case hex digits.
     static func checkStreamId(_ id: String) throws -> String {
         guard id.utf8.count == 32, id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
-            throw LedgerError(.notFound, "no stream \(RequestBody.clip(id))", field: "stream_id")
+            throw LedgerError(.notFound, "no stream \(EventDecoder.clip(id))", field: "stream_id")
         }
         return id
     }
