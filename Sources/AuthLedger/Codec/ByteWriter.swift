@@ -7,6 +7,13 @@ struct ByteWriter {
 
     init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
 
+    /// A writer over `buffer`'s storage (emptied, its capacity kept); `buffer` is left empty.
+    init(reusing buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
+        bytes.removeAll(keepingCapacity: true)
+        bytes.reserveCapacity(512)
+    }
+
     @inline(__always) mutating func u8(_ v: UInt8) { bytes.append(v) }
 
     @inline(__always) mutating func varint(_ v: UInt64) {

@@ -12,7 +12,14 @@ package enum EventCodec {
 
     /// The bytes the store keeps for `r`: personal values are left out (they are stored apart), so erasing them leaves these bytes unchanged.
     package static func encode(_ r: RecordedEvent) -> [UInt8] {
-        var w = ByteWriter(capacity: 512)
+        var bytes: [UInt8] = []
+        encode(r, into: &bytes)
+        return bytes
+    }
+
+    /// `encode`, into `out` (emptied first; a buffer the caller reuses: no array per event).
+    package static func encode(_ r: RecordedEvent, into out: inout [UInt8]) {
+        var w = ByteWriter(reusing: &out)
         let e = r.event.personal == nil ? r.event : PersonalData.withoutValues(r.event)
         w.u8(e.personal == nil ? format : personalFormat)
         w.u8(e.type.rawValue)
@@ -38,7 +45,7 @@ package enum EventCodec {
             w.varint(UInt64(p.entries.count))
             for entry in p.entries { w.string(entry.pointer); w.string(entry.digest) }
         }
-        return w.bytes
+        swap(&out, &w.bytes)
     }
 
     /// Decodes a stored event; throws `tampered` when the bytes are not a valid encoding.

@@ -22,6 +22,8 @@ final class AppendSession {
     /// The writer's switches (sealing personal values, the Merkle tree): all on but in benchmark baselines.
     var switches = AppendSwitches()
     // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
+    /// One buffer for every event's canonical bytes and stored bytes (no array per event).
+    private var scratch: [UInt8] = []
     private var tree: TreeFrontier?
     private var savedTree: TreeFrontier?
 
@@ -201,10 +203,11 @@ final class AppendSession {
             dirtyUsers.insert(stream)
         }
         // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
-        let leaf = RecordedEvent.leaf(event, seq: seq, version: version)
+        let leaf = RecordedEvent.leaf(event, seq: seq, version: version, scratch: &scratch)
         let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
-        try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: EventCodec.encode(recorded))
+        EventCodec.encode(recorded, into: &scratch)
+        try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: scratch)
         if let user = event.user {
             if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
             if event.type == .userErased { try erase(user, before: seq) }

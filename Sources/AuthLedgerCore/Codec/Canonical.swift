@@ -73,7 +73,7 @@ package enum CanonicalEvent {
             case let .string(s): JSON.writeString(s, into: &out)
             case let .time(t): out.append(34); t.writeFormatted(into: &out); out.append(34)
             case let .int(i): writeInt(i, into: &out)
-            case let .bool(b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
+            case let .bool(b): if b { out.append(contentsOf: "true".utf8) } else { out.append(contentsOf: "false".utf8) }
             case let .map(m): writeMap(m, into: &out)
             }
         }
@@ -159,8 +159,15 @@ package enum CanonicalEvent {
 
     /// `leaf = SHA-256(0x00 ‖ canonical bytes)`.
     static func leaf(_ e: Event, seq: UInt64, version: UInt64) -> SHA256.Digest {
-        var buf: [UInt8] = [0]
+        var buf: [UInt8] = []
+        return leaf(e, seq: seq, version: version, scratch: &buf)
+    }
+
+    /// `leaf`, writing the canonical bytes into `scratch` (kept by the caller: no buffer per event).
+    package static func leaf(_ e: Event, seq: UInt64, version: UInt64, scratch buf: inout [UInt8]) -> SHA256.Digest {
+        buf.removeAll(keepingCapacity: true)
         buf.reserveCapacity(512)
+        buf.append(0)
         write(e, seq: seq, version: version, into: &buf)
         return SHA256.hash(data: buf)
     }
