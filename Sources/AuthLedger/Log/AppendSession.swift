@@ -178,7 +178,7 @@ final class AppendSession {
             // `users[stream]!.x` copies the whole state out (a retain per field) each time.
             let policy = try systemState().policy
             let w = self.w
-            let undo = inRequest && undoUsers[stream] == nil
+            let undo = inRequest && undoUsers.index(forKey: stream) == nil  // (comparing undoUsers[stream] with nil copied the state out)
             version = try withUser(stream) { state in
                 try checkExpected(stream, state.version, expectedVersions, &checked)
                 // The state before the request's first change (a refused request restores it).
