@@ -71,6 +71,9 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(env)
+        // Closing frees the pages LMDB kept from write transactions (see `WriteCache`): hand
+        // them back to the system rather than leave them in the writer thread's arena.
+        _ = WriteCache.mallocTrim?(0)
     }
 
     /// Reader slots of dead processes cleared when the environment was opened.
