@@ -29,7 +29,9 @@ public final class Environment: @unchecked Sendable {
     let writeCache = WriteCache()
     /// Read transactions so far; see `read`.
     private let reads = Atomic<Int>(0)
-    static let readsPerRelease = 16_384
+    static let readsPerCheck = 16_384
+    /// File-backed resident bytes of the process beyond which reads let go of the map.
+    var residentFileLimit = 96 << 20
 
     /// Opens (creating if needed) the environment in directory `path`, and clears the
     /// reader slots of processes that died inside a read transaction (`mdb_reader_check`).
@@ -168,9 +170,14 @@ public final class Environment: @unchecked Sendable {
             let t = Transaction(txn: txn!, readOnly: true)
             defer {
                 mdb_txn_abort(txn)
-                // Reads pin the pages they touch as appends do (proofs and tiles walk the
-                // whole tree): every `readsPerRelease` of them, the map's pages are let go.
-                if reads.add(1, ordering: .relaxed).newValue % Environment.readsPerRelease == 0 { releaseMappedPagesHoldingGate() }
+                // Reads pin the pages they touch as appends do (proofs and tiles walk the whole
+                // tree): every `readsPerCheck` of them, when the process holds more than
+                // `residentFileLimit` of files, the map's pages are let go. A small working set
+                // (the users' states) stays resident: no fault after every check.
+                if reads.add(1, ordering: .relaxed).newValue % Environment.readsPerCheck == 0,
+                   Environment.residentFileBytes() > residentFileLimit {
+                    releaseMappedPagesHoldingGate()
+                }
             }
             return try body(t)
         }
