@@ -1,6 +1,5 @@
 import CLMDB
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,11 +26,6 @@ public final class Environment: @unchecked Sendable {
     private var openedGeneration: UInt64
     /// When to let go of the pages LMDB keeps from large write transactions (`WriteCache`).
     let writeCache = WriteCache()
-    /// Read transactions so far; see `read`.
-    private let reads = Atomic<Int>(0)
-    static let readsPerCheck = 16_384
-    /// File-backed resident bytes of the process beyond which reads let go of the map.
-    var residentFileLimit = 96 << 20
 
     /// Opens (creating if needed) the environment in directory `path`, and clears the
     /// reader slots of processes that died inside a read transaction (`mdb_reader_check`).
@@ -168,17 +162,7 @@ public final class Environment: @unchecked Sendable {
             defer { gate.leaveShared(writeTransaction: false) }
             try LMDBError.check(rc, "txn_begin(read)")
             let t = Transaction(txn: txn!, readOnly: true)
-            defer {
-                mdb_txn_abort(txn)
-                // Reads pin the pages they touch as appends do (proofs and tiles walk the whole
-                // tree): every `readsPerCheck` of them, when the process holds more than
-                // `residentFileLimit` of files, the map's pages are let go. A small working set
-                // (the users' states) stays resident: no fault after every check.
-                if reads.add(1, ordering: .relaxed).newValue % Environment.readsPerCheck == 0,
-                   Environment.residentFileBytes() > residentFileLimit {
-                    releaseMappedPagesHoldingGate()
-                }
-            }
+            defer { mdb_txn_abort(txn) }
             return try body(t)
         }
     }

@@ -44,19 +44,6 @@ extension Environment {
     /// `releaseMappedPages` by a caller that holds the resize gate already.
     func releaseMappedPagesHoldingGate() { Environment.release(mappedRegions()) }
 
-    /// The process's resident file-backed (and shared) bytes: `/proc/self/statm`'s third field.
-    static func residentFileBytes() -> Int {
-        let fd = Glibc.open("/proc/self/statm", O_RDONLY)
-        guard fd >= 0 else { return 0 }
-        defer { Glibc.close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return 0 }
-        let fields = buffer[..<n].split(separator: 32)
-        guard fields.count > 2, let pages = Int(String(decoding: fields[2], as: UTF8.self)) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     /// `MADV_DONTNEED` on `regions` (ranges of a read-only shared file map: see the type's note).
     public static func release(_ regions: [Range<UInt>]) {
         for r in regions {
