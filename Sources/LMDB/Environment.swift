@@ -1,6 +1,5 @@
 import CLMDB
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,9 +26,6 @@ public final class Environment: @unchecked Sendable {
     private var openedGeneration: UInt64
     /// When to let go of the pages LMDB keeps from large write transactions (`WriteCache`).
     let writeCache = WriteCache()
-    /// Read transactions so far; see `read`.
-    private let reads = Atomic<Int>(0)
-    static let readsPerRelease = 16_384
 
     /// Opens (creating if needed) the environment in directory `path`, and clears the
     /// reader slots of processes that died inside a read transaction (`mdb_reader_check`).
@@ -71,6 +67,9 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         mdb_env_close(env)
+        // Closing frees the pages LMDB kept from write transactions (see `WriteCache`): hand
+        // them back to the system rather than leave them in the writer thread's arena.
+        _ = WriteCache.mallocTrim?(0)
     }
 
     /// Reader slots of dead processes cleared when the environment was opened.
@@ -163,12 +162,7 @@ public final class Environment: @unchecked Sendable {
             defer { gate.leaveShared(writeTransaction: false) }
             try LMDBError.check(rc, "txn_begin(read)")
             let t = Transaction(txn: txn!, readOnly: true)
-            defer {
-                mdb_txn_abort(txn)
-                // Reads pin the pages they touch as appends do (proofs and tiles walk the
-                // whole tree): every `readsPerRelease` of them, the map's pages are let go.
-                if reads.add(1, ordering: .relaxed).newValue % Environment.readsPerRelease == 0 { releaseMappedPagesHoldingGate() }
-            }
+            defer { mdb_txn_abort(txn) }
             return try body(t)
         }
     }

@@ -41,7 +41,7 @@ final class WriteCache: Sendable {
     }
 
     /// glibc's `malloc_trim` (not in the Glibc module's headers), nil where there is none.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+    static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
         guard let f = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
         return unsafeBitCast(f, to: (@convention(c) (Int) -> Int32).self)
     }()

@@ -54,33 +54,4 @@ import Testing
         #expect(env.writeCache.releases == 1 && !env.writeCache.pending)
         #expect(try env.read { try $0.get(db, UInt64(0).bigEndianBytes) } == Self.value)
     }
-
-    /// Resident kB of `path`'s data.mdb mapping in this process (/proc/self/smaps).
-    static func residentMapKB(_ path: String) -> Int {
-        // Read in full (a single read of a /proc file stops at a page: not String(contentsOfFile:)).
-        guard let data = FileHandle(forReadingAtPath: "/proc/self/smaps")?.readDataToEndOfFile() else { return -1 }
-        var inMap = false, kb = 0
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            if let first = line.first, first.isHexDigit, line.contains("-") { inMap = line.hasSuffix(path + "/data.mdb") }
-            else if inMap, line.hasPrefix("Rss:") { kb += Int(line.split(separator: " ")[1]) ?? 0 }
-        }
-        return kb
-    }
-
-    @Test func readsLetGoOfTheMapsPagesNowAndThen() throws {
-        let dir = TemporaryDirectory.make("lmdb-reads")
-        let env = try Environment(path: dir)
-        let db = try env.database("t")
-        let n = 4_000  // 32 MB of values
-        try env.write { txn in for i in 0..<n { try txn.put(db, UInt64(i).bigEndianBytes, Self.value) } }
-        // One read touching every value: the map's pages are resident.
-        try env.read { txn in for i in 0..<n { _ = try txn.get(db, UInt64(i).bigEndianBytes) } }
-        let touched = Self.residentMapKB(dir)
-        #expect(touched > 20_000, "\(touched) kB resident after reading 32 MB")
-        // Small reads until the count reaches a release.
-        for _ in 0..<Environment.readsPerRelease { _ = try env.read { try $0.get(db, UInt64(0).bigEndianBytes) } }
-        let after = Self.residentMapKB(dir)
-        #expect(after < 1_000, "\(after) kB still resident")
-        #expect(try env.read { try $0.get(db, UInt64(n - 1).bigEndianBytes) } == Self.value)
-    }
 }
