@@ -83,6 +83,10 @@ public final class Environment: @unchecked Sendable {
     /// many were cleared. Cheap; a server calls it now and then.
     @discardableResult
     public func checkReaders() throws -> Int {
+        // Every use of `env` outside a transaction holds the gate: the environment may be
+        // reopened (after a compaction or a large transaction) by another thread.
+        gate.enterShared(writeTransaction: false)
+        defer { gate.leaveShared(writeTransaction: false) }
         var dead: Int32 = 0
         try LMDBError.check(mdb_reader_check(env, &dead), "reader_check")
         return Int(dead)
@@ -90,6 +94,8 @@ public final class Environment: @unchecked Sendable {
 
     /// The process ids holding a reader slot with an open read transaction (from `mdb_reader_list`).
     public func readerProcesses() -> [Int32] {
+        gate.enterShared(writeTransaction: false)
+        defer { gate.leaveShared(writeTransaction: false) }
         final class Lines { var text = "" }
         let lines = Lines()
         let ctx = Unmanaged.passUnretained(lines).toOpaque()
@@ -108,6 +114,12 @@ public final class Environment: @unchecked Sendable {
 
     /// The current size of the memory map in bytes.
     public var mapSize: Int {
+        gate.enterShared(writeTransaction: false)
+        defer { gate.leaveShared(writeTransaction: false) }
+        return mapSizeHoldingGate
+    }
+
+    private var mapSizeHoldingGate: Int {
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         return info.me_mapsize
@@ -115,6 +127,8 @@ public final class Environment: @unchecked Sendable {
 
     /// The id of the last committed write transaction (grows by one per commit).
     public var lastTransactionID: Int {
+        gate.enterShared(writeTransaction: false)
+        defer { gate.leaveShared(writeTransaction: false) }
         var info = MDB_envinfo()
         mdb_env_info(env, &info)
         return info.me_last_txnid
@@ -122,6 +136,8 @@ public final class Environment: @unchecked Sendable {
 
     /// Flushes the data buffers to disk (used after bulk loads that skipped syncs).
     public func sync() throws {
+        gate.enterShared(writeTransaction: false)
+        defer { gate.leaveShared(writeTransaction: false) }
         try LMDBError.check(mdb_env_sync(env, 1), "env_sync")
     }
 
@@ -234,7 +250,7 @@ public final class Environment: @unchecked Sendable {
     private func grow() throws {
         gate.enterExclusive()
         defer { gate.leaveExclusive() }
-        let size = mapSize
+        let size = mapSizeHoldingGate
         guard size < maxMapSize else {
             throw LMDBError(code: MDB_MAP_FULL, operation: "grow: the map is at its maximum of \(maxMapSize) bytes")
         }
@@ -253,7 +269,7 @@ public final class Environment: @unchecked Sendable {
     /// `reopen()` by a caller holding the gate exclusively, whether the file changed or not.
     func reopenHoldingGate() throws {
         try generation.withLock(LOCK_SH) {
-            let size = mapSize
+            let size = mapSizeHoldingGate
             mdb_env_close(env)
             (env, _) = try Environment.open(path: path, maxDatabases: maxDatabases, mapSize: size)
             openedGeneration = generation.value

@@ -54,4 +54,30 @@ import Testing
         #expect(env.writeCache.releases == 1 && !env.writeCache.pending)
         #expect(try env.read { try $0.get(db, UInt64(0).bigEndianBytes) } == Self.value)
     }
+
+    /// The environment's other uses (reader checks, syncs, its info) wait for a reopen
+    /// instead of reaching a closed environment from another thread.
+    @Test func callsFromOtherThreadsWaitForAReopen() throws {
+        let env = try Environment(path: TemporaryDirectory.make("lmdb-writecache"))
+        let db = try env.database("t")
+        let stop = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
+        final class Seen: @unchecked Sendable { var ids: [Int] = [] }
+        let seen = Seen()
+        Thread {
+            while stop.wait(timeout: .now()) == .timedOut {
+                seen.ids.append(env.lastTransactionID)
+                _ = try? env.checkReaders()
+                _ = env.mapSize
+                try? env.sync()
+            }
+            stopped.signal()
+        }.start()
+        for k in 0..<3 { try writeLarge(env, db, from: k * 10_000) }
+        stop.signal()
+        stopped.wait()
+        try env.write { try $0.put(db, Array("last".utf8), Array("x".utf8)) }
+        #expect(env.writeCache.releases >= 1 && !env.writeCache.pending)
+        #expect(!seen.ids.isEmpty && seen.ids == seen.ids.sorted(), "transaction ids went backwards across a reopen")
+        #expect(try env.read { try $0.get(db, UInt64(20_000).bigEndianBytes) } == Self.value)
+    }
 }
