@@ -45,3 +45,42 @@ extension PostgresStorage {
         _ = try integers("DROP SCHEMA \(tables.schema) CASCADE")
     }
 }
+
+/// Statement counts from `pg_stat_statements` (statements per event: the round trips as a
+/// figure). Needs `shared_preload_libraries=pg_stat_statements` (tools/postgres sets it when
+/// the module is installed) and the right to create the extension; nil otherwise.
+extension PostgresStorage {
+    /// Creates the extension if it can and zeroes its counts; false when it is not available.
+    public func resetStatementCounts() -> Bool {
+        do {
+            _ = try integers("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            _ = try integers("SELECT 0::int8 FROM (SELECT pg_stat_statements_reset()) AS reset")
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Top-level statements run in this database since the last reset (BEGIN and COMMIT
+    /// included, the counting statements themselves not).
+    public func statementCount() -> Int64? {
+        try? integers("""
+            SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND query NOT LIKE '%pg_stat_statements%'
+            """).first
+    }
+
+    /// The most called statements since the last reset: (calls, first 60 characters of the text).
+    public func topStatements(_ n: Int) -> [(Int64, String)] {
+        let s = try? connections.acquire()
+        guard let s else { return [] }
+        defer { connections.release(s, reusable: true) }
+        guard let rows = try? s.query("""
+            SELECT calls::int8, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+              AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT \(n)
+            """, doing: "statement counts") else { return [] }
+        return rows.compactMap { try? $0.decode((Int64, String).self) }
+    }
+}
