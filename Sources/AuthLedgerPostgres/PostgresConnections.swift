@@ -78,8 +78,9 @@ package final class PostgresConnections: @unchecked Sendable {
         nextID += 1
         lock.unlock()
         do {
-            let c = try PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
-                                                   id: id, logger: logger).wait()
+            let connecting = PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
+                                                        id: id, logger: logger)
+            let c = try PostgresSession.answer(connecting)
             return PostgresSession(connection: c, logger: logger, location: location)
         } catch {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
@@ -133,11 +134,21 @@ package struct PostgresSession {
     @discardableResult
     package func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
         do {
-            let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-            return Array(result.rows)
+            return Array(try answer(send(sql, binds)).rows)
         } catch {
             throw PostgresFailure(error, doing: doing, location: location)
         }
+    }
+
+    /// The answer of a statement sent: the one place where the synchronous storage API
+    /// waits for PostgresNIO (see `PostgresConnections`; the writer's and the replay's own
+    /// threads, never an event loop or the cooperative pool).
+    func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        try Self.answer(future)
+    }
+
+    static func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        try future.wait()
     }
 }
 

@@ -47,7 +47,7 @@ struct BenchPostgres {
             let calls = counting ? storage.statementCount() : nil
             values.append(("statements_per_event", calls.map { Double($0) / Double(n) } ?? .nan))
             if counting {
-                let top = storage.topStatements(6).map { "\($0.0)× \($0.1)" }.joined(separator: " | ")
+                let top = storage.topStatements(8).map { "\($0.0)× \(String(format: "%.3f", $0.1)) ms \($0.2)" }.joined(separator: " | ")
                 FileHandle.standardError.write(Data("bench: \(phase) statements: \(top)\n".utf8))
             }
             return values

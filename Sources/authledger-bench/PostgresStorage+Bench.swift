@@ -71,16 +71,17 @@ extension PostgresStorage {
             """).first
     }
 
-    /// The most called statements since the last reset: (calls, first 60 characters of the text).
-    public func topStatements(_ n: Int) -> [(Int64, String)] {
+    /// The most called statements since the last reset: (calls, mean ms of execution in the
+    /// server, first 60 characters of the text).
+    public func topStatements(_ n: Int) -> [(Int64, Double, String)] {
         let s = try? connections.acquire()
         guard let s else { return [] }
         defer { connections.release(s, reusable: true) }
         guard let rows = try? s.query("""
-            SELECT calls::int8, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements
+            SELECT calls::int8, mean_exec_time::float8, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT \(n)
             """, doing: "statement counts") else { return [] }
-        return rows.compactMap { try? $0.decode((Int64, String).self) }
+        return rows.compactMap { try? $0.decode((Int64, Double, String).self) }
     }
 }
