@@ -72,7 +72,12 @@ final class PostgresAccess: StorageWriter {
     func write(_ change: (inout PostgresPendingWrites) -> Void) throws {
         if requestPending != nil {
             change(&requestPending!)
-            if savepointOpen && requestPending!.rowCount >= Self.sendEarly { try sendPending(&requestPending!) }
+            if requestPending!.rowCount >= Self.sendEarly {
+                // A large request (an import, a bulk append) streams its rows while it goes
+                // on: behind a real savepoint, so that a refusal still undoes only its own.
+                if !savepointOpen { try openSavepoint() }
+                try sendPending(&requestPending!)
+            }
         } else {
             change(&pending)
             if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }

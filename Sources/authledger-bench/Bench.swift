@@ -177,6 +177,8 @@ struct Bench: AsyncParsableCommand {
             // On PostgreSQL (--store postgresql://…): the ledger against its own engine's ceiling.
             ("append_bulk_vs_raw_postgres_insert", value("append_bulk", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
             ("append_concurrent_vs_raw_postgres_insert", value("append_concurrent", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
+            // Against the engine's own 64 clients each awaiting a durable single-row commit.
+            ("append_concurrent_vs_raw_postgres_concurrent_commit", value("append_concurrent", "events_per_s") / value("raw_postgres_concurrent_commit", "events_per_s")),
             // Two servers on one database (one head lock), against one with as many writers (target ≥ 1).
             ("append_two_servers_vs_append_concurrent", value("append_two_servers", "events_per_s") / value("append_concurrent", "events_per_s")),
             ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),

@@ -3,6 +3,7 @@ import AuthLedgerPostgres
 import Foundation
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// What `authledger bench --store postgresql://…` needs besides the ledger: the raw
 /// PostgreSQL ceiling (plain batched INSERTs of the same payloads into one table) and
@@ -83,5 +84,37 @@ extension PostgresStorage {
               AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT \(n)
             """, doing: "statement counts") else { return [] }
         return rows.compactMap { try? $0.decode((Int64, Double, String).self) }
+    }
+}
+
+/// PostgreSQL's own ceiling for `append_concurrent`: `writers` connections, each inserting
+/// one row per durable transaction (one autocommit INSERT, one round trip) and waiting for
+/// it before the next — what 64 clients that each await a durable acknowledgement get from
+/// the engine with nothing else to do (its group commit included).
+extension PostgresStorage {
+    public func rawConcurrentCommits(_ payloads: [[UInt8]], writers: Int) async throws -> Double {
+        _ = try integers("CREATE TABLE \(tables.schema).raw_commits (seq bigserial PRIMARY KEY, data bytea NOT NULL)")
+        let sessions = try (0..<writers).map { _ in try connections.acquire() }
+        defer { for s in sessions { connections.release(s, reusable: true) } }
+        let failures = Mutex(0)
+        let done = DispatchGroup()
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        for (w, s) in sessions.enumerated() {
+            let mine = stride(from: w, to: payloads.count, by: writers).map { payloads[$0] }
+            let sql = "INSERT INTO \(tables.schema).raw_commits (data) VALUES ($1)"
+            done.enter()
+            Thread.detachNewThread {
+                for p in mine {
+                    var b = PostgresBindings()
+                    b.append(ByteBuffer(bytes: p))
+                    if (try? s.query(sql, b, doing: "raw commit")) == nil { failures.withLock { $0 += 1 } }
+                }
+                done.leave()
+            }
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in done.notify(queue: .global()) { c.resume() } }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        guard failures.withLock({ $0 }) == 0 else { throw LedgerError(.storageError, "raw concurrent commits failed") }
+        return Double(payloads.count) / seconds
     }
 }

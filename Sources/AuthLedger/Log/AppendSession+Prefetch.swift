@@ -12,9 +12,10 @@ extension AppendSession {
             let e = input.event
             if let id = e.id { ids.append(id) }
             guard let user = e.user else { continue }
-            let cached = users[user]
+            // (Looked up in place: a copy of a state retains every string and dictionary in it.)
+            let cached = users.index(forKey: user)
             if cached == nil { states.append(user) }
-            for (kind, id) in UserState.recordIds(of: e) where cached?.hasRecord(kind, id) != true {
+            for (kind, id) in UserState.recordIds(of: e) where cached.map({ !users.values[$0].hasRecord(kind, id) }) ?? true {
                 records.append((kind, user, id))
             }
         }
