@@ -11,9 +11,10 @@ import PostgresNIO
 ///
 /// Why blocking waits: `StorageBackend` is synchronous by design (LMDB transactions are
 /// bound to the thread that runs them), and it is called from the ledger's writer thread,
-/// from the replay's worker threads and from request handlers. Each call here sends its
-/// query through PostgresNIO's `EventLoopFuture` API and waits for the answer with
-/// `wait()`. The connections run on an event loop group of their own (one thread), never
+/// from the replay's worker threads and from request handlers. Statements go through
+/// PostgresNIO's `EventLoopFuture` API, several sent before any answer is awaited where the
+/// protocol allows (a write's BEGIN, lock and catch-up; its group statement and COMMIT),
+/// and every answer is awaited in one place, `PostgresSession.answer`. The connections run on an event loop group of their own (one thread), never
 /// shared with the HTTP server's, so no wait can ever block the loop that must complete
 /// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
 /// on a 2-core machine: a blocked task waiting for another task could starve it).

@@ -74,6 +74,34 @@ struct PostgresGroupTests {
         #expect(try lmdb.storage.read { r in try Ledger.storedTreeMatchesLog(r, through: n) })
     }
 
+    @Test func aWriterDropsOnlyTheStatesOfTheStreamsAnotherServerAppendedTo() async throws {
+        // Given two ledgers (servers) on one store, each with alice and bob registered
+        let (_, a, b) = try PostgresStorageTests.twoLedgers()
+        let at = t("2026-05-01T10:00:00Z")
+        for user in ["alice", "bob", "carol"] {
+            _ = try await a.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
+        }
+        // When they take turns appending to alice, bob and carol (each writer's cache
+        // holds all three, and the other server has just appended to some of them)
+        for k in 1...12 {
+            let ledger = k % 2 == 0 ? a : b
+            let user = ["alice", "bob", "carol"][k % 3]
+            _ = try await ledger.perform(.access(user: user, deviceId: "phone"), clock: { at.adding(seconds: Int64(k)) })
+        }
+        // Then no write ran again: a state cached from before the other server's append
+        // would have taken a version that server's event holds (the stream-version index
+        // refuses it, and the group runs again strict)
+        for ledger in [a, b] {
+            let storage = try #require(ledger.storage as? PostgresStorage)
+            #expect(storage.strictRetries.value == 0)
+        }
+        #expect(try a.verify().seq == 15)
+        // And each stream's versions follow one another in seq order
+        for user in ["alice", "bob", "carol"] {
+            #expect(try a.events().filter { $0.event.user == user }.map(\.version) == Array(1...5))
+        }
+    }
+
     @Test(arguments: [1, 3_000])
     func aRecordReadAheadAsAbsentIsSeenOnceAnEarlierRequestOfTheGroupWroteIt(_ others: Int) async throws {
         // Given a user with a device
