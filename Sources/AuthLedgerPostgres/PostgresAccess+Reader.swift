@@ -30,12 +30,44 @@ extension PostgresAccess {
 
     func seq(forId id: EventID) throws -> UInt64? {
         if let seq = layered({ $0.seq(id: id) }) { return seq }
+        if let known = cache.ids[id] { return known }
         let row = try one("SELECT seq FROM \(t.events) WHERE id = $1", binds { $0.append(Self.bytes(id.bytes)) }, doing: "find an event id")
-        return try row.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "find an event id")) }
+        let seq = try row.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "find an event id")) }
+        cache.ids[id] = .some(seq)
+        return seq
     }
 
+    /// The log from `from` on, with each event's personal values (kept for
+    /// `personalValues(user:seq:)`, which a replay asks for every event that has some):
+    /// pages that grow from `page` to `scanPage` rows, so a short read fetches little and
+    /// a replay or an export few large pages.
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try pagedScan(t.events, key: "seq", value: "bytes", page: Self.page, from: from, doing: "scan the log", body)
+        try sendAll()
+        var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
+        var page = Self.page
+        while true {
+            let rows = try q("""
+                SELECT e.seq, e.bytes, p.bytes FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+                WHERE e.seq >= $1 ORDER BY e.seq LIMIT \(page)
+                """, binds { $0.append(next) }, doing: "scan the log")
+            var decoded: [(Int64, ByteBuffer)] = []
+            decoded.reserveCapacity(rows.count)
+            cache.personal.removeAll(keepingCapacity: true)
+            for row in rows {
+                let (k, buffer, personal): (Int64, ByteBuffer, ByteBuffer?)
+                do { (k, buffer, personal) = try row.decode((Int64, ByteBuffer, ByteBuffer?).self) } catch {
+                    throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (scan the log)")
+                }
+                cache.personal[UInt64(bitPattern: k)] = .some(personal.map { Array($0.readableBytesView) })
+                decoded.append((k, buffer))
+            }
+            for (k, buffer) in decoded {
+                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: k), $0) }) { return }
+                next = k + 1
+            }
+            if rows.count < page { return }
+            page = min(page * 2, Self.scanPage)
+        }
     }
 
     /// Every row of `table` with `key >= from`, in key order, a page at a time (keyset
@@ -85,7 +117,10 @@ extension PostgresAccess {
 
     func projectionState(_ key: String) throws -> [UInt8]? {
         if let bytes = layered({ $0.state(key) }) { return bytes }
-        return try bytesValue("SELECT bytes FROM \(t.states) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "read a projection")
+        if let known = cache.states[key] { return known }
+        let bytes = try bytesValue("SELECT bytes FROM \(t.states) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "read a projection")
+        cache.states[key] = .some(bytes)
+        return bytes
     }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
@@ -117,7 +152,10 @@ extension PostgresAccess {
 
     func metaValue(_ key: String) throws -> [UInt8]? {
         if let value = layered({ $0.metaValue(key) }) { return value }
-        return try bytesValue("SELECT value FROM \(t.meta) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "read a meta value")
+        if let known = cache.meta[key] { return known }
+        let value = try bytesValue("SELECT value FROM \(t.meta) WHERE key = $1", binds { $0.append(Self.text(key)) }, doing: "read a meta value")
+        cache.meta[key] = .some(value)
+        return value
     }
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
@@ -129,6 +167,7 @@ extension PostgresAccess {
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
         if let bytes = layered({ $0.personalValues(seq: seq) }) { return bytes }
+        if let known = cache.personal[seq] { return known }
         return try bytesValue("SELECT bytes FROM \(t.personal) WHERE seq = $1", binds { $0.append(Self.int(seq)) }, doing: "read personal values")
     }
 
@@ -143,10 +182,14 @@ extension PostgresAccess {
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
         let user = kind.owner(user)
-        if let bytes = layered({ $0.record(.init(kind: Int16(kind.rawValue), owner: user, id: id)) }) { return bytes }
-        return try bytesValue("SELECT bytes FROM \(t.records) WHERE kind = $1 AND owner = $2 AND id = $3",
-                              binds { $0.append(Int16(kind.rawValue)); $0.append(Self.text(user)); $0.append(Self.text(id)) },
-                              doing: "read a record")
+        let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: user, id: id)
+        if let bytes = layered({ $0.record(key) }) { return bytes }
+        if let known = cache.records[key] { return known }
+        let bytes = try bytesValue("SELECT bytes FROM \(t.records) WHERE kind = $1 AND owner = $2 AND id = $3",
+                                   binds { $0.append(Int16(kind.rawValue)); $0.append(Self.text(user)); $0.append(Self.text(id)) },
+                                   doing: "read a record")
+        cache.records[key] = .some(bytes)
+        return bytes
     }
 
     func recordCount(_ kind: RecordKind) throws -> Int {
@@ -157,6 +200,9 @@ extension PostgresAccess {
 
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         if let hash = layered({ $0.treeHash(index) }) { return try hash.withUnsafeBytes { try body($0) } }
+        // A write's first miss reads the whole frontier of the locked head at once.
+        if cache.tree[index] == nil && startHead != nil && !frontierFetched { try fetchFrontier(also: index) }
+        if let hash = cache.tree[index] { return try hash.withUnsafeBytes { try body($0) } }
         let row = try one("SELECT hash FROM \(t.tree) WHERE idx = $1", binds { $0.append(Self.int(index)) }, doing: "read a tree hash")
         guard let row else { return try body(nil) }
         let buffer = try decode(row, ByteBuffer.self, doing: "read a tree hash")

@@ -1,3 +1,4 @@
+import AuthLedger
 import AuthLedgerCore
 import Foundation
 import NIOCore
@@ -21,6 +22,7 @@ extension PostgresAccess {
     }
 
     func clearProjectionStates() throws {
+        forgetReads()
         try send("DELETE FROM \(t.states)", doing: "clear the projections")
     }
 
@@ -29,6 +31,7 @@ extension PostgresAccess {
     }
 
     func clearRecords() throws {
+        forgetReads()
         try send("DELETE FROM \(t.records)", doing: "clear the records")
     }
 
@@ -45,16 +48,22 @@ extension PostgresAccess {
     }
 
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
+        forgetReads()
         let rows = try qAll("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
                             binds { $0.append(Self.text(user)); $0.append(Self.int(before)) }, doing: "erase personal values")
         return try rows.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "erase personal values")) }.sorted()
     }
 
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws {
-        try write { $0.putTree(index, Array(hash)) }
+        let bytes = Array(hash)
+        try write { $0.putTree(index, bytes) }
+        lastAtLevel[MerkleTree.splitStoredHashIndex(index).level] = (index, bytes)
     }
 
     func clearTree() throws {
+        forgetReads()
+        treeCleared = true
+        lastAtLevel = [:]
         try send("DELETE FROM \(t.tree)", doing: "clear the tree")
     }
 
@@ -97,6 +106,7 @@ extension PostgresAccess {
     /// Rolls the current savepoint back: every statement in flight was sent after it.
     func rollbackToSavepoint() throws {
         _ = try? drain()
+        forgetReads()
         do {
             _ = try s.query("ROLLBACK TO SAVEPOINT \(savepointName)", doing: "rollback to savepoint")
         } catch let e as PostgresFailure {

@@ -24,6 +24,8 @@ final class PostgresAccess: StorageWriter {
     var savepoints = 0
     /// Rows fetched per query by the scans (the scans run in one snapshot, page by page).
     static let page = 512
+    /// Rows of the log's scan pages at most (they grow from `page`): a replay's and an export's fetches.
+    static let scanPage = 16_384
     /// Rows a layer holds before it is sent (when it may be): PostgreSQL then inserts
     /// while the writer encodes the next events.
     static let sendEarly = 4096
@@ -43,19 +45,39 @@ final class PostgresAccess: StorageWriter {
     /// it when they lock it, and nobody else can move it while they hold the lock).
     var knownHead: Head?
 
+    /// The head locked when the transaction began (nil: a read transaction).
+    let startHead: Head?
+    /// Values read, ahead or not (see `PostgresReadCache`).
+    var cache = PostgresReadCache()
+    /// Whether the frontier of the locked head was read ahead (or came from the process's cache).
+    var frontierFetched = false
+    /// The last tree hash written at each level (the next frontier: `PostgresStorage.frontier`).
+    var lastAtLevel: [Int: (index: UInt64, hash: [UInt8])] = [:]
+    /// Whether the tree was cleared (a rebuild): the process's frontier is not kept then.
+    var treeCleared = false
+    /// The streams appended to since a head this process committed (another server's
+    /// appends; `PostgresStorage+CatchUp.swift`).
+    var changedSince: (head: Head, streams: Set<String>)?
+
     init(session: PostgresSession, tables: PostgresTables, instance: String, deferred: Bool = false, head: Head? = nil) {
         self.s = session
         self.t = tables
         self.instance = instance
         self.deferred = deferred
         knownHead = head
+        startHead = head
     }
 
     /// Records a write in the current layer; a layer that may be sent is sent when large.
     func write(_ change: (inout PostgresPendingWrites) -> Void) throws {
         if requestPending != nil {
             change(&requestPending!)
-            if savepointOpen && requestPending!.rowCount >= Self.sendEarly { try sendPending(&requestPending!) }
+            if requestPending!.rowCount >= Self.sendEarly {
+                // A large request (an import, a bulk append) streams its rows while it goes
+                // on: behind a real savepoint, so that a refusal still undoes only its own.
+                if !savepointOpen { try openSavepoint() }
+                try sendPending(&requestPending!)
+            }
         } else {
             change(&pending)
             if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
@@ -66,6 +88,7 @@ final class PostgresAccess: StorageWriter {
     func sendPending(_ layer: inout PostgresPendingWrites) throws {
         guard !layer.isEmpty else { return }
         let statements = layer.statements(t, instance: instance)
+        cache.remember(layer)
         layer = PostgresPendingWrites()
         for (sql, b, doing) in statements { inFlight.append((s.send(sql, b), doing)) }
         if inFlight.count >= 256 { try drain() }
@@ -90,10 +113,9 @@ final class PostgresAccess: StorageWriter {
         savepointOpen = true
     }
 
-    /// Sends what is left and waits for every answer (before COMMIT).
+    /// Sends what is left (the answers are collected with COMMIT's: `drain`).
     func finishWrites() throws {
         try sendPending(&pending)
-        try drain()
     }
 
     /// Forgets the buffered rows (their transaction is being rolled back).
@@ -143,7 +165,7 @@ final class PostgresAccess: StorageWriter {
         inFlight = []
         var first: PostgresFailure?
         for (future, doing) in sent {
-            do { _ = try future.wait() } catch {
+            do { _ = try s.answer(future) } catch {
                 if first == nil { first = PostgresFailure(error, doing: doing, location: s.location) }
             }
         }

@@ -11,9 +11,10 @@ import PostgresNIO
 ///
 /// Why blocking waits: `StorageBackend` is synchronous by design (LMDB transactions are
 /// bound to the thread that runs them), and it is called from the ledger's writer thread,
-/// from the replay's worker threads and from request handlers. Each call here sends its
-/// query through PostgresNIO's `EventLoopFuture` API and waits for the answer with
-/// `wait()`. The connections run on an event loop group of their own (one thread), never
+/// from the replay's worker threads and from request handlers. Statements go through
+/// PostgresNIO's `EventLoopFuture` API, several sent before any answer is awaited where the
+/// protocol allows (a write's BEGIN, lock and catch-up; its group statement and COMMIT),
+/// and every answer is awaited in one place, `PostgresSession.answer`. The connections run on an event loop group of their own (one thread), never
 /// shared with the HTTP server's, so no wait can ever block the loop that must complete
 /// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
 /// on a 2-core machine: a blocked task waiting for another task could starve it).
@@ -78,8 +79,9 @@ package final class PostgresConnections: @unchecked Sendable {
         nextID += 1
         lock.unlock()
         do {
-            let c = try PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
-                                                   id: id, logger: logger).wait()
+            let connecting = PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
+                                                        id: id, logger: logger)
+            let c = try PostgresSession.answer(connecting)
             return PostgresSession(connection: c, logger: logger, location: location)
         } catch {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
@@ -133,11 +135,21 @@ package struct PostgresSession {
     @discardableResult
     package func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
         do {
-            let result = try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
-            return Array(result.rows)
+            return Array(try answer(send(sql, binds)).rows)
         } catch {
             throw PostgresFailure(error, doing: doing, location: location)
         }
+    }
+
+    /// The answer of a statement sent: the one place where the synchronous storage API
+    /// waits for PostgresNIO (see `PostgresConnections`; the writer's and the replay's own
+    /// threads, never an event loop or the cooperative pool).
+    func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        try Self.answer(future)
+    }
+
+    static func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
+        try future.wait()
     }
 }
 

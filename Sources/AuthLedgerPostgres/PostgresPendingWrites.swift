@@ -4,9 +4,9 @@ import PostgresNIO
 
 /// Writes of a PostgreSQL write transaction kept in memory until they are sent (see
 /// `PostgresAccess`): a commit group's requests write here, and only the writes of
-/// requests that passed every check of the rules go to PostgreSQL, each table's rows as
-/// one statement over arrays (`unnest`) — so a group costs a few statements, not a few
-/// per event, and a refused request costs none. Reads of the transaction look here
+/// requests that passed every check of the rules go to PostgreSQL, as one call of the
+/// schema's `append_group` with one array per column — so a group costs one statement,
+/// not a few per event, and a refused request costs none. Reads of the transaction look here
 /// before they ask PostgreSQL (`event(seq:)`, `seq(id:)`, …), so a request sees what the
 /// requests before it in the group wrote, and what it wrote itself.
 ///
@@ -115,82 +115,44 @@ struct PostgresPendingWrites {
 
     // MARK: Statements
 
-    /// The statements that write all of this, in an order that keeps every table's own
-    /// order (each table is one statement) — one `unnest` over arrays per table, so the
-    /// statement text is the same whatever the number of rows.
+    /// The statement that writes all of this: one call of `append_group` (`PostgresSchema`,
+    /// version 2) with one array per column, each table's rows in their order — so a group
+    /// costs one statement and one round trip, whatever its number of rows and tables.
     func statements(_ t: PostgresTables, instance: String) -> [(sql: String, binds: PostgresBindings, doing: String)] {
-        var out: [(String, PostgresBindings, String)] = []
-        if !events.isEmpty {
-            var b = PostgresBindings(capacity: 5)
-            b.append(events.map { Int64(bitPattern: $0.seq) })
-            b.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
-            b.append(events.map { ByteBuffer(string: $0.stream) })
-            b.append(events.map { Int64(bitPattern: $0.version) })
-            b.append(events.map { ByteBuffer(bytes: $0.bytes) })
-            out.append(("INSERT INTO \(t.events) (seq, id, stream, version, bytes) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[], $4::int8[], $5::bytea[])",
-                        b, "store events"))
-        }
-        if !tree.isEmpty {
-            var b = PostgresBindings(capacity: 2)
-            b.append(tree.map { Int64(bitPattern: $0.index) })
-            b.append(tree.map { ByteBuffer(bytes: $0.hash) })
-            out.append(("INSERT INTO \(t.tree) (idx, hash) SELECT * FROM unnest($1::int8[], $2::bytea[])", b, "store tree hashes"))
-        }
-        if !personal.isEmpty {
-            var b = PostgresBindings(capacity: 3)
-            b.append(personal.map { Int64(bitPattern: $0.seq) })
-            b.append(personal.map { ByteBuffer(string: $0.owner) })
-            b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
-            out.append(("INSERT INTO \(t.personal) (seq, owner, bytes) SELECT * FROM unnest($1::int8[], $2::bytea[], $3::bytea[])",
-                        b, "store personal values"))
-        }
-        if !stateOrder.isEmpty {
-            var b = PostgresBindings(capacity: 2)
-            b.append(stateOrder.map { ByteBuffer(string: $0) })
-            b.append(stateOrder.map { ByteBuffer(bytes: states[$0]!) })
-            out.append(("""
-                INSERT INTO \(t.states) (key, bytes) SELECT * FROM unnest($1::bytea[], $2::bytea[])
-                ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes
-                """, b, "store projections"))
-        }
-        if !recordOrder.isEmpty {
-            var b = PostgresBindings(capacity: 4)
-            b.append(recordOrder.map(\.kind))
-            b.append(recordOrder.map { ByteBuffer(string: $0.owner) })
-            b.append(recordOrder.map { ByteBuffer(string: $0.id) })
-            b.append(recordOrder.map { ByteBuffer(bytes: records[$0]!) })
-            out.append(("""
-                INSERT INTO \(t.records) (kind, owner, id, bytes) SELECT * FROM unnest($1::int2[], $2::bytea[], $3::bytea[], $4::bytea[])
-                ON CONFLICT (kind, owner, id) DO UPDATE SET bytes = EXCLUDED.bytes
-                """, b, "store records"))
-        }
+        var b = PostgresBindings(capacity: 23)
+        b.append(events.map { Int64(bitPattern: $0.seq) })
+        b.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
+        b.append(events.map { ByteBuffer(string: $0.stream) })
+        b.append(events.map { Int64(bitPattern: $0.version) })
+        b.append(events.map { ByteBuffer(bytes: $0.bytes) })
+        b.append(tree.map { Int64(bitPattern: $0.index) })
+        b.append(tree.map { ByteBuffer(bytes: $0.hash) })
+        b.append(personal.map { Int64(bitPattern: $0.seq) })
+        b.append(personal.map { ByteBuffer(string: $0.owner) })
+        b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
+        b.append(stateOrder.map { ByteBuffer(string: $0) })
+        b.append(stateOrder.map { ByteBuffer(bytes: states[$0]!) })
+        b.append(recordOrder.map(\.kind))
+        b.append(recordOrder.map { ByteBuffer(string: $0.owner) })
+        b.append(recordOrder.map { ByteBuffer(string: $0.id) })
+        b.append(recordOrder.map { ByteBuffer(bytes: records[$0]!) })
         let puts = metaOrder.filter { meta[$0]! != nil }
-        let deletes = metaOrder.filter { meta[$0]! == nil }
-        if !puts.isEmpty {
-            var b = PostgresBindings(capacity: 2)
-            b.append(puts.map { ByteBuffer(string: $0) })
-            b.append(puts.map { ByteBuffer(bytes: meta[$0]!!) })
-            out.append(("""
-                INSERT INTO \(t.meta) (key, value) SELECT * FROM unnest($1::bytea[], $2::bytea[])
-                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
-                """, b, "store meta values"))
-        }
-        if !deletes.isEmpty {
-            var b = PostgresBindings(capacity: 1)
-            b.append(deletes.map { ByteBuffer(string: $0) })
-            out.append(("DELETE FROM \(t.meta) WHERE key = ANY($1::bytea[])", b, "delete meta values"))
-        }
+        b.append(puts.map { ByteBuffer(string: $0) })
+        b.append(puts.map { ByteBuffer(bytes: meta[$0]!!) })
+        b.append(metaOrder.filter { meta[$0]! == nil }.map { ByteBuffer(string: $0) })
         if let head {
-            // Moves the head and, in the same statement, notifies the other servers
-            // (delivered at COMMIT; see `PostgresCommitListener`).
-            var b = PostgresBindings(capacity: 4)
+            // The head moves and the other servers are notified (delivered at COMMIT; see
+            // `PostgresCommitListener`) in the same statement.
             b.append(Int64(bitPattern: head.seq)); b.append(ByteBuffer(bytes: head.hash.bytes))
             b.append(t.schema); b.append("\(head.seq) \(head.hash) \(instance)")
-            out.append(("""
-                WITH moved AS (UPDATE \(t.head) SET seq = $1, hash = $2 RETURNING seq)
-                SELECT pg_notify($3, $4) FROM moved
-                """, b, "advance the head"))
+        } else {
+            b.appendNull(); b.appendNull(); b.appendNull(); b.appendNull()
         }
-        return out
+        return [("""
+            SELECT \(t.schema).append_group($1::int8[], $2::bytea[], $3::bytea[], $4::int8[], $5::bytea[],
+                $6::int8[], $7::bytea[], $8::int8[], $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[],
+                $13::int2[], $14::bytea[], $15::bytea[], $16::bytea[], $17::bytea[], $18::bytea[], $19::bytea[],
+                $20::int8, $21::bytea, $22::text, $23::text)
+            """, b, "store the group")]
     }
 }

@@ -17,6 +17,8 @@ import PostgresNIO
 /// - `tree`: stored Merkle hash index → 32-byte hash
 /// - `records`: (kind, user, id) → challenge, OTP or grant record
 /// - `personal`: seq → the event's personal values (with its user, for erasure)
+///
+/// Version 2 adds the function `append_group` (one statement per commit group).
 package enum PostgresSchema {
     static let migrations: [[String]] = [
         // 1
@@ -33,7 +35,61 @@ package enum PostgresSchema {
             "CREATE TABLE {S}.personal (seq bigint PRIMARY KEY, owner bytea NOT NULL, bytes bytea NOT NULL)",
             "CREATE INDEX personal_owner ON {S}.personal (owner, seq)",
         ],
+        // 2: a commit group's writes in one statement (see `appendGroup`).
+        [appendGroup],
     ]
+
+    /// Version 2: `append_group` writes everything a commit group (or a part of it sent
+    /// early) wrote — events, tree hashes, personal values, projection states, records,
+    /// meta values — from one array per column, then moves the head and notifies the other
+    /// servers (`PostgresCommitListener`), all in one statement: one round trip per group
+    /// instead of one per table. The caller's transaction already holds the head's lock.
+    /// Rows in the order given; keyed tables keep the last write (`PostgresPendingWrites`
+    /// sends one row per key). Returns the head's seq (null when the head did not move).
+    static let appendGroup = """
+        CREATE OR REPLACE FUNCTION {S}.append_group(
+            ev_seq int8[], ev_id bytea[], ev_stream bytea[], ev_version int8[], ev_bytes bytea[],
+            tr_idx int8[], tr_hash bytea[],
+            pv_seq int8[], pv_owner bytea[], pv_bytes bytea[],
+            st_key bytea[], st_bytes bytea[],
+            rc_kind int2[], rc_owner bytea[], rc_id bytea[], rc_bytes bytea[],
+            mt_key bytea[], mt_value bytea[], mt_delete bytea[],
+            head_seq int8, head_hash bytea, channel text, payload text) RETURNS int8
+        LANGUAGE plpgsql AS $fn$
+        BEGIN
+            IF cardinality(ev_seq) > 0 THEN
+                INSERT INTO {S}.events (seq, id, stream, version, bytes)
+                SELECT * FROM unnest(ev_seq, ev_id, ev_stream, ev_version, ev_bytes);
+            END IF;
+            IF cardinality(tr_idx) > 0 THEN
+                INSERT INTO {S}.tree (idx, hash) SELECT * FROM unnest(tr_idx, tr_hash);
+            END IF;
+            IF cardinality(pv_seq) > 0 THEN
+                INSERT INTO {S}.personal (seq, owner, bytes) SELECT * FROM unnest(pv_seq, pv_owner, pv_bytes);
+            END IF;
+            IF cardinality(st_key) > 0 THEN
+                INSERT INTO {S}.states (key, bytes) SELECT * FROM unnest(st_key, st_bytes)
+                ON CONFLICT (key) DO UPDATE SET bytes = EXCLUDED.bytes;
+            END IF;
+            IF cardinality(rc_kind) > 0 THEN
+                INSERT INTO {S}.records (kind, owner, id, bytes) SELECT * FROM unnest(rc_kind, rc_owner, rc_id, rc_bytes)
+                ON CONFLICT (kind, owner, id) DO UPDATE SET bytes = EXCLUDED.bytes;
+            END IF;
+            IF cardinality(mt_key) > 0 THEN
+                INSERT INTO {S}.meta (key, value) SELECT * FROM unnest(mt_key, mt_value)
+                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value;
+            END IF;
+            IF cardinality(mt_delete) > 0 THEN
+                DELETE FROM {S}.meta WHERE key = ANY(mt_delete);
+            END IF;
+            IF head_seq IS NOT NULL THEN
+                UPDATE {S}.head SET seq = head_seq, hash = head_hash;
+                PERFORM pg_notify(channel, payload);
+            END IF;
+            RETURN head_seq;
+        END
+        $fn$
+        """
 
     package static var latest: Int { migrations.count }
 

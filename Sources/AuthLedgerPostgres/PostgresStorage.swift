@@ -87,34 +87,63 @@ package final class PostgresStorage: StorageBackend, Sendable {
     /// Write transactions run again strict after a refusal (for tests and diagnostics).
     package let strictRetries = PostgresCounter()
 
+    /// What this process's last write left: its head, and the Merkle tree's frontier there
+    /// (see `PostgresStorage+CatchUp.swift`). A write that locks that same head needs no
+    /// tree read; one that finds another head (another server appended) catches up.
+    private let kept = Mutex<PostgresKept?>(nil)
+
     private func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         let s = try connections.acquire()
         var reusable = false
         defer { connections.release(s, reusable: reusable) }
         do {
-            // BEGIN and the head's lock are sent together (one round trip).
+            // BEGIN, the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`) are
+            // sent together: one round trip.
             let begun = s.send(begin, PostgresBindings())
             // The locked row is the head every write of this transaction starts from.
             var head: Head?
+            var caughtUp: PostgresQueryResult?
+            let keptBefore = lockHead ? kept.withLock { $0 } : nil
             if lockHead {
                 let locked = s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings())
-                do { _ = try begun.wait() } catch { _ = try? locked.wait(); throw PostgresFailure(error, doing: "begin", location: s.location) }
+                let (sql, b) = catchUpQuery(keptBefore)
+                let meta = s.send(sql, b)
+                do { _ = try s.answer(begun) } catch {
+                    _ = try? s.answer(locked); _ = try? s.answer(meta)
+                    throw PostgresFailure(error, doing: "begin", location: s.location)
+                }
                 let rows: PostgresQueryResult
-                do { rows = try locked.wait() } catch { throw PostgresFailure(error, doing: "lock the head", location: s.location) }
+                do { rows = try s.answer(locked) } catch {
+                    _ = try? s.answer(meta)
+                    throw PostgresFailure(error, doing: "lock the head", location: s.location)
+                }
                 if let row = rows.rows.first {
                     head = try PostgresAccess.decodeHead(row)
                 }
+                do { caughtUp = try s.answer(meta) } catch {
+                    throw PostgresFailure(error, doing: "catch up", location: s.location)
+                }
             } else {
-                do { _ = try begun.wait() } catch { throw PostgresFailure(error, doing: "begin", location: s.location) }
+                do { _ = try s.answer(begun) } catch { throw PostgresFailure(error, doing: "begin", location: s.location) }
             }
             let result: T
             let access = PostgresAccess(session: s, tables: tables, instance: instance, deferred: deferred, head: head)
+            if let caughtUp { try applyCatchUp(caughtUp.rows, kept: keptBefore, head: head, to: access) }
+            let committing: EventLoopFuture<PostgresQueryResult>
             do {
                 result = try body(access)
                 try access.finishWrites()
+                // COMMIT goes with the group's last statement: if that one fails, PostgreSQL
+                // answers COMMIT with ROLLBACK, and the failure is what `drain` throws.
+                committing = s.send("COMMIT", PostgresBindings())
+                do { try access.drain() } catch {
+                    _ = try? s.answer(committing)
+                    throw error
+                }
             } catch {
                 access.discardPending()
                 _ = try? access.drain()
+                // (After a COMMIT answered with ROLLBACK, this ROLLBACK only warns.)
                 if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
                 throw error
             }
@@ -122,7 +151,8 @@ package final class PostgresStorage: StorageBackend, Sendable {
             // the caller is told storage_error, and a retry with the same event ids is
             // answered as duplicates if the commit did happen.
             let committed: PostgresQueryResult
-            do { committed = try s.send("COMMIT", PostgresBindings()).wait() } catch {
+            do { committed = try s.answer(committing) } catch {
+                kept.withLock { $0 = nil }
                 throw PostgresFailure(error, doing: "commit", location: s.location)
             }
             // PostgreSQL answers COMMIT of a transaction that had failed with ROLLBACK:
@@ -131,6 +161,7 @@ package final class PostgresStorage: StorageBackend, Sendable {
                 reusable = true
                 throw LedgerError(.storageError, "PostgreSQL rolled the transaction back at COMMIT; nothing of it was written")
             }
+            if lockHead { keepFrontier(access) }
             reusable = true
             return result
         } catch let e as PostgresFailure {
@@ -138,6 +169,33 @@ package final class PostgresStorage: StorageBackend, Sendable {
             throw e.ledgerError
         }
     }
+
+    /// After a commit: what the next write catches up from — the new head, and its tree
+    /// frontier from the hashes the transaction wrote or knew (nil when one is unknown here).
+    private func keepFrontier(_ access: PostgresAccess) {
+        guard let head = access.knownHead else {
+            kept.withLock { $0 = nil }
+            return
+        }
+        let generation = access.cache.meta[PostgresStorage.generationKey] ?? nil
+        var hashes: [UInt64: [UInt8]]? = [:]
+        if access.treeCleared { hashes = nil }
+        for index in PostgresAccess.frontierIndexes(head.seq) where hashes != nil {
+            let level = MerkleTree.splitStoredHashIndex(index).level
+            if let w = access.lastAtLevel[level], w.index == index {
+                hashes![index] = w.hash
+            } else if let h = access.cache.tree[index] {
+                hashes![index] = h
+            } else {
+                hashes = nil
+            }
+        }
+        kept.withLock { $0 = PostgresKept(head: head, generation: generation, hashes: hashes) }
+    }
+
+    /// The meta key of the projections' generation (`Ledger.projectionGenerationKey`),
+    /// which every write transaction of the writer reads first.
+    static let generationKey = "projectionGeneration"
 
     /// Deleted rows stay in a table's files until it is rewritten: `VACUUM FULL` rewrites
     /// the tables that erasure and rebuilds change (the log and the tree are append-only).

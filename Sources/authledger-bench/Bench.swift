@@ -193,6 +193,10 @@ struct Bench: AsyncParsableCommand {
             // On PostgreSQL (--store postgresql://…): the ledger against its own engine's ceiling.
             ("append_bulk_vs_raw_postgres_insert", value("append_bulk", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
             ("append_concurrent_vs_raw_postgres_insert", value("append_concurrent", "events_per_s") / value("raw_postgres_insert", "events_per_s")),
+            // Against the engine's own 64 clients each awaiting a durable single-row commit.
+            ("append_concurrent_vs_raw_postgres_concurrent_commit", value("append_concurrent", "events_per_s") / value("raw_postgres_concurrent_commit", "events_per_s")),
+            // Two servers on one database (one head lock), against one with as many writers (target ≥ 1).
+            ("append_two_servers_vs_append_concurrent", value("append_two_servers", "events_per_s") / value("append_concurrent", "events_per_s")),
             ("append_bulk_vs_raw_sqlite_put", value("append_bulk", "events_per_s") / value("raw_sqlite_put", "events_per_s")),
             ("append_concurrent_vs_raw_lmdb_put", value("append_concurrent", "events_per_s") / rawPut),
             // Group commit's ceiling: every writer's event in each single-event-latency commit.
@@ -262,7 +266,8 @@ struct BenchRun {
     static func number(_ v: Double) -> JSON {
         // A ratio over a phase left out with --only is not a number.
         guard v.isFinite else { return .null }
-        return v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: "%.2f", v))
+        // Small figures (statements per event) keep four decimals.
+        return v >= 1000 ? .int(Int64(v.rounded())) : .number(String(format: v < 0.1 ? "%.4f" : "%.2f", v))
     }
 
     static func seconds(_ f: () throws -> Void) rethrows -> Double {

@@ -36,25 +36,67 @@ struct BenchPostgres {
             }
             out.append(("raw_postgres_insert", [("events_per_s", Double(events) / elapsed)]))
         }
+        if wanted("raw_postgres_concurrent_commit") {
+            let raw = try PostgresStorage(url: store("rawcommit"))
+            defer { try? raw.dropSchema() }
+            var payloads = BenchRun.Payloads(total: run.concurrentEvents)
+            var all: [[UInt8]] = []
+            while payloads.nextBatch() { all += (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } } }
+            out.append(("raw_postgres_concurrent_commit", [("events_per_s", try await raw.rawConcurrentCommits(all, writers: writers))]))
+        }
         let storage = try PostgresStorage(url: store("ledger"))
         defer { try? storage.dropSchema() }
         let ledger = try Ledger(storage: storage)
+        // Statements per event (pg_stat_statements; null when it is not available).
+        let counting = storage.resetStatementCounts()
+        func statements(_ phase: String, events n: Int, _ body: () async throws -> [(String, Double)]) async throws -> [(String, Double)] {
+            if counting { _ = storage.resetStatementCounts() }
+            var values = try await body()
+            let calls = counting ? storage.statementCount() : nil
+            values.append(("statements_per_event", calls.map { Double($0) / Double(n) } ?? .nan))
+            if counting {
+                let top = storage.topStatements(8).map { "\($0.0)× \(String(format: "%.3f", $0.1)) ms \($0.2)" }.joined(separator: " | ")
+                FileHandle.standardError.write(Data("bench: \(phase) statements: \(top)\n".utf8))
+            }
+            return values
+        }
         if wanted("append_bulk") {
-            let b = try run.appendBulk(ledger)
-            out.append(("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)]))
+            out.append(("append_bulk", try await statements("append_bulk", events: events) {
+                let b = try run.appendBulk(ledger)
+                return [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)]
+            }))
         }
         if wanted("append_concurrent") {
-            let before = ledger.writerStats
-            let c = try await run.appendConcurrent(ledger, writers: writers)
-            let after = ledger.writerStats
-            let txns = Double(after.transactions - before.transactions)
-            out.append(("append_concurrent", [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
-                                              ("mean_batch", Double(after.requests - before.requests) / txns),
-                                              ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns)]))
+            out.append(("append_concurrent", try await statements("append_concurrent", events: run.concurrentEvents) {
+                let before = ledger.writerStats
+                let c = try await run.appendConcurrent(ledger, writers: writers)
+                let after = ledger.writerStats
+                let txns = Double(after.transactions - before.transactions)
+                return [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
+                        ("mean_batch", Double(after.requests - before.requests) / txns),
+                        ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns)]
+            }))
+        }
+        if wanted("append_two_servers") {
+            // Two ledgers on one schema (two servers: two writer threads, two connection pools,
+            // one head lock), `writers / 2` writers each, appending at once: the combined rate.
+            let second = try Ledger(storage: try PostgresStorage(url: store("ledger")))
+            out.append(("append_two_servers", try await statements("append_two_servers", events: 2 * run.concurrentEvents) {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                async let a = run.appendConcurrent(ledger, writers: max(1, writers / 2), prefix: "two-a")
+                async let b = run.appendConcurrent(second, writers: max(1, writers / 2), prefix: "two-b")
+                let (ra, rb) = try await (a, b)
+                let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+                return [("events_per_s", Double(2 * run.concurrentEvents) / seconds),
+                        ("p50_ms", max(ra.p50, rb.p50)), ("p99_ms", max(ra.p99, rb.p99))]
+            }))
+            await second.close()
         }
         if wanted("replay") {
-            let r = try run.replay(ledger)
-            out.append(("replay", [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)]))
+            out.append(("replay", try await statements("replay", events: try Int(ledger.head().seq)) {
+                let r = try run.replay(ledger)
+                return [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)]
+            }))
         }
         if wanted("query_devices") {
             let q = try run.queryDevices(ledger)

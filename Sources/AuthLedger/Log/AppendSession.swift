@@ -110,6 +110,7 @@ final class AppendSession {
 
     /// Applies without a savepoint: the caller aborts the whole transaction on failure.
     func applyUnisolated(_ request: AppendRequest) throws -> (appended: [RecordedEvent], duplicates: Int) {
+        try prefetch(request.inputs)
         var appended: [RecordedEvent] = []
         appended.reserveCapacity(request.inputs.count)
         var duplicates = 0

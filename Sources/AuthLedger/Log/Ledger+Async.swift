@@ -15,7 +15,7 @@ extension Ledger {
     /// let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: ["alice": 3]))
     /// ```
     public func append(_ request: AppendRequest) async throws -> AppendOutcome {
-        try await onWriter { session in
+        try await onWriter(inputs: request.inputs) { session in
             let (appended, duplicates) = try session.applyUnisolated(request)
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
         }
@@ -49,9 +49,9 @@ extension Ledger {
         })
     }
 
-    func onWriter<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) async throws -> T {
+    func onWriter<T: Sendable>(inputs: [EventInput] = [], _ job: @escaping (AppendSession) throws -> T) async throws -> T {
         let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
-            writer.submit({ session in try job(session) }, done: { result in c.resume(with: result) })
+            writer.submit({ session in try job(session) }, inputs: inputs, done: { result in c.resume(with: result) })
         }
         return value as! T
     }

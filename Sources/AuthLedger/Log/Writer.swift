@@ -26,6 +26,8 @@ final class Writer: @unchecked Sendable {
         let done: @Sendable (Result<any Sendable, Error>) -> Void
         var job: Job { if case let .request(j) = work { return j }; preconditionFailure("not a request") }
         var isRequest: Bool { if case .request = work { return true }; return false }
+        /// An append request's inputs, read ahead for the whole group (`AppendSession.prefetch`).
+        var inputs: [EventInput] = []
     }
     /// The writer thread, once it runs (under `lock`).
     private var thread: pthread_t?
@@ -92,8 +94,8 @@ final class Writer: @unchecked Sendable {
     }
 
     /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
-    func submit(_ job: @escaping Job, done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
-        enqueue(Pending(work: .request(job), done: done))
+    func submit(_ job: @escaping Job, inputs: [EventInput] = [], done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
+        enqueue(Pending(work: .request(job), done: done, inputs: inputs))
     }
 
     private func enqueue(_ p: Pending) {
@@ -337,11 +339,17 @@ final class Writer: @unchecked Sendable {
                 let generation = try w.metaValue(Ledger.projectionGenerationKey)
                 if let cachedHead, cachedHead == session.head, cachedGeneration == generation {
                     session.adopt(users: &cachedUsers, system: cachedSystem)
+                } else if let cachedHead, cachedGeneration == generation, let changed = try w.streamsChanged(since: cachedHead) {
+                    // Another server appended since: only the streams it appended to are stale.
+                    for stream in changed { cachedUsers[stream] = nil }
+                    session.adopt(users: &cachedUsers, system: changed.contains(systemStream) ? nil : cachedSystem)
                 }
                 cachedUsers = [:]
                 cachedSystem = nil
                 cachedHead = nil
                 cachedGeneration = generation
+                // What the group's append requests will read, read ahead at once (PostgreSQL: one round trip).
+                try session.prefetch(batch.flatMap(\.inputs))
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }

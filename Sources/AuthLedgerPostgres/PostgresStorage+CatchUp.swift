@@ -1,0 +1,79 @@
+import AuthLedgerCore
+import NIOCore
+import PostgresNIO
+
+/// What this process's last write transaction left, for the next one (see `catchUp`).
+struct PostgresKept: Sendable {
+    /// The head it committed.
+    var head: Head
+    /// The projections' generation then (a rebuild by any server changes it).
+    var generation: [UInt8]?
+    /// The Merkle tree's frontier for `head` (stored index → hash); nil when not known.
+    var hashes: [UInt64: [UInt8]]?
+}
+
+/// Catching up at the start of a write, in the round trip of BEGIN and the head's lock: one
+/// statement reads the projections' generation (which the writer asks for first), the tree
+/// hashes stored since this process's last commit, and the streams appended to since then
+/// (by another server: two servers on one database). With them the write needs no
+/// frontier read (the new frontier is the kept one's left part and the hashes since:
+/// a block of the new tree that ends before the old size is one of the old frontier's),
+/// and the writer keeps every cached user state but those of the streams named
+/// (`StorageReader.streamsChanged`). The statement runs after the lock is held, in its
+/// own snapshot (READ COMMITTED): it sees every commit before this transaction's turn.
+extension PostgresStorage {
+    /// At most this many hashes and streams are caught up with; beyond, the frontier is
+    /// read (one statement) and the writer's whole cache dropped.
+    static let catchUpLimit = 8_192
+
+    func catchUpQuery(_ kept: PostgresKept?) -> (String, PostgresBindings) {
+        var b = PostgresBindings(capacity: 3)
+        b.append(PostgresAccess.text(PostgresStorage.generationKey))
+        b.append(kept.map { PostgresAccess.int(MerkleTree.storedHashCount($0.head.seq)) } ?? Int64.max)
+        b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
+        return ("""
+            SELECT 0::int2, 0::int8, value FROM \(tables.meta) WHERE key = $1
+            UNION ALL (SELECT 1::int2, idx, hash FROM \(tables.tree) WHERE idx >= $2 ORDER BY idx LIMIT \(Self.catchUpLimit + 1))
+            UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $3 LIMIT \(Self.catchUpLimit + 1))
+            """, b)
+    }
+
+    /// Gives `access` what the catch-up statement answered, for the locked `head`.
+    func applyCatchUp(_ rows: [PostgresRow], kept: PostgresKept?, head: Head?, to access: PostgresAccess) throws {
+        var generation: [UInt8]?
+        var tree: [UInt64: [UInt8]] = [:]
+        var streams: Set<String> = []
+        for row in rows {
+            let (kind, index, bytes): (Int16, Int64, ByteBuffer)
+            do { (kind, index, bytes) = try row.decode((Int16, Int64, ByteBuffer).self) } catch {
+                throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (catch up)")
+            }
+            switch kind {
+            case 0: generation = Array(bytes.readableBytesView)
+            case 1: tree[UInt64(bitPattern: index)] = Array(bytes.readableBytesView)
+            default: streams.insert(String(decoding: bytes.readableBytesView, as: UTF8.self))
+            }
+        }
+        access.cache.meta[PostgresStorage.generationKey] = .some(generation)
+        guard let kept, let head, head.seq >= kept.head.seq else { return }
+        if head.seq == kept.head.seq {
+            // Nobody appended since (or the log is not the one kept: nothing is used).
+            guard head == kept.head else { return }
+            access.changedSince = (kept.head, [])
+            if let hashes = kept.hashes, kept.generation == generation {
+                access.cache.tree = hashes
+                access.frontierFetched = true
+            }
+            return
+        }
+        if streams.count <= Self.catchUpLimit { access.changedSince = (kept.head, streams) }
+        guard let hashes = kept.hashes, kept.generation == generation, tree.count <= Self.catchUpLimit else { return }
+        var frontier: [UInt64: [UInt8]] = [:]
+        for index in PostgresAccess.frontierIndexes(head.seq) {
+            guard let h = hashes[index] ?? tree[index] else { return }
+            frontier[index] = h
+        }
+        access.cache.tree = frontier
+        access.frontierFetched = true
+    }
+}

@@ -1,0 +1,161 @@
+@testable import AuthLedger
+@testable import AuthLedgerCore
+import Foundation
+import AuthLedgerTestSupport
+import AuthLedgerPostgres
+import Testing
+
+/// The PostgreSQL writer's group path (#25): one `append_group` statement per group
+/// (schema version 2, migrated onto existing stores), reads by the group, and the Merkle
+/// tree's frontier kept between groups unless another server moved the head.
+@Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
+struct PostgresGroupTests {
+    /// A first device for each of `users`, as one request's inputs.
+    static func registrations(_ users: Range<Int>, prefix: String = "u") -> [EventInput] {
+        users.map { k in
+            var d = EventData()
+            d[.deviceId] = .string("phone"); d[.name] = .string("Phone \(k)"); d[.kind] = .string("mobile")
+            d[.binding] = .string("permanent"); d[.via] = .string("initial")
+            return EventInput(event: Event(type: .registered, user: "\(prefix)\(k)", at: t("2026-05-01T10:00:00Z"), data: d))
+        }
+    }
+
+    @Test func aVersion1StoreIsMigratedToTheGroupFunctionAndKeepsItsLog() async throws {
+        // Given a store whose schema is at version 1 (no append_group function)
+        let store = StorageKind.postgres.freshStore()
+        let schema = try PostgresLocation(url: store).schema
+        try StorageKind.postgres.open(store).importText(LedgerTests.phone)
+        let admin = try PostgresStorage(url: store)
+        _ = try admin.integers("DROP FUNCTION \(schema).append_group")
+        _ = try admin.integers("UPDATE \(schema).schema_version SET version = 1")
+        // When it is opened again
+        let ledger = try StorageKind.postgres.open(store)
+        // Then it is at the latest version, with the function, and appends through it
+        #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [Int64(PostgresSchema.latest)])
+        #expect(PostgresSchema.latest >= 2)
+        #expect(try admin.integers("""
+            SELECT count(*) FROM pg_proc WHERE proname = 'append_group' AND pronamespace = '\(schema)'::regnamespace
+            """) == [1])
+        _ = try await ledger.append(Self.registrations(0..<3))
+        #expect(try ledger.head().seq == 4)
+        #expect(try ledger.verify().seq == 4)
+    }
+
+    @Test func theFrontierKeptBetweenGroupsIsReadAgainWhenAnotherServerAppended() async throws {
+        // Given two ledgers (servers) on one store
+        let (_, a, b) = try PostgresStorageTests.twoLedgers()
+        // When they take turns, each appending groups of 7 (the frontier changes shape every
+        // time), a ledger appending twice in a row (its kept frontier is current) and after
+        // the other (its kept frontier is stale)
+        var next = 0
+        for ledger in [a, a, b, a, b, b, a] {
+            _ = try await ledger.append(Self.registrations(next..<(next + 7)))
+            next += 7
+        }
+        // And both append at once
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for k in 0..<16 {
+                let ledger = k % 2 == 0 ? a : b, first = next + 3 * k
+                group.addTask { _ = try await ledger.append(Self.registrations(first..<(first + 3))) }
+            }
+            try await group.waitForAll()
+        }
+        // Then the stored Merkle tree is the log's (verify recomputes it) on both, and holds
+        // exactly the hashes of a tree of that size
+        let n = UInt64(next + 48)
+        #expect(try a.verify().seq == n)
+        #expect(try b.verify().seq == n)
+        #expect(try a.storage.read { try $0.treeHashCount() } == MerkleTree.storedHashCount(n))
+        #expect(try a.storage.read { try Ledger.storedTreeMatchesLog($0, through: n) })
+        // And an LMDB store fed the same export has the same root and head
+        let lmdb = try StorageKind.lmdb.freshLedger()
+        _ = try lmdb.importText(try a.exportText())
+        #expect(try lmdb.head() == a.head())
+        #expect(try lmdb.storage.read { r in try Ledger.storedTreeMatchesLog(r, through: n) })
+    }
+
+    @Test func aWriterDropsOnlyTheStatesOfTheStreamsAnotherServerAppendedTo() async throws {
+        // Given two ledgers (servers) on one store, each with alice and bob registered
+        let (_, a, b) = try PostgresStorageTests.twoLedgers()
+        let at = t("2026-05-01T10:00:00Z")
+        for user in ["alice", "bob", "carol"] {
+            _ = try await a.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
+        }
+        // When they take turns appending to alice, bob and carol (each writer's cache
+        // holds all three, and the other server has just appended to some of them)
+        for k in 1...12 {
+            let ledger = k % 2 == 0 ? a : b
+            let user = ["alice", "bob", "carol"][k % 3]
+            _ = try await ledger.perform(.access(user: user, deviceId: "phone"), clock: { at.adding(seconds: Int64(k)) })
+        }
+        // Then no write ran again: a state cached from before the other server's append
+        // would have taken a version that server's event holds (the stream-version index
+        // refuses it, and the group runs again strict)
+        for ledger in [a, b] {
+            let storage = try #require(ledger.storage as? PostgresStorage)
+            #expect(storage.strictRetries.value == 0)
+        }
+        #expect(try a.verify().seq == 15)
+        // And each stream's versions follow one another in seq order
+        for user in ["alice", "bob", "carol"] {
+            #expect(try a.events().filter { $0.event.user == user }.map(\.version) == Array(1...5))
+        }
+    }
+
+    @Test(arguments: [1, 3_000])
+    func aRecordReadAheadAsAbsentIsSeenOnceAnEarlierRequestOfTheGroupWroteIt(_ others: Int) async throws {
+        // Given a user with a device
+        let ledger = try StorageKind.postgres.freshLedger()
+        let at = t("2026-05-01T10:00:00Z")
+        _ = try await ledger.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
+        // When one request issues and approves a challenge for a laptop (the approved challenge
+        // leaves the user's state: only its record keeps it), with `others` registrations
+        // (3,000 make the group's writes go to PostgreSQL before the next request), and the
+        // next request of the same group registers the laptop with that challenge — the
+        // group read the challenge's record ahead, absent then
+        var issue = EventData()
+        issue[.challengeId] = .string("c1"); issue[.action] = .string("login"); issue[.requestingDeviceId] = .string("laptop")
+        issue[.expiresAt] = .time(at.adding(seconds: 600))
+        var approve = EventData()
+        approve[.challengeId] = .string("c1"); approve[.approverDeviceId] = .string("phone")
+        var register = EventData()
+        register[.deviceId] = .string("laptop"); register[.name] = .string("Laptop"); register[.kind] = .string("desktop")
+        register[.binding] = .string("permanent"); register[.via] = .string("trusted_device"); register[.challengeId] = .string("c1")
+        let first = AppendRequest([
+            EventInput(event: Event(type: .challengeIssued, user: "alice", at: at.adding(seconds: 10), data: issue)),
+            EventInput(event: Event(type: .challengeApproved, user: "alice", at: at.adding(seconds: 20), data: approve)),
+        ] + Self.registrations(0..<others))
+        let second = AppendRequest([EventInput(event: Event(type: .registered, user: "alice", at: at.adding(seconds: 30), data: register))])
+        let results = await Self.inOneGroup(ledger, [first, second])
+        // Then both pass: the registration found the approved challenge the group wrote, not
+        // the absence read ahead
+        #expect(throws: Never.self) { try results[0].get() }
+        #expect(throws: Never.self) { try results[1].get() }
+        #expect(try ledger.head().seq == UInt64(4 + others))
+        #expect(try ledger.verify().seq == UInt64(4 + others))
+    }
+}
+
+extension PostgresGroupTests {
+    /// Appends `requests` in one commit group, in this order: the writer thread is held by a
+    /// job until they are all queued behind it. Every wait is off the cooperative pool or
+    /// yields it (tests run in parallel: a blocked pool thread would starve the tasks that queue).
+    static func inOneGroup(_ ledger: Ledger, _ requests: [AppendRequest]) async -> [Result<AppendOutcome, any Error>] {
+        let release = DispatchSemaphore(value: 0), blocked = DispatchSemaphore(value: 0)
+        ledger.writer.submit({ _ in blocked.signal(); release.wait(); return 0 }, done: { _ in })
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { blocked.wait(); c.resume() }
+        }
+        var tasks: [Task<Result<AppendOutcome, any Error>, Never>] = []
+        for (k, request) in requests.enumerated() {
+            tasks.append(Task {
+                do { return .success(try await ledger.append(request)) } catch { return .failure(error) }
+            })
+            while ledger.writer.queuedCount < k + 1 { try? await Task.sleep(for: .milliseconds(1)) }
+        }
+        release.signal()
+        var out: [Result<AppendOutcome, any Error>] = []
+        for t in tasks { out.append(await t.value) }
+        return out
+    }
+}
