@@ -77,6 +77,9 @@ extension PostgresAccess {
         }
     }
 
+    /// Every point read is a round trip: a group's reads are made ahead, at once.
+    var readsAhead: Bool { true }
+
     /// Reads ahead, in one statement per kind sent together (one round trip), the
     /// projection states, records and event ids a group will ask for and that neither the
     /// layers nor the cache know; absences are kept too.

@@ -6,6 +6,7 @@ extension AppendSession {
     /// event ids (`StorageReader.prefetch`; LMDB ignores it, PostgreSQL saves a round trip
     /// per read). Only reads ahead: the rules still read each value where they did.
     func prefetch(_ inputs: [EventInput]) throws {
+        guard w.readsAhead else { return }
         var states: [String] = [], records: [(RecordKind, String, String)] = [], ids: [EventID] = []
         if system == nil { states.append(systemStream) }
         for input in inputs {

@@ -44,6 +44,9 @@ package protocol StorageReader {
     /// states, the `(kind, user, id)` records their events name, their event ids — for a
     /// backend whose every point read is a round trip (PostgreSQL). Default: nothing.
     func prefetch(states: [String], records: [(RecordKind, String, String)], ids: [EventID]) throws
+    /// Whether `prefetch` does anything: when not, the session does not gather what to read
+    /// ahead (a lookup and an array per event, for nothing). Default: false.
+    var readsAhead: Bool { get }
     /// The streams appended to since `head` (a head this process committed, now behind:
     /// another server appended), when the backend knows them without a read; nil when it
     /// does not (the writer then drops its whole cache). Default: nil.
@@ -53,6 +56,9 @@ package protocol StorageReader {
 extension StorageReader {
     /// Nothing to read ahead: LMDB reads in place.
     package func prefetch(states: [String], records: [(RecordKind, String, String)], ids: [EventID]) throws {}
+
+    /// LMDB reads in place: nothing to read ahead.
+    package var readsAhead: Bool { false }
 
     /// Not known: the writer drops its cache when another process appended.
     package func streamsChanged(since head: Head) throws -> Set<String>? { nil }

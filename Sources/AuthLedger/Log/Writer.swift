@@ -349,7 +349,7 @@ final class Writer: @unchecked Sendable {
                 cachedHead = nil
                 cachedGeneration = generation
                 // What the group's append requests will read, read ahead at once (PostgreSQL: one round trip).
-                try session.prefetch(batch.flatMap(\.inputs))
+                if w.readsAhead { try session.prefetch(batch.flatMap(\.inputs)) }
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }
