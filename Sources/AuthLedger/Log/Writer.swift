@@ -15,13 +15,13 @@ import Foundation
 // the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
     typealias Job = (AppendSession) throws -> any Sendable
-    private enum Work {
+    enum Work {
         /// A request of the group-commit API, run in the batch's transaction.
         case request(Job)
         /// Synchronous work with its own transaction(s), run alone.
         case alone(() -> Void)
     }
-    private struct Pending {
+    struct Pending {
         let work: Work
         let done: @Sendable (Result<any Sendable, Error>) -> Void
         var job: Job { if case let .request(j) = work { return j }; preconditionFailure("not a request") }
@@ -32,7 +32,7 @@ final class Writer: @unchecked Sendable {
     /// The writer thread, once it runs (under `lock`).
     private var thread: pthread_t?
 
-    private let storage: any StorageBackend
+    let storage: any StorageBackend
     private let lock = NSCondition()
     private var queue: [Pending] = []
     private var stopped = false
@@ -98,7 +98,7 @@ final class Writer: @unchecked Sendable {
         enqueue(Pending(work: .request(job), done: done, inputs: inputs))
     }
 
-    private func enqueue(_ p: Pending) {
+    func enqueue(_ p: Pending) {
         lock.lock()
         if stopped {
             lock.unlock()
@@ -116,61 +116,6 @@ final class Writer: @unchecked Sendable {
         defer { lock.unlock() }
         guard let thread else { return false }
         return pthread_equal(thread, pthread_self()) != 0
-    }
-
-    /// Runs `work` (which opens its own write transactions) on the writer thread, alone,
-    /// after the work queued before it, and waits for it; on the writer thread itself,
-    /// runs it at once (waiting would wait forever).
-    func exclusive<T>(_ work: @escaping () throws -> T) throws -> T {
-        if isCurrentThread { return try work() }
-        let outcome = ExclusiveOutcome<T>()
-        enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
-            // A closed ledger refuses without running it.
-            if outcome.result == nil, case let .failure(e) = r { outcome.result = .failure(e) }
-            outcome.done.signal()
-        }))
-        outcome.done.wait()
-        return try outcome.result!.get()
-    }
-
-    /// `exclusive` for async callers: the work runs alone on the writer thread while the
-    /// calling task is suspended (no thread of the cooperative pool waits for it).
-    func exclusive<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
-        let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
-            let outcome = ExclusiveOutcome<T>()
-            enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
-                // A closed ledger refuses without running it.
-                if let result = outcome.result { c.resume(with: result.map { $0 as any Sendable }) } else { c.resume(with: r) }
-            }))
-        }
-        guard let typed = value as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
-        return typed
-    }
-
-    /// `submit` for synchronous callers: the job joins the next group commit like an awaited
-    /// request, and the caller's thread waits for its durable commit. On the writer thread
-    /// itself (a commit observer that writes) it runs at once in a transaction of its own.
-    func submitAndWait<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) throws -> T {
-        if isCurrentThread {
-            let (value, head, moved) = try storage.write { w in
-                let session = try AppendSession(w)
-                session.switches = switches
-                let start = session.head.seq
-                let value = try job(session)
-                try session.finish()
-                return (value, session.head, session.head.seq != start)
-            }
-            if moved { didCommit?(head) }
-            return value
-        }
-        let outcome = ExclusiveOutcome<any Sendable>()
-        submit({ session in try job(session) }, done: { r in
-            outcome.result = r
-            outcome.done.signal()
-        })
-        outcome.done.wait()
-        guard let typed = try outcome.result!.get() as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
-        return typed
     }
 
     private var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
@@ -409,14 +354,6 @@ final class Writer: @unchecked Sendable {
             for p in batch { p.done(.failure(error)) }
         }
     }
-}
-
-/// The result of exclusive work, handed from the writer thread to the waiting caller.
-// @unchecked: `result` is written once on the writer thread before `done` is signalled,
-// and read by the caller only after waiting on it.
-private final class ExclusiveOutcome<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
-    let done = DispatchSemaphore(value: 0)
 }
 
 /// Thrown to abort a batch whose every request was refused.
