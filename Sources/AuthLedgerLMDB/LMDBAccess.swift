@@ -92,11 +92,18 @@ final class LMDBAccess: StorageWriter {
     }
 
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let c = try txn.cursor(s.events)
+        try scanNumbered(s.events, from: from, keyName: "event key", body)
+    }
+
+    /// Visits the entries of a database keyed by 8-byte big-endian numbers (`events`, `tree`)
+    /// from `from` on, in key order, until `body` returns false; the map's pages the walk
+    /// passed are let go behind it. A key of another length is `tampered` (`keyName` says whose).
+    func scanNumbered(_ db: Database, from: UInt64, keyName: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let c = try txn.cursor(db)
         var entry = try c.seek(from.bigEndianBytes)
         var behind = MapPagesBehind(s.environment)
         while let (k, v) = entry {
-            guard k.count == 8 else { throw LedgerError(.tampered, "malformed event key") }
+            guard k.count == 8 else { throw LedgerError(.tampered, "malformed \(keyName)") }
             if try !body(k.loadBigEndianUInt64(), v) { return }
             behind.passed(v)
             entry = try c.next()

@@ -21,14 +21,6 @@ extension LMDBAccess {
     func clearTree() throws { try txn.clear(s.tree) }
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let c = try txn.cursor(s.tree)
-        var entry = try c.seek(from.bigEndianBytes)
-        var behind = MapPagesBehind(s.environment)
-        while let (k, v) = entry {
-            guard k.count == 8 else { throw LedgerError(.tampered, "malformed Merkle tree key") }
-            if try !body(k.loadBigEndianUInt64(), v) { return }
-            behind.passed(v)
-            entry = try c.next()
-        }
+        try scanNumbered(s.tree, from: from, keyName: "Merkle tree key", body)
     }
 }

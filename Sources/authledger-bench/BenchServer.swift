@@ -6,19 +6,24 @@ import ServiceLifecycle
 /// A `LedgerServer` over a bench ledger on a free loopback port, for the phases that measure
 /// HTTP: no rate limit, no sweeper, errors-only logging.
 struct BenchServer {
+    /// The server (its Shared Signals transmitter, for the SSF bench).
+    let server: LedgerServer
     /// The port it listens on.
     let port: Int
     private let group: ServiceGroup
     private let running: Task<Void, Error>
 
-    /// Starts a server over `ledger` with `tokens` (the `TokenStore` text) and waits until it listens.
-    static func start(_ ledger: Ledger, tokens: String) async throws -> BenchServer {
+    /// Starts a server over `ledger` with `tokens` (the `TokenStore` text), and what
+    /// `configure` sets beside them, and waits until it listens.
+    static func start(_ ledger: Ledger, tokens: String,
+                      configure: (inout ServerConfiguration) throws -> Void = { _ in }) async throws -> BenchServer {
         var config = ServerConfiguration()
         config.host = "127.0.0.1"
         config.port = 0
         config.tokens = try TokenStore(parsing: tokens)
         config.rateLimit = nil
         config.sweepInterval = nil
+        try configure(&config)
         var logger = Logger(label: "authledger.bench")
         logger.logLevel = .error
         let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
@@ -30,7 +35,7 @@ struct BenchServer {
             running.cancel()
             throw LedgerError(.storageError, "the bench server did not start")
         }
-        return BenchServer(port: port, group: group, running: running)
+        return BenchServer(server: server, port: port, group: group, running: running)
     }
 
     /// Cancels the server's task (for a phase that failed before `stop()`; harmless after it).

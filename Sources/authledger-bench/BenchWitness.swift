@@ -92,20 +92,14 @@ extension BenchRun {
             policy += "witness w\(k) \(w.cosigner.verifierKey) http://127.0.0.1:\(port)\n"
         }
         policy += "group all3 all w0 w1 w2\nquorum all3\n"
-        var config = ServerConfiguration()
-        config.port = 0
-        config.tokens = try TokenStore(parsing: "bench-token:admin")
-        config.checkpointOrigin = origin
-        // Only the collector beside the appends: no sweeper appending at the wall clock's time.
-        config.sweepInterval = nil
-        config.readerCheckInterval = nil
         var witnessing = try WitnessingConfiguration(policy: try WitnessPolicy(parsing: policy))
         witnessing.interval = .seconds(1)
-        config.witnessing = witnessing
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
-        let sg = server.serviceGroup(gracefulShutdownSignals: [])
-        groups.append(sg)
-        Task { try await sg.run() }
+        let server = try await BenchServer.start(ledger, tokens: "bench-token:admin") { [witnessing] config in
+            config.checkpointOrigin = origin
+            // Only the collector beside the appends (the sweeper is off already): no reader checks either.
+            config.readerCheckInterval = nil
+            config.witnessing = witnessing
+        }
         let with = try await appendConcurrent(ledger, writers: writers, prefix: "witnessed")
         // The last checkpoint of the run is cosigned within a few rounds.
         var cosigned: UInt64 = 0
@@ -115,6 +109,7 @@ extension BenchRun {
             let note = try ledger.metaRecord("witness/quorum").flatMap { try? SignedNote(parsing: $0) }
             cosigned = note.flatMap { try? Checkpoint(text: $0.text).size } ?? 0
         }
+        await server.stop()
         for g in groups { await g.triggerGracefulShutdown() }
         return [("without_events_per_s", without.rate), ("with_3_witnesses_events_per_s", with.rate),
                 ("without_p99_ms", without.p99), ("with_p99_ms", with.p99),

@@ -28,21 +28,12 @@ enum SSFBench {
         var logger = Logger(label: "authledger.bench")
         logger.logLevel = .error
         let ledger = try Ledger(lmdb: dir)
-        var config = ServerConfiguration()
-        config.port = 0
-        config.tokens = try TokenStore(parsing: "bench-admin:admin")
-        config.rateLimit = nil
-        config.maxSubscribersPerToken = nil
-        config.sweepInterval = nil
-        config.pollInterval = .milliseconds(50)
-        config.sharedSignals.retryInitial = .milliseconds(100)
-        config.sharedSignals.retryMax = .milliseconds(500)
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
-        let (ports, portsIn) = AsyncStream.makeStream(of: Int.self)
-        let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { portsIn.yield($0) })
-        let running = Task { try await group.run() }
-        var pit = ports.makeAsyncIterator()
-        _ = await pit.next()
+        let bench = try await BenchServer.start(ledger, tokens: "bench-admin:admin") { config in
+            config.maxSubscribersPerToken = nil
+            config.pollInterval = .milliseconds(50)
+            config.sharedSignals.retryInitial = .milliseconds(100)
+            config.sharedSignals.retryMax = .milliseconds(500)
+        }
 
         let receiver = Receiver()
         let (rports, rportsIn) = AsyncStream.makeStream(of: Int.self)
@@ -59,7 +50,7 @@ enum SSFBench {
         var rit = rports.makeAsyncIterator()
         let rport = await rit.next() ?? 0
 
-        let ssf = server.sharedSignals
+        let ssf = bench.server.sharedSignals
         var out: [(String, JSON)] = [("events", .int(Int64(events))), ("rate", .int(Int64(rate))),
                                      ("cores", .int(Int64(ProcessInfo.processInfo.activeProcessorCount)))]
 
@@ -160,8 +151,7 @@ enum SSFBench {
 
         await rgroup.triggerGracefulShutdown()
         _ = try? await rrunning.value
-        await group.triggerGracefulShutdown()
-        _ = try? await running.value
+        await bench.stop()
         return .object(out)
     }
 
