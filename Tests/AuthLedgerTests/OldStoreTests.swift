@@ -1,0 +1,80 @@
+import AuthLedger
+import Foundation
+import Testing
+
+/// A store written by an earlier release (Fixtures/stores/lmdb-v1, made by
+/// `make-lmdb-store.sh` with that release's CLI) opens with today's code, answers every
+/// recorded query with the same bytes, before and after a rebuild of its projections, and
+/// takes new events on its chain and its Merkle tree.
+@Suite(.serialized) struct OldStoreTests {
+    static let fixture = Support.fixture("stores")
+    static let origin = ["AUTHLEDGER_ORIGIN": "authledger.example/log"]
+
+    /// A copy of the old store (the tests change it); key files as the CLI wrote them (0600).
+    static func copy() throws -> String {
+        let dir = Support.tempDir("authledger-old-store") + "/store"
+        try FileManager.default.copyItem(atPath: fixture.appendingPathComponent("lmdb-v1/store").path, toPath: dir)
+        for key in ["checkpoint.key", "server.key"] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: dir + "/" + key)
+        }
+        return dir
+    }
+
+    /// The recorded queries (arguments after `authledger`), numbered as their answers.
+    static func queries() throws -> [(number: Int, args: [String])] {
+        let text = try String(contentsOf: fixture.appendingPathComponent("queries.txt"), encoding: .utf8)
+        let lines = text.split(separator: "\n").map(String.init).filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        return lines.enumerated().map { ($0.offset + 1, $0.element.split(separator: " ").map(String.init)) }
+    }
+
+    static func answer(_ n: Int) throws -> String {
+        try String(contentsOf: fixture.appendingPathComponent("lmdb-v1/answers/\(n).out"), encoding: .utf8)
+    }
+
+    static func run(_ args: [String], store: String) throws -> CLIRun {
+        try CLI.exec(Support.binary, args + ["--store", store], env: origin)
+    }
+
+    /// Every query's answer, byte for byte as the earlier release gave it.
+    static func expectRecordedAnswers(store: String, _ when: String) throws {
+        let all = try queries()
+        #expect(all.count == 19)
+        for (n, args) in all {
+            let r = try run(args, store: store)
+            #expect(r.status == 0, "\(when): authledger \(args.joined(separator: " ")): \(r.stderr)")
+            #expect(r.stdout == (try answer(n)), "\(when): authledger \(args.joined(separator: " ")) answers differently")
+        }
+    }
+
+    @Test func theOldStoreAnswersAsTheReleaseThatWroteIt() throws {
+        let store = try Self.copy()
+        try Self.expectRecordedAnswers(store: store, "as found")
+        let replay = try Self.run(["replay", "--json"], store: store)
+        #expect(replay.status == 0 && replay.json?["replayed"]?.intValue == 70, "\(replay.stdout) \(replay.stderr)")
+        try Self.expectRecordedAnswers(store: store, "after replay")
+    }
+
+    @Test func newEventsExtendTheOldChainAndTree() throws {
+        let store = try Self.copy()
+        let oldHead = try #require(try JSON.parse(try Self.answer(1))["head"])
+        let oldCheckpoint = try Self.answer(3).split(separator: "\n").map(String.init)
+        let oldRoot = try #require(Data(base64Encoded: oldCheckpoint[2]))
+
+        let appended = try Self.run(["register", "ivan", "laptop", "--name", "Ivan's Laptop", "--now", "2026-03-09T00:00:00Z"], store: store)
+        #expect(appended.status == 0, "\(appended.stderr)")
+        let history = try Self.run(["history", "ivan", "--json", "--now", "2026-03-09T00:00:00Z"], store: store)
+        let first = try #require(history.json?.arrayValue?.first)
+        #expect(first["seq"]?.intValue == 71)
+        #expect(first["prev"]?.stringValue == oldHead["hash"]?.stringValue, "the new event chains to the old head")
+
+        let verified = try Self.run(["verify", "--json"], store: store)
+        #expect(verified.status == 0 && verified.json?["head"]?["seq"]?.intValue == 71, "\(verified.stdout) \(verified.stderr)")
+
+        let proof = try #require(try Self.run(["prove-consistency", "70", "71", "--json"], store: store).json)
+        let hashes = (proof["proof"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) } }
+        let newRoot = try #require(proof["root"]?.stringValue.flatMap { Data(base64Encoded: $0) })
+        #expect(proof["oldRoot"]?.stringValue == oldCheckpoint[2], "the tree of size 70 is the one the old release signed")
+        #expect(MerkleTree.verifyConsistency(oldSize: 70, oldRoot: Hash32(bytes: Array(oldRoot)), newSize: 71, newRoot: Hash32(bytes: Array(newRoot)),
+                                             proof: hashes.map { Hash32(bytes: Array($0)) }))
+    }
+}
