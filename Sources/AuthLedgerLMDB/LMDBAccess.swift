@@ -17,6 +17,17 @@ final class LMDBAccess: StorageWriter {
         storedKey(stream) + [0] + version.bigEndianBytes
     }
 
+    /// The key of a stream's maintained projection state: its index entry at version 0
+    /// (versions start at 1), so that the state and the stream's newest entries share a
+    /// leaf page of `streams` (`LMDBStorage.layout`).
+    static func stateKey(_ stream: String) -> [UInt8] { streamKey(stream, 0) }
+
+    /// The stored stream key of a state key (`stateKey`): nil for an index entry.
+    static func storedKey(ofStateKey k: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard k.count >= 9, k[k.count - 9] == 0, k[(k.count - 8)...].allSatisfy({ $0 == 0 }) else { return nil }
+        return UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)])
+    }
+
     /// The key bytes of a stream in `streams` and `states`. LMDB keys are at most 511
     /// bytes, but a user key may be 128 characters (up to 512 UTF-8 bytes) and the
     /// streams index appends 9 bytes: a key longer than 502 bytes is stored as its first
@@ -70,7 +81,8 @@ final class LMDBAccess: StorageWriter {
     func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
         let prefix = LMDBAccess.storedKey(stream) + [0]
         let c = try txn.cursor(s.streams)
-        var entry = try c.seek(prefix + version.bigEndianBytes)
+        // Version 0 is the stream's projection state, not an index entry.
+        var entry = try c.seek(prefix + max(version, 1).bigEndianBytes)
         while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
             if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
             entry = try c.next()
@@ -118,13 +130,19 @@ final class LMDBAccess: StorageWriter {
         try LMDBAccess.streamKey(stream, version).withUnsafeBytes { k in try txn.get(s.streams, k).map { $0.loadBigEndianUInt64() } }
     }
 
-    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.states, LMDBAccess.storedKey(key)) }
+    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.streams, LMDBAccess.stateKey(key)) }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let c = try txn.cursor(s.states)
+        try forEachState { k, v in try body(try streamName(ofStoredKey: k), v) }
+    }
+
+    /// Visits `(stored stream key, state)` of every projection state in `streams` (one walk
+    /// over the index: the states are its version-0 entries) until `body` returns false.
+    func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let c = try txn.cursor(s.streams)
         var entry = try c.first()
         while let (k, v) = entry {
-            if try !body(try streamName(ofStoredKey: k), v) { return }
+            if let stream = LMDBAccess.storedKey(ofStateKey: k), try !body(stream, v) { return }
             entry = try c.next()
         }
     }
@@ -137,7 +155,9 @@ final class LMDBAccess: StorageWriter {
     func metaValue(_ key: String) throws -> [UInt8]? { try txn.get(s.meta, Array(key.utf8)) }
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
-        (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams))
+        var states = 0
+        try forEachState { _, _ in states += 1; return true }
+        return (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams) - states)
     }
 
     // The values store is keyed by seq alone (appended in order, like `events`: a batch
@@ -213,10 +233,14 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.states, LMDBAccess.storedKey(key), bytes)
+        try txn.put(s.streams, LMDBAccess.stateKey(key), bytes)
     }
 
-    func clearProjectionStates() throws { try txn.clear(s.states) }
+    func clearProjectionStates() throws {
+        var keys: [[UInt8]] = []
+        try forEachState { stream, _ in keys.append(Array(stream) + [0] + UInt64(0).bigEndianBytes); return true }
+        for k in keys { _ = try txn.delete(s.streams, k) }
+    }
 
     func setCheckpoint(_ seq: UInt64) throws {
         try txn.put(s.meta, Array("checkpoint".utf8), seq.bigEndianBytes)

@@ -9,8 +9,11 @@ import LMDB
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
-/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq
-/// - `states`: stream key → maintained projection state
+/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq; at version 0, the
+///   stream's maintained projection state (beside its newest entries: a commit dirties one
+///   leaf page per user, not two)
+/// - `states`: empty since layout 2 (`layout`); the states of an older store, moved to
+///   `streams` when it is opened
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
 /// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
@@ -51,11 +54,43 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             records = [.challenge: try environment.database("challenges"), .otp: try environment.database("otps"),
                        .grant: try environment.database("grants"), .link: try environment.database("links")]
             personal = try environment.database("personal")
+            try upgradeLayout()
         } catch let e as LMDBError {
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError
             failure.message = "cannot open the store: " + failure.message
             throw failure
+        }
+    }
+
+    /// The key layout this release writes (meta `layout`): 2 keeps each projection state in
+    /// `streams` at version 0. A store without the value was written by an earlier release,
+    /// with the states in `states`.
+    static let layout: UInt8 = 2
+    static let layoutKey = Array("layout".utf8)
+
+    /// Brings a store of an earlier layout to `layout` in one write transaction: its
+    /// projection states move from `states` to `streams` (bytes unchanged: no event, hash
+    /// or answer changes). A store of a later layout is refused, not misread.
+    private func upgradeLayout() throws {
+        let found = try environment.read { txn in try txn.get(meta, LMDBStorage.layoutKey) }
+        if found == [LMDBStorage.layout] { return }
+        if let found, found.count != 1 || found[0] > LMDBStorage.layout {
+            throw LedgerError(.storageError, "the store's layout \(found.map(String.init).joined(separator: ".")) is newer than this release's (\(LMDBStorage.layout)); open it with the release that wrote it")
+        }
+        try environment.write { txn in
+            // Again inside the write transaction: another process may have upgraded meanwhile.
+            if try txn.get(meta, LMDBStorage.layoutKey) == [LMDBStorage.layout] { return }
+            var moved: [([UInt8], [UInt8])] = []
+            let c = try txn.cursor(states)
+            var entry = try c.first()
+            while let (k, v) = entry {
+                moved.append((Array(k) + [0] + UInt64(0).bigEndianBytes, Array(v)))
+                entry = try c.next()
+            }
+            for (k, v) in moved { try txn.put(streams, k, v) }
+            try txn.clear(states)
+            try txn.put(meta, LMDBStorage.layoutKey, [LMDBStorage.layout])
         }
     }
 

@@ -72,6 +72,17 @@ struct Bench: AsyncParsableCommand {
             let c = try run.rawLMDBCommit()
             report("raw_lmdb_commit", [("commits_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99)])
         }
+        // Durable commits of 50 events dirtying 1, 2 or 3 random pages each: the disk's
+        // ceiling for append_concurrent's group commits (the ledger's layout is 2).
+        if wanted("raw_lmdb_group_commit") {
+            var values: [(String, Double)] = []
+            for k in 1...3 {
+                let c = try run.rawLMDBGroupCommit(randomPuts: k)
+                values += [("events_per_s_\(k)_random", c.eventsPerSecond), ("commit_ms_\(k)_random", c.commitMilliseconds),
+                           ("kb_written_per_commit_\(k)_random", c.kbWrittenPerCommit)]
+            }
+            report("raw_lmdb_group_commit", values)
+        }
         if wanted("raw_sqlite_put") { report("raw_sqlite_put", [("events_per_s", try run.rawSQLitePut())]) }
         // The ledger's own work per event by a plain loop (no rules): the floor append_bulk and replay are held against.
         if wanted("raw_ledger_equiv") {
@@ -81,8 +92,10 @@ struct Bench: AsyncParsableCommand {
         // The environment's settings (AUTHLEDGER_REPLAY_PARTITIONS=1: a sequential replay).
         let ledger = try Ledger(lmdb: base + "/ledger", configuration: .fromEnvironment(ProcessInfo.processInfo.environment))
         if wanted("append_bulk") {
+            let written = BenchRun.bytesWritten()
             let b = try run.appendBulk(ledger)
-            report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
+            report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu),
+                                   ("bytes_written_per_event", (BenchRun.bytesWritten() - written) / Double(run.events))])
         }
         if wanted("append_bulk_clear") {
             let b = try run.appendBulkClear()
@@ -95,14 +108,16 @@ struct Bench: AsyncParsableCommand {
             let was = ledger.pipelinesCommits
             ledger.pipelinesCommits = pipelined
             defer { ledger.pipelinesCommits = was }
-            let before = ledger.writerStats
+            let before = ledger.writerStats, written = BenchRun.bytesWritten()
             let c = try await run.appendConcurrent(ledger, writers: writers, prefix: prefix)
             let after = ledger.writerStats
             let txns = Double(after.transactions - before.transactions)
+            let kbPerCommit = (BenchRun.bytesWritten() - written) / 1024 / txns
             report(name, [("events_per_s", c.rate), ("p50_ms", c.p50), ("p99_ms", c.p99),
                           ("mean_batch", Double(after.requests - before.requests) / txns),
                           ("txn_ms", (after.busySeconds - before.busySeconds) * 1000 / txns),
                           ("commit_ms", (after.commitSeconds - before.commitSeconds) * 1000 / txns),
+                          ("kb_written_per_commit", kbPerCommit),
                           ("idle_syncs", Double(after.idleSyncs - before.idleSyncs)), ("pipelined", pipelined ? 1 : 0)])
         }
         if wanted("append_concurrent") {
@@ -209,6 +224,8 @@ struct Bench: AsyncParsableCommand {
             ("append_concurrent_pipelined_vs_default", value("append_concurrent_pipelined", "events_per_s") / value("append_concurrent", "events_per_s")),
             // The group-commit fill (waiting up to 200 µs for the last batch's callers) against taking the queue at once.
             ("append_concurrent_vs_no_linger", value("append_concurrent", "events_per_s") / value("append_concurrent_no_linger", "events_per_s")),
+            // The disk's ceiling for group commits dirtying two random pages per event, as the ledger's do.
+            ("append_concurrent_vs_raw_lmdb_group_commit", value("append_concurrent", "events_per_s") / value("raw_lmdb_group_commit", "events_per_s_2_random")),
             // The bound: the slower of the CPU (bulk appends) and the disk (writers × single commits).
             ("append_concurrent_vs_bound", value("append_concurrent", "events_per_s") / min(value("append_bulk", "events_per_s"), Double(writers) * value("raw_lmdb_commit", "commits_per_s"))),
             // Salted commitments of personal values against hashing them in clear (SPEC 1.5).
@@ -276,24 +293,6 @@ struct BenchRun {
         return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
     }
 
-    /// Resident anonymous and file-backed (the LMDB maps) memory now, and the peak.
-    static func memory() -> (anon: Double, file: Double, peak: Double) {
-        guard let s = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0, 0) }
-        func field(_ name: String) -> Double {
-            guard let line = s.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
-            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
-        }
-        return (field("RssAnon"), field("RssFile"), field("VmHWM"))
-    }
-
-    /// Resets `VmHWM` to the current resident set (Linux: `5` to `/proc/self/clear_refs`), so
-    /// the next `memory().peak` is the peak since now.
-    static func resetPeak() {
-        guard let f = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
-        try? f.write(contentsOf: Data("5".utf8))
-        try? f.close()
-    }
-
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
@@ -312,12 +311,6 @@ struct BenchRun {
             cpu += BenchRun.cpuSeconds() - c0
         }
         return (Double(events) / elapsed, Double(events) / cpu)
-    }
-
-    static func cpuSeconds() -> Double {
-        var u = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &u)
-        return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
     }
 
     /// `writers` tasks, each appending single events of its own users through the

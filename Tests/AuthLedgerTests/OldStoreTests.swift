@@ -1,5 +1,7 @@
 import AuthLedger
+import AuthLedgerLMDB
 import Foundation
+import LMDB
 import Testing
 
 /// A store written by an earlier release (Fixtures/stores/lmdb-v1, made by
@@ -52,6 +54,51 @@ import Testing
         let replay = try Self.run(["replay", "--json"], store: store)
         #expect(replay.status == 0 && replay.json?["replayed"]?.intValue == 70, "\(replay.stdout) \(replay.stderr)")
         try Self.expectRecordedAnswers(store: store, "after replay")
+    }
+
+    /// What the raw databases hold: entries of `states`, the `layout` meta value, the
+    /// entries of `streams` at version 0 (states), and that entry of `user`.
+    static func rawLayout(_ store: String, user: String) throws -> (states: Int, layout: [UInt8]?, stateEntries: Int, streamsState: [UInt8]?) {
+        let env = try Environment(path: store)
+        let states = try env.database("states"), meta = try env.database("meta"), streams = try env.database("streams")
+        return try env.read { txn in
+            var stateEntries = 0
+            let c = try txn.cursor(streams)
+            var entry = try c.first()
+            while let (k, _) = entry {
+                if k.count > 9 && k[(k.count - 9)...].allSatisfy({ $0 == 0 }) { stateEntries += 1 }
+                entry = try c.next()
+            }
+            return (try txn.count(states), try txn.get(meta, Array("layout".utf8)), stateEntries,
+                    try txn.get(streams, Array(user.utf8) + [UInt8](repeating: 0, count: 9)))
+        }
+    }
+
+    @Test func openingMovesTheStatesBesideTheirStreams() throws {
+        let store = try Self.copy()
+        // Given the old layout: states in their own database, no layout value
+        let before = try Self.rawLayout(store, user: "alice")
+        #expect(before.states >= 10 && before.layout == nil && before.stateEntries == 0 && before.streamsState == nil)
+        let alice = try Self.run(["devices", "alice", "--include-revoked", "--json", "--now", "2026-03-08T00:00:00Z"], store: store)
+        // Then opening it moved each state, bytes unchanged, into `streams` at version 0
+        let after = try Self.rawLayout(store, user: "alice")
+        #expect(after.states == 0 && after.layout == [2] && after.stateEntries == before.states)
+        #expect(after.streamsState != nil && after.streamsState?.isEmpty == false)
+        #expect(alice.stdout == (try Self.answer(4)))
+    }
+
+    @Test func aStoreOfALaterLayoutIsRefused() throws {
+        let store = try Self.copy()
+        do {
+            let env = try Environment(path: store)
+            let meta = try env.database("meta")
+            try env.write { txn in try txn.put(meta, Array("layout".utf8), [3]) }
+        }
+        let r = try Self.run(["devices", "alice", "--json"], store: store)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("storage_error") && r.stderr.contains("layout 3 is newer"), "\(r.stderr)")
+        let untouched = try Self.rawLayout(store, user: "alice")
+        #expect(untouched.states >= 10 && untouched.stateEntries == 0, "nothing was moved")
     }
 
     @Test func newEventsExtendTheOldChainAndTree() throws {

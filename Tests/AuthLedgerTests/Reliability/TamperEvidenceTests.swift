@@ -209,14 +209,17 @@ import Testing
     /// Rewrites one maintained projection state (what queries at the head answer from).
     static func tamperState(_ store: String, _ key: String, _ edit: (inout UserState) -> Void) throws {
         let env = try Environment(path: store)
-        let states = try env.database("states")
+        let streams = try env.database("streams")
         try env.write { txn in
-            let bytes = try #require(try txn.get(states, Array(key.utf8)))
+            let bytes = try #require(try txn.get(streams, stateKey(key)))
             var s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: key) }
             edit(&s)
-            try txn.put(states, Array(key.utf8), StateCodec.encode(s))
+            try txn.put(streams, stateKey(key), StateCodec.encode(s))
         }
     }
+
+    /// Where the store keeps a user's projection state: its `streams` entry at version 0.
+    static func stateKey(_ user: String) -> [UInt8] { Array(user.utf8) + [UInt8](repeating: 0, count: 9) }
 
     @Test func aRevokedDeviceReactivatedInTheProjectionIsNamed() throws {
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
@@ -231,10 +234,10 @@ import Testing
     @Test func aProjectionForAUserWithoutEventsIsNamed() throws {
         let store = try Self.populated()
         let env = try Environment(path: store)
-        let states = try env.database("states")
+        let streams = try env.database("streams")
         var ghost = UserState(user: "mallory")
         ghost.devices["evil"] = DeviceRecord(deviceId: "evil", status: .active)
-        try env.write { txn in try txn.put(states, Array("mallory".utf8), StateCodec.encode(ghost)) }
+        try env.write { txn in try txn.put(streams, Self.stateKey("mallory"), StateCodec.encode(ghost)) }
         #expect(try Self.verifyNames(store) == 11)
     }
 
