@@ -26,6 +26,14 @@ final class AppendSession {
     private var scratch: [UInt8] = []
     private var tree: TreeFrontier?
     private var savedTree: TreeFrontier?
+    /// The writer's second thread for a large request's hashes (nil: everything inline).
+    var hashing: HashPipeline?
+    /// Whether the current request's events go through `hashing`, and the ids of those
+    /// submitted and not yet stored (a duplicate among them waits for them).
+    private var pipelining = false
+    private var pendingIds: Set<EventID> = []
+    /// Admitted events not yet handed to `hashing`.
+    private var outbox: [HashPipeline.Job] = []
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -111,16 +119,25 @@ final class AppendSession {
     /// Applies without a savepoint: the caller aborts the whole transaction on failure.
     func applyUnisolated(_ request: AppendRequest) throws -> (appended: [RecordedEvent], duplicates: Int) {
         try prefetch(request.inputs)
-        var appended: [RecordedEvent] = []
+        appended = []
         appended.reserveCapacity(request.inputs.count)
+        defer { appended = [] }
         var duplicates = 0
         var checkedVersions: Set<String> = []
         for stream in request.expectedVersions.keys { try AppendRequest.checkStreamKey(stream) }
+        // (Recorded-form inputs are checked against the head's hash, event by event: inline.)
+        if let hashing, request.inputs.count >= HashPipeline.minimumEvents, request.inputs.allSatisfy({ $0.claims.isEmpty }) {
+            pipelining = hashing.begin(prev: head.hash)
+        }
+        defer {
+            if pipelining { hashing?.cancel() }
+            pipelining = false
+            pendingIds = []
+            outbox = []
+        }
         for (index, input) in request.inputs.enumerated() {
             do {
-                if let r = try append(input, expectedVersions: request.expectedVersions, checked: &checkedVersions) {
-                    appended.append(r)
-                } else {
+                if try !admit(input, expectedVersions: request.expectedVersions, checked: &checkedVersions) {
                     duplicates += 1
                 }
             } catch var e as LedgerError {
@@ -128,6 +145,7 @@ final class AppendSession {
                 throw e
             }
         }
+        try storeHashed(all: true)
         // Expected versions for streams the request did not touch still have to hold.
         for (stream, expected) in request.expectedVersions where !checkedVersions.contains(stream) {
             let current = stream == systemStream ? try systemState().version : try userState(stream).version
@@ -138,15 +156,32 @@ final class AppendSession {
         return (appended, duplicates)
     }
 
-    /// Validates `input` against the rules and stores it; nil when it is an identical duplicate.
+    /// The request's events recorded so far, in order.
+    private var appended: [RecordedEvent] = []
+
+    /// Validates `input` against the rules and stores it, hashed inline; nil when it is an
+    /// identical duplicate (commands and erasure, one event at a time).
     func append(_ input: EventInput, expectedVersions: [String: UInt64] = [:], checked: inout Set<String>) throws -> RecordedEvent? {
+        precondition(!pipelining, "an event appended inside a pipelined request")
+        appended = []
+        defer { appended = [] }
+        return try admit(input, expectedVersions: expectedVersions, checked: &checked) ? appended.last : nil
+    }
+
+    /// Validates `input` against the rules and stores it (or hands it to `hashing`, which
+    /// `storeHashed` takes back in order); false when it is an identical duplicate.
+    private func admit(_ input: EventInput, expectedVersions: [String: UInt64], checked: inout Set<String>) throws -> Bool {
         var event = input.event
         guard event.at.isWithinEventRange else {
             throw LedgerError.invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at")
         }
+        // What follows reads the log (an earlier event of this request) or the head's hash:
+        // the events handed to `hashing` are stored first.
+        if let id = event.id, pendingIds.contains(id) { try storeHashed(all: true) }
+        if !input.claims.isEmpty || event.type == .userErased { try storeHashed(all: true) }
         if let id = event.id, let existing = try w.seq(forId: id) {
             let old = try w.recordedEvent(at: existing)
-            if old.event.sameContent(as: event) { return nil }
+            if old.event.sameContent(as: event) { return false }
             throw LedgerError(.duplicateEventId, "event id \(id) is already in the log (seq \(existing)) with other content", field: "id")
         }
         if event.id == nil { event.id = .random() }
@@ -203,19 +238,54 @@ final class AppendSession {
             }
             dirtyUsers.insert(stream)
         }
+        if let user = event.user {
+            if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
+            if event.type == .userErased { try erase(user, before: seq) }
+        }
+        if pipelining {
+            outbox.append(HashPipeline.Job(event: event, seq: seq, version: version))
+            pendingIds.insert(event.id!)
+            // The head's hash follows when the events are stored (`storeHashed`).
+            head = Head(seq: seq, hash: head.hash)
+            // Handed over and taken back a few at a time: a lock round per event would cost more than the hashing.
+            if outbox.count == HashPipeline.handOver {
+                hashing!.submit(outbox)
+                outbox.removeAll(keepingCapacity: true)
+                try storeHashed(all: false)
+            }
+            return true
+        }
         // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
         let leaf = RecordedEvent.leaf(event, seq: seq, version: version, scratch: &scratch)
         let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         EventCodec.encode(recorded, into: &scratch)
-        try w.putEvent(seq: seq, id: event.id!, stream: stream, version: version, bytes: scratch)
-        if let user = event.user {
-            if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
-            if event.type == .userErased { try erase(user, before: seq) }
-        }
-        try appendToTree(leaf, seq: seq)
+        try store(recorded, leaf: leaf, bytes: scratch)
         head = Head(seq: seq, hash: hash)
-        return recorded
+        return true
+    }
+
+    /// Puts a recorded event, its index entries and its Merkle nodes.
+    private func store(_ recorded: RecordedEvent, leaf: SHA256.Digest, bytes: [UInt8]) throws {
+        let e = recorded.event
+        try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
+        try appendToTree(leaf, seq: recorded.seq)
+        appended.append(recorded)
+    }
+
+    /// Stores what `hashing` has hashed (with `all`, every event handed to it), in `seq`
+    /// order; once nothing is pending, the head has the last one's hash.
+    private func storeHashed(all: Bool) throws {
+        guard pipelining, all || !pendingIds.isEmpty else { return }
+        if all && !outbox.isEmpty {
+            hashing!.submit(outbox)
+            outbox.removeAll(keepingCapacity: true)
+        }
+        for h in hashing!.take(all: all) {
+            try store(h.recorded, leaf: h.leaf, bytes: h.bytes)
+            pendingIds.remove(h.recorded.event.id!)
+            if pendingIds.isEmpty { head = Head(seq: h.recorded.seq, hash: h.recorded.hash) }
+        }
     }
 
     /// Adds the event's leaf to the Merkle tree, in the event's transaction.

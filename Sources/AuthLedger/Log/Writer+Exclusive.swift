@@ -42,6 +42,7 @@ extension Writer {
             let (value, head, moved) = try storage.write { w in
                 let session = try AppendSession(w)
                 session.switches = switches
+                session.hashing = hashing
                 let start = session.head.seq
                 let value = try job(session)
                 try session.finish()

@@ -47,6 +47,8 @@ final class Writer: @unchecked Sendable {
     let maxBatch: Int
     /// What appends do beyond the rules and the chain (all on but in the benchmark's baselines).
     let switches = AppendSwitches()
+    /// The second thread hashing large requests' events beside the rules (started at the first one).
+    let hashing = HashPipeline()
     /// Called on the writer thread after each commit with the new head (once durable).
     var didCommit: (@Sendable (Head) -> Void)?
     /// Pipelined durable commit: a batch's commit syncs its data but not its meta page
@@ -179,6 +181,7 @@ final class Writer: @unchecked Sendable {
                 let waiters = closeWaiters
                 closeWaiters = []
                 lock.unlock()
+                hashing.stop()
                 for w in waiters { w.resume() }
                 return
             }
@@ -278,6 +281,7 @@ final class Writer: @unchecked Sendable {
                 // Marked before the commit: no reader of this process may deliver it until durable.
                 if pipelined { publishNonDurable(startSeq + 1) }
                 session.switches = switches
+                session.hashing = hashing
                 // Another process (or Ledger.append) may have committed in between, or
                 // a replay rewritten the projections: the cache is only used when the
                 // head and the projections' generation are still the ones it reflects.

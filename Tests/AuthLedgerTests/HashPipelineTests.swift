@@ -1,0 +1,104 @@
+import Foundation
+@testable import AuthLedger
+import AuthLedgerCore
+import Testing
+
+/// A large request's events are hashed on the writer's second thread (`HashPipeline`): what
+/// is stored must be exactly what hashing inline stores, refusals must leave nothing behind,
+/// and duplicates inside the request must still be seen.
+@Suite struct HashPipelineTests {
+    /// `users` users with `each` events apiece, interleaved in time: a registration, then
+    /// accesses, some with the caller's address (names and addresses are personal values). Explicit ids: two stores fed these
+    /// get the same events.
+    static func events(users: Int = 10, each: Int = 20) -> [String] {
+        var lines: [String] = []
+        for k in 0..<each {
+            for u in 0..<users {
+                let at = Timestamp(milliseconds: 1_772_355_600_000 + Int64(k * users + u) * 1000).description
+                let id = String(format: "%08x-0000-4000-8000-%012x", u + 1, k + 1)
+                let user = "user-\(u)"
+                switch k {
+                case 0:
+                    lines.append(line("device.registered", user: user, at: at, data: #"{"deviceId":"d1","name":"Phone \#(u)","kind":"mobile","platform":"ios","binding":"permanent","via":"initial"}"#, id: id))
+                case _ where k % 3 == 1:
+                    lines.append(line("device.accessed", user: user, at: at, data: #"{"deviceId":"d1"}"#,
+                                      meta: #"{"actor":"device:d1","ip":"192.0.2.\#(k)"}"#, id: id))
+                default:
+                    lines.append(line("device.accessed", user: user, at: at, data: #"{"deviceId":"d1"}"#, id: id))
+                }
+            }
+        }
+        return lines
+    }
+
+    /// A ledger whose personal values are hashed in clear (no random salts), so that two
+    /// stores given the same events store the same bytes and hashes.
+    static func unsalted() throws -> Ledger {
+        let ledger = try Support.freshLedger()
+        ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
+        return ledger
+    }
+
+    static func hashedByPipeline(_ ledger: Ledger) -> Int { ledger.writer.hashing.hashedEvents }
+
+    @Test func aLargeRequestStoresWhatSmallRequestsStore() throws {
+        let lines = Self.events()
+        let large = try Self.unsalted(), small = try Self.unsalted()
+        let outcome = try large.importText(lines.joined(separator: "\n"))
+        for l in lines { try small.importText(l) }
+        // The large request went through the second thread; the small ones did not.
+        #expect(Self.hashedByPipeline(large) == lines.count)
+        #expect(Self.hashedByPipeline(small) == 0)
+        // The same bytes, chain and tree
+        #expect(try large.exportText() == (try small.exportText()))
+        #expect(try large.treeHead() == (try small.treeHead()))
+        #expect(try large.verify() == (try small.verify()))
+        // And the outcome tells what was stored, in order
+        let stored = try large.events()
+        #expect(outcome.appended.map(\.hash) == stored.map(\.hash))
+        #expect(outcome.appended.map(\.seq) == Array(1...UInt64(lines.count)))
+    }
+
+    @Test func aLargeRequestWithCommitmentsVerifiesAndHoldsTheSameContent() throws {
+        let lines = Self.events(users: 7, each: 15)
+        let large = try Support.freshLedger(), small = try Support.freshLedger()
+        try large.importText(lines.joined(separator: "\n"))
+        for l in lines { try small.importText(l) }
+        #expect(Self.hashedByPipeline(large) == lines.count)
+        _ = try large.verify()
+        #expect(try large.contentText() == (try small.contentText()))
+        #expect(try large.devices("user-3", QueryOptions(asOf: .max)) == (try small.devices("user-3", QueryOptions(asOf: .max))))
+    }
+
+    @Test func aDuplicateInsideALargeRequestIsSeen() throws {
+        var lines = Self.events(users: 5, each: 20)
+        // An identical copy of an earlier event of the same request: a duplicate, not a second event
+        lines.append(lines[70])
+        let ledger = try Self.unsalted()
+        let outcome = try ledger.importText(lines.joined(separator: "\n"))
+        #expect(outcome.appended.count == lines.count - 1 && outcome.duplicates == 1)
+        // The same id with other content is refused, and nothing of the request is appended
+        var conflicting = Self.events(users: 5, each: 20).map { $0.replacingOccurrences(of: "00000000", with: "00000001") }
+        conflicting.append(conflicting[10].replacingOccurrences(of: "\"d1\"}", with: "\"d2\"}"))
+        let fresh = try Self.unsalted()
+        let e = refusal { try fresh.importText(conflicting.joined(separator: "\n")) }
+        #expect(e?.code == .duplicateEventId && e?.index == conflicting.count - 1)
+        #expect(try fresh.head() == .empty)
+    }
+
+    @Test func aRefusedLargeRequestLeavesNothingAndTheNextOneIsRight() throws {
+        let lines = Self.events()
+        var bad = lines
+        // A rename of a device the user does not have, late in the request
+        bad.insert(line("device.renamed", user: "user-2", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope","name":"x"}"#), at: 150)
+        let ledger = try Self.unsalted(), reference = try Self.unsalted()
+        let e = refusal { try ledger.importText(bad.joined(separator: "\n")) }
+        #expect(e != nil && e?.index == 150)
+        #expect(try ledger.head() == .empty)
+        // Then the request without it appends from the same head as a store that never saw the refusal
+        try ledger.importText(lines.joined(separator: "\n"))
+        try reference.importText(lines.joined(separator: "\n"))
+        #expect(try ledger.exportText() == (try reference.exportText()))
+        #expect(try ledger.verify() == (try reference.verify()))
+    }
+}
