@@ -59,6 +59,13 @@ extension PostgresAccess: BatchScanning {
         }
     }
 
+    /// Two ends of the primary key's index, not a scan of the table.
+    func treeHashesOutside(_ count: UInt64) throws -> Bool {
+        let rows = try qAll("SELECT coalesce((SELECT max(idx) FROM \(t.tree)) >= $1 OR (SELECT min(idx) FROM \(t.tree)) < 0, false)",
+                            binds { $0.append(Self.int(count)) }, doing: "check the tree")
+        return try rows.first.map { try decode($0, Bool.self, doing: "check the tree") } ?? true
+    }
+
     /// The cells of a one-row answer as bytes (empty for NULL: an aggregate over no rows).
     private static func cells(_ result: PostgresQueryResult, doing: String, location: PostgresLocation) throws -> [[UInt8]] {
         guard let row = result.rows.first else { throw malformed(doing) }

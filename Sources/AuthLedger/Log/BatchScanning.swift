@@ -10,6 +10,10 @@ package protocol BatchScanning {
     func events(from: UInt64, count: Int) throws -> () throws -> LogBatch
     /// The stored tree hashes with index `from..<from + count`, 32 bytes each, in index order.
     func treeHashes(from: UInt64, count: Int) throws -> [UInt8]
+    /// Whether a tree hash is stored outside indexes `0..<count` (a quick check where a count
+    /// of the hashes would read them all: with every index of the range read and found,
+    /// none outside means exactly `count` hashes).
+    func treeHashesOutside(_ count: UInt64) throws -> Bool
 }
 
 /// Events `first..<first + count` of the log as stored, with their personal values.

@@ -76,8 +76,8 @@ extension Ledger {
     /// over the log (compared run by run with the stored hashes those runs determine), else
     /// the leaf hashes to rebuild it from (read again: a rare case). Takes every run either way.
     private static func treeCheck(_ r: any StorageReader, through: UInt64, feed: ReplayFeed) throws -> [UInt8]? {
-        var intact = try r.treeHashCount() == MerkleTree.storedHashCount(through)
         let tree = r as? BatchScanning
+        var intact = try tree.map { try !$0.treeHashesOutside(MerkleTree.storedHashCount(through)) } ?? false
         var frontier = TreeFrontier()
         var hashing = StoredLeaf()
         var expected: [(UInt64, TreeFrontier.Node)] = []
