@@ -18,21 +18,28 @@ extension PostgresAccess {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
+        if replacing.states != nil { replacing.states![key] = bytes; return }
         try write { $0.putState(key, bytes) }
     }
 
+    /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearProjectionStates() throws {
         forgetReads()
-        try send("DELETE FROM \(t.states)", doing: "clear the projections")
+        try sendAll()
+        replacing.states = [:]
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try write { $0.putRecord(.init(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id), bytes) }
+        let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
+        if replacing.records != nil { replacing.records![key] = bytes; return }
+        try write { $0.putRecord(key, bytes) }
     }
 
+    /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearRecords() throws {
         forgetReads()
-        try send("DELETE FROM \(t.records)", doing: "clear the records")
+        try sendAll()
+        replacing.records = [:]
     }
 
     func setCheckpoint(_ seq: UInt64) throws {

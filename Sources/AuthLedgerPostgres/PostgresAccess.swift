@@ -58,6 +58,8 @@ final class PostgresAccess: StorageWriter {
     /// The streams appended to since a head this process committed (another server's
     /// appends; `PostgresStorage+CatchUp.swift`).
     var changedSince: (head: Head, streams: Set<String>)?
+    /// The new contents of the tables a replay cleared, sent at the end (`PostgresReplacement`).
+    var replacing = PostgresReplacement()
 
     init(session: PostgresSession, tables: PostgresTables, instance: String, deferred: Bool = false, head: Head? = nil) {
         self.s = session
@@ -100,6 +102,7 @@ final class PostgresAccess: StorageWriter {
         if requestPending != nil && !savepointOpen { try openSavepoint() }
         try sendPending(&pending)
         if requestPending != nil { try sendPending(&requestPending!) }
+        if replacing.states != nil || replacing.records != nil { try sendReplacement() }
     }
 
     var savepointName: String { "authledger_\(savepoints)" }
@@ -116,12 +119,14 @@ final class PostgresAccess: StorageWriter {
     /// Sends what is left (the answers are collected with COMMIT's: `drain`).
     func finishWrites() throws {
         try sendPending(&pending)
+        try sendReplacement()
     }
 
     /// Forgets the buffered rows (their transaction is being rolled back).
     func discardPending() {
         pending = PostgresPendingWrites()
         requestPending = nil
+        replacing = PostgresReplacement()
     }
 
     // MARK: Binding helpers

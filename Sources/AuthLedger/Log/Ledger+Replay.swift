@@ -33,29 +33,34 @@ extension Ledger {
             let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }
             let leaves = LeafBuffer()
-            DispatchQueue.concurrentPerform(iterations: parts + 1) { part in
-                if part == parts {
-                    // The Merkle tree's leaves, beside the projections.
-                    // nil when the stored tree is intact (the usual case): nothing to rewrite.
-                    leaves.result = Result {
-                        try storage.read { r in
-                            try Ledger.storedTreeMatchesLog(r, through: head.seq) ? nil : try Ledger.leafHashes(r, through: head.seq)
+            if w is BatchScanning {
+                replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: parts + 1) { part in
+                    if part == parts {
+                        // The Merkle tree's leaves, beside the projections.
+                        // nil when the stored tree is intact (the usual case): nothing to rewrite.
+                        leaves.result = Result {
+                            try storage.read { r in
+                                try Ledger.storedTreeMatchesLog(r, through: head.seq) ? nil : try Ledger.leafHashes(r, through: head.seq)
+                            }
                         }
+                        return
                     }
-                    return
-                }
-                do {
-                    let result = try storage.read { r in
-                        try Ledger.replayPartition(r, part: part, of: parts, through: head.seq,
-                                                   progress: part == 0 ? report?.value : nil)
+                    do {
+                        let result = try storage.read { r in
+                            try Ledger.replayPartition(r, part: part, of: parts, through: head.seq,
+                                                       progress: part == 0 ? report?.value : nil)
+                        }
+                        box.set(part, .success(result))
+                    } catch {
+                        box.set(part, .failure(error))
                     }
-                    box.set(part, .success(result))
-                } catch {
-                    box.set(part, .failure(error))
                 }
             }
-            // A partition's refusal (a stored event that does not decode or fold) is reported first.
-            for part in 0..<parts { if case let .failure(e)? = box.results[part] { throw e } }
+            // A partition's refusal (a stored event that does not decode or fold) is reported
+            // first; a partition stopped because another consumer of the one scan failed is not.
+            for part in 0..<parts { if case let .failure(e)? = box.results[part], !(e is ReplayFeed.Stopped) { throw e } }
             // The tree next (only when it is not intact), its leaves freed before the states are written.
             if let all = try leaves.result!.get() { try Ledger.rebuildTree(w, leaves: all) }
             leaves.result = nil
@@ -99,34 +104,59 @@ extension Ledger {
     /// Folds the events with `seq <= through` of the users that hash to `part`.
     static func replayPartition(_ r: any StorageReader, part: Int, of parts: Int, through: UInt64,
                                 progress: ((UInt64, UInt64) -> Void)?) throws -> ReplayPartition {
-        var users: [String: UserState] = [:]
-        var system = SystemState()
-        var n: UInt64 = 0
+        var fold = PartitionFold(part: part, parts: parts)
         try r.scan(from: 1) { seq, bytes in
             guard seq <= through else { return false }
             if seq % 65_536 == 0 { progress?(seq, through) }
+            try fold.fold(seq, bytes) { try r.storedEvent($0, $1).event }
+            return true
+        }
+        return fold.result()
+    }
+
+    /// One partition's fold: the events of the users that hash to `part`, and every
+    /// system event (the policy applies to all users).
+    struct PartitionFold {
+        let part: Int
+        let parts: Int
+        var users: [String: UserState] = [:]
+        var system = SystemState()
+        var n: UInt64 = 0
+
+        init(part: Int, parts: Int) {
+            self.part = part
+            self.parts = parts
+        }
+
+        /// Folds the stored event at `seq` when it is this partition's; `decode` gives the
+        /// event with its personal values.
+        mutating func fold(_ seq: UInt64, _ bytes: UnsafeRawBufferPointer,
+                           _ decode: (UInt64, UnsafeRawBufferPointer) throws -> Event) throws {
             guard let owner = EventCodec.streamHash(bytes) else {
                 throw LedgerError(.tampered, "stored event is not decodable", seq: seq)
             }
             let isSystem = owner == 0
-            if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return true }
-            let e = try r.storedEvent(seq, bytes).event
+            if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return }
+            let e = try decode(seq, bytes)
             if let user = e.user {
                 try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
                 n += 1
             } else {
                 try system.evolve(e)
             }
-            return true
         }
-        var states: [(String, [UInt8])] = []
-        var records: [(RecordKind, String, String, [UInt8])] = []
-        states.reserveCapacity(users.count)
-        // Each state is freed as soon as it is encoded: the two never coexist in full.
-        while let (user, s) = users.popFirst() {
-            states.append((user, StateCodec.encode(s.compacted())))
-            for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
+
+        /// The encoded states and records; each state is freed as soon as it is encoded,
+        /// so the two never coexist in full.
+        mutating func result() -> ReplayPartition {
+            var states: [(String, [UInt8])] = []
+            var records: [(RecordKind, String, String, [UInt8])] = []
+            states.reserveCapacity(users.count)
+            while let (user, s) = users.popFirst() {
+                states.append((user, StateCodec.encode(s.compacted())))
+                for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
+            }
+            return ReplayPartition(states: states, records: records, system: system, userEvents: n)
         }
-        return ReplayPartition(states: states, records: records, system: system, userEvents: n)
     }
 }

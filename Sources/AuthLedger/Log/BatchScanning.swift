@@ -1,0 +1,47 @@
+/// Large contiguous runs of the log and of the stored tree, for a backend whose scan is dear
+/// per row (PostgreSQL: a network message and a generic decode per row). The replay then
+/// scans the log once and hands each run to all its partitions and to its tree check,
+/// instead of every partition scanning the whole log (`Ledger+ReplayOnce.swift`); a backend
+/// that scans in place (LMDB) does not offer it.
+package protocol BatchScanning {
+    /// Sends the read of events `from..<from + count` (all stored: `seq` is gap-free) with
+    /// their personal values, and returns without waiting for it: the caller decodes the
+    /// previous run while this one is on its way. Calling the result waits for the run.
+    func events(from: UInt64, count: Int) throws -> () throws -> LogBatch
+    /// The stored tree hashes with index `from..<from + count`, 32 bytes each, in index order.
+    func treeHashes(from: UInt64, count: Int) throws -> [UInt8]
+    /// Whether a tree hash is stored outside indexes `0..<count` (a quick check where a count
+    /// of the hashes would read them all: with every index of the range read and found,
+    /// none outside means exactly `count` hashes).
+    func treeHashesOutside(_ count: UInt64) throws -> Bool
+}
+
+/// Events `first..<first + count` of the log as stored, with their personal values.
+package struct LogBatch: Sendable {
+    package let first: UInt64
+    /// Every event's bytes and personal values, one after the other.
+    package let data: [UInt8]
+    /// Event `first + k`: its bytes in `data`.
+    package let events: [Range<Int>]
+    /// Event `first + k`: its personal values in `data`, nil when it has none (or they were erased).
+    package let personal: [Range<Int>?]
+
+    package init(first: UInt64, data: [UInt8], events: [Range<Int>], personal: [Range<Int>?]) {
+        self.first = first
+        self.data = data
+        self.events = events
+        self.personal = personal
+    }
+
+    var count: Int { events.count }
+
+    /// Calls `body(seq, bytes, personal values)` for each event of the run, in order.
+    func forEach(_ body: (UInt64, UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Void) throws {
+        try data.withUnsafeBytes { all in
+            for k in events.indices {
+                let p = personal[k].map { UnsafeRawBufferPointer(rebasing: all[$0]) }
+                try body(first + UInt64(k), UnsafeRawBufferPointer(rebasing: all[events[k]]), p)
+            }
+        }
+    }
+}

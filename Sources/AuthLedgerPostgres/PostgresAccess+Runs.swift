@@ -1,0 +1,105 @@
+import AuthLedgerCore
+import NIOCore
+import PostgresNIO
+
+/// The log and the tree in runs (`BatchScanning`, the replay's one scan): the server
+/// aggregates a run into one row of arrays, so PostgresNIO carries and decodes one message
+/// per run instead of one per event (its per-row work was most of a replay's client CPU),
+/// and the arrays' binary form is read in place here.
+extension PostgresAccess: BatchScanning {
+    func events(from: UInt64, count: Int) throws -> () throws -> LogBatch {
+        try sendAll()
+        try drain()
+        let sent = s.send("""
+            SELECT array_agg(r.seq), array_agg(r.bytes), array_agg(r.p) FROM (
+                SELECT e.seq, e.bytes, p.bytes AS p FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+                WHERE e.seq >= $1 AND e.seq < $2 ORDER BY e.seq) r
+            """, binds { $0.append(Self.int(from)); $0.append(Self.int(from + UInt64(count))) })
+        return { [s] in
+            let cells = try Self.cells(try s.answer(sent), doing: "scan the log", location: s.location)
+            guard cells.count == 3 else { throw Self.malformed("scan the log") }
+            // The events' and the personal values' arrays side by side in one buffer.
+            let data = cells[1] + cells[2]
+            let (events, personal) = try data.withUnsafeBytes { all in
+                try (Self.elements(UnsafeRawBufferPointer(rebasing: all[0..<cells[1].count]), base: 0),
+                     Self.elements(UnsafeRawBufferPointer(rebasing: all[cells[1].count...]), base: cells[1].count))
+            }
+            // Every seq of the run, in order: the arrays were aggregated from seq order.
+            try cells[0].withUnsafeBytes { raw in
+                let ranges = try Self.elements(raw, base: 0)
+                guard ranges.count == count, events.count == count, personal.count == count else {
+                    throw LedgerError(.tampered, "event missing", seq: from + UInt64(min(ranges.count, events.count)))
+                }
+                for (k, range) in ranges.enumerated() {
+                    guard let range, range.count == 8,
+                          UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)) == from + UInt64(k),
+                          events[k] != nil else { throw LedgerError(.tampered, "event missing", seq: from + UInt64(k)) }
+                }
+            }
+            return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal)
+        }
+    }
+
+    func treeHashes(from: UInt64, count: Int) throws -> [UInt8] {
+        try sendAll()
+        try drain()
+        let sent = s.send("SELECT array_agg(r.hash) FROM (SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 AND idx < $2 ORDER BY idx) r",
+                          binds { $0.append(Self.int(from)); $0.append(Self.int(from + UInt64(count))) })
+        let cells = try Self.cells(try s.answer(sent), doing: "scan the tree", location: s.location)
+        guard cells.count == 1 else { throw Self.malformed("scan the tree") }
+        // idx is unique: `count` rows in the range are every index of it.
+        return try cells[0].withUnsafeBytes { raw in
+            var out = [UInt8]()
+            out.reserveCapacity(32 * count)
+            for range in try Self.elements(raw, base: 0) {
+                guard let range, range.count == 32 else { throw LedgerError(.tampered, "malformed tree hash") }
+                out.append(contentsOf: raw[range])
+            }
+            return out
+        }
+    }
+
+    /// Two ends of the primary key's index, not a scan of the table.
+    func treeHashesOutside(_ count: UInt64) throws -> Bool {
+        let rows = try qAll("SELECT coalesce((SELECT max(idx) FROM \(t.tree)) >= $1 OR (SELECT min(idx) FROM \(t.tree)) < 0, false)",
+                            binds { $0.append(Self.int(count)) }, doing: "check the tree")
+        return try rows.first.map { try decode($0, Bool.self, doing: "check the tree") } ?? true
+    }
+
+    /// The cells of a one-row answer as bytes (empty for NULL: an aggregate over no rows).
+    private static func cells(_ result: PostgresQueryResult, doing: String, location: PostgresLocation) throws -> [[UInt8]] {
+        guard let row = result.rows.first else { throw malformed(doing) }
+        return row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
+    }
+
+    private static func malformed(_ doing: String) -> LedgerError {
+        LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))")
+    }
+
+    /// The elements of a one-dimensional array in PostgreSQL's binary form (`array_send`):
+    /// each one's bytes as a range of `a`, moved by `base`; nil for NULL. Empty bytes (NULL:
+    /// an aggregate over no rows) and an empty array have no elements.
+    static func elements(_ a: UnsafeRawBufferPointer, base: Int) throws -> [Range<Int>?] {
+        func int32(_ at: Int) throws -> Int {
+            guard at >= 0, at + 4 <= a.count else { throw malformed("read an array") }
+            return Int(Int32(bigEndian: a.loadUnaligned(fromByteOffset: at, as: Int32.self)))
+        }
+        if a.isEmpty { return [] }
+        let dimensions = try int32(0)
+        if dimensions == 0 { return [] }
+        guard dimensions == 1 else { throw malformed("read an array") }
+        let n = try int32(12)
+        var at = 20
+        var out: [Range<Int>?] = []
+        out.reserveCapacity(max(0, n))
+        for _ in 0..<max(0, n) {
+            let length = try int32(at)
+            at += 4
+            if length < 0 { out.append(nil); continue }
+            guard at + length <= a.count else { throw malformed("read an array") }
+            out.append((base + at)..<(base + at + length))
+            at += length
+        }
+        return out
+    }
+}
