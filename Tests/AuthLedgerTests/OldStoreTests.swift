@@ -33,27 +33,31 @@ import Testing
         try String(contentsOf: fixture.appendingPathComponent("lmdb-v1/answers/\(n).out"), encoding: .utf8)
     }
 
-    static func run(_ args: [String], store: String) throws -> CLIRun {
-        try CLI.exec(Support.binary, args + ["--store", store], env: origin)
+    /// Runs the CLI on a dispatch thread: the test's cooperative thread is not held while
+    /// the child runs (the suite starts some forty-five of them; other suites' servers need the pool).
+    static func run(_ args: [String], store: String) async throws -> CLIRun {
+        try await withCheckedThrowingContinuation { c in
+            DispatchQueue.global().async { c.resume(with: Result { try CLI.exec(Support.binary, args + ["--store", store], env: origin) }) }
+        }
     }
 
     /// Every query's answer, byte for byte as the earlier release gave it.
-    static func expectRecordedAnswers(store: String, _ when: String) throws {
+    static func expectRecordedAnswers(store: String, _ when: String) async throws {
         let all = try queries()
         #expect(all.count == 19)
         for (n, args) in all {
-            let r = try run(args, store: store)
+            let r = try await run(args, store: store)
             #expect(r.status == 0, "\(when): authledger \(args.joined(separator: " ")): \(r.stderr)")
             #expect(r.stdout == (try answer(n)), "\(when): authledger \(args.joined(separator: " ")) answers differently")
         }
     }
 
-    @Test func theOldStoreAnswersAsTheReleaseThatWroteIt() throws {
+    @Test func theOldStoreAnswersAsTheReleaseThatWroteIt() async throws {
         let store = try Self.copy()
-        try Self.expectRecordedAnswers(store: store, "as found")
-        let replay = try Self.run(["replay", "--json"], store: store)
+        try await Self.expectRecordedAnswers(store: store, "as found")
+        let replay = try await Self.run(["replay", "--json"], store: store)
         #expect(replay.status == 0 && replay.json?["replayed"]?.intValue == 70, "\(replay.stdout) \(replay.stderr)")
-        try Self.expectRecordedAnswers(store: store, "after replay")
+        try await Self.expectRecordedAnswers(store: store, "after replay")
     }
 
     /// What the raw databases hold: entries of `states`, the `layout` meta value, the
@@ -74,12 +78,12 @@ import Testing
         }
     }
 
-    @Test func openingMovesTheStatesBesideTheirStreams() throws {
+    @Test func openingMovesTheStatesBesideTheirStreams() async throws {
         let store = try Self.copy()
         // Given the old layout: states in their own database, no layout value
         let before = try Self.rawLayout(store, user: "alice")
         #expect(before.states >= 10 && before.layout == nil && before.stateEntries == 0 && before.streamsState == nil)
-        let alice = try Self.run(["devices", "alice", "--include-revoked", "--json", "--now", "2026-03-08T00:00:00Z"], store: store)
+        let alice = try await Self.run(["devices", "alice", "--include-revoked", "--json", "--now", "2026-03-08T00:00:00Z"], store: store)
         // Then opening it moved each state, bytes unchanged, into `streams` at version 0
         let after = try Self.rawLayout(store, user: "alice")
         #expect(after.states == 0 && after.layout == [2] && after.stateEntries == before.states)
@@ -87,37 +91,37 @@ import Testing
         #expect(alice.stdout == (try Self.answer(4)))
     }
 
-    @Test func aStoreOfALaterLayoutIsRefused() throws {
+    @Test func aStoreOfALaterLayoutIsRefused() async throws {
         let store = try Self.copy()
         do {
             let env = try Environment(path: store)
             let meta = try env.database("meta")
             try env.write { txn in try txn.put(meta, Array("layout".utf8), [3]) }
         }
-        let r = try Self.run(["devices", "alice", "--json"], store: store)
+        let r = try await Self.run(["devices", "alice", "--json"], store: store)
         #expect(r.status == 1)
         #expect(r.stderr.contains("storage_error") && r.stderr.contains("layout 3 is newer"), "\(r.stderr)")
         let untouched = try Self.rawLayout(store, user: "alice")
         #expect(untouched.states >= 10 && untouched.stateEntries == 0, "nothing was moved")
     }
 
-    @Test func newEventsExtendTheOldChainAndTree() throws {
+    @Test func newEventsExtendTheOldChainAndTree() async throws {
         let store = try Self.copy()
         let oldHead = try #require(try JSON.parse(try Self.answer(1))["head"])
         let oldCheckpoint = try Self.answer(3).split(separator: "\n").map(String.init)
         let oldRoot = try #require(Data(base64Encoded: oldCheckpoint[2]))
 
-        let appended = try Self.run(["register", "ivan", "laptop", "--name", "Ivan's Laptop", "--now", "2026-03-09T00:00:00Z"], store: store)
+        let appended = try await Self.run(["register", "ivan", "laptop", "--name", "Ivan's Laptop", "--now", "2026-03-09T00:00:00Z"], store: store)
         #expect(appended.status == 0, "\(appended.stderr)")
-        let history = try Self.run(["history", "ivan", "--json", "--now", "2026-03-09T00:00:00Z"], store: store)
+        let history = try await Self.run(["history", "ivan", "--json", "--now", "2026-03-09T00:00:00Z"], store: store)
         let first = try #require(history.json?.arrayValue?.first)
         #expect(first["seq"]?.intValue == 71)
         #expect(first["prev"]?.stringValue == oldHead["hash"]?.stringValue, "the new event chains to the old head")
 
-        let verified = try Self.run(["verify", "--json"], store: store)
+        let verified = try await Self.run(["verify", "--json"], store: store)
         #expect(verified.status == 0 && verified.json?["head"]?["seq"]?.intValue == 71, "\(verified.stdout) \(verified.stderr)")
 
-        let proof = try #require(try Self.run(["prove-consistency", "70", "71", "--json"], store: store).json)
+        let proof = try #require(try await Self.run(["prove-consistency", "70", "71", "--json"], store: store).json)
         let hashes = (proof["proof"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) } }
         let newRoot = try #require(proof["root"]?.stringValue.flatMap { Data(base64Encoded: $0) })
         #expect(proof["oldRoot"]?.stringValue == oldCheckpoint[2], "the tree of size 70 is the one the old release signed")
