@@ -63,29 +63,58 @@ package final class PostgresConnections: @unchecked Sendable {
 
     deinit { shutdown() }
 
-    /// An idle connection, or a new one.
+    /// Blocking waits for PostgresNIO of this store's connections (`PostgresSession.answer`):
+    /// what the tests check that an async read never adds to.
+    package let blockingWaits = PostgresCounter()
+
+    /// An idle connection, or a new one, the calling thread waiting for the connection
+    /// (the writer's, replay's and blocking forms' threads).
     package func acquire() throws -> PostgresSession {
-        lock.lock()
-        if closed {
-            lock.unlock()
-            throw LedgerError(.storageError, "the PostgreSQL store is closed")
-        }
-        while let c = idle.last, c.isClosed { idle.removeLast() }
-        if let c = idle.popLast() {
-            lock.unlock()
-            return PostgresSession(connection: c, logger: logger, location: location)
-        }
-        let id = nextID
-        nextID += 1
-        lock.unlock()
+        if let s = try take() { return s }
+        return try connected { try PostgresSession.answer($0, counting: blockingWaits) }
+    }
+
+    /// An idle connection, or a new one, without blocking the calling thread (async reads).
+    package func acquireAsync() async throws -> PostgresSession {
+        if let s = try take() { return s }
+        let connecting = connect()
         do {
-            let connecting = PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
-                                                        id: id, logger: logger)
-            let c = try PostgresSession.answer(connecting)
-            return PostgresSession(connection: c, logger: logger, location: location)
+            return session(try await connecting.future.get())
         } catch {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
         }
+    }
+
+    /// An idle connection of the pool, or nil (then a new one is to be opened).
+    private func take() throws -> PostgresSession? {
+        try lock.withLock {
+            if closed { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
+            while let c = idle.last, c.isClosed { idle.removeLast() }
+            return idle.popLast().map { session($0) }
+        }
+    }
+
+    /// Starts connecting a new connection.
+    private func connect() -> (future: EventLoopFuture<PostgresConnection>, id: Int) {
+        let id = lock.withLock {
+            defer { nextID += 1 }
+            return nextID
+        }
+        return (PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
+                                           id: id, logger: logger), id)
+    }
+
+    /// A new connection, its answer awaited by `wait`.
+    private func connected(_ wait: (EventLoopFuture<PostgresConnection>) throws -> PostgresConnection) throws -> PostgresSession {
+        do {
+            return session(try wait(connect().future))
+        } catch {
+            throw PostgresFailure(error, doing: "connect", location: location).ledgerError
+        }
+    }
+
+    private func session(_ c: PostgresConnection) -> PostgresSession {
+        PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
     }
 
     /// Returns a connection after a transaction ended cleanly; a connection whose state is
@@ -119,11 +148,12 @@ package final class PostgresConnections: @unchecked Sendable {
     }
 }
 
-/// One connection in use by one thread: blocking queries.
-package struct PostgresSession {
+/// One connection in use by one thread or task: blocking queries, or async ones (`run`).
+package struct PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
     let location: PostgresLocation
+    let blockingWaits: PostgresCounter
 
     /// Sends `sql` with `binds` without waiting (PostgreSQL runs a connection's statements
     /// in the order they were sent).
@@ -145,11 +175,21 @@ package struct PostgresSession {
     /// waits for PostgresNIO (see `PostgresConnections`; the writer's and the replay's own
     /// threads, never an event loop or the cooperative pool).
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try Self.answer(future)
+        try Self.answer(future, counting: blockingWaits)
     }
 
-    static func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try future.wait()
+    static func answer<T: Sendable>(_ future: EventLoopFuture<T>, counting waits: PostgresCounter) throws -> T {
+        waits.add(1)
+        return try future.wait()
+    }
+
+    /// Runs `statement` and awaits its rows without blocking the calling thread (async reads).
+    func run(_ statement: PostgresStatement) async throws -> [PostgresRow] {
+        do {
+            return Array(try await send(statement.sql, statement.binds).get().rows)
+        } catch {
+            throw PostgresFailure(error, doing: statement.doing, location: location)
+        }
     }
 }
 
