@@ -9,15 +9,22 @@ import PostgresNIO
 /// The PostgreSQL backend's connections, and the bridge from the ledger's synchronous
 /// storage API to PostgresNIO.
 ///
-/// Why blocking waits: `StorageBackend` is synchronous by design (LMDB transactions are
-/// bound to the thread that runs them), and it is called from the ledger's writer thread,
-/// from the replay's worker threads and from request handlers. Statements go through
-/// PostgresNIO's `EventLoopFuture` API, several sent before any answer is awaited where the
-/// protocol allows (a write's BEGIN, lock and catch-up; its group statement and COMMIT),
-/// and every answer is awaited in one place, `PostgresSession.answer`. The connections run on an event loop group of their own (one thread), never
-/// shared with the HTTP server's, so no wait can ever block the loop that must complete
-/// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
-/// on a 2-core machine: a blocked task waiting for another task could starve it).
+/// Who waits, and why: `StorageBackend`'s `read` and `write` are synchronous by design
+/// (LMDB transactions are bound to the thread that runs them). On PostgreSQL the threads
+/// that call them wait for PostgresNIO's answers, in one place, `PostgresSession.answer`
+/// (and `acquire` for a new connection): the ledger's writer thread, the replay's worker
+/// threads, and the callers of the blocking forms (`…Blocking`, the CLI, tests, whole-log
+/// work such as `verify` and an export) — the library's own threads or the caller's, never
+/// the cooperative pool's. An async read (`readAsync`, `PostgresSnapshot+Fill.swift`) never
+/// waits: it acquires with `acquireAsync` and awaits each answer (`PostgresSession.run`).
+/// Statements of the blocking path go through PostgresNIO's `EventLoopFuture` API, several
+/// sent before any answer is awaited where the protocol allows (a write's BEGIN, lock and
+/// catch-up; its group statement and COMMIT). The connections run on an event loop group
+/// of their own (one thread), never shared with the HTTP server's, so no wait can ever
+/// block the loop that must complete it; and nothing waits on a Swift-concurrency task
+/// (the cooperative pool has two threads on a 2-core machine: a blocked task waiting for
+/// another task could starve it). `blockingWaits` counts the waits (tests check that async
+/// reads add none).
 // @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
 package final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.

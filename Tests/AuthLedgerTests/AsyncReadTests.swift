@@ -53,13 +53,14 @@ struct AsyncReadTests {
 
     @Test(arguments: ScenarioFixtureTests.scenarios)
     func asyncReadsOnPostgreSQLNeverWaitOnAThreadAndAnswerAsLMDB(_ name: String) async throws {
-        // Given a scenario on LMDB and on PostgreSQL, where an async read's first page is
+        // Given a scenario on LMDB and the same log on PostgreSQL, where an async read's first page is
         // two rows (so that reads of a stream, the log or the tree run again several times)
         let (events, expectations) = try ScenarioFixtureTests.load(name)
         let lmdb = try StorageKind.lmdb.freshLedger()
         let pg = try StorageKind.postgres.freshLedger()
         try lmdb.appendBlocking(events)
-        try pg.appendBlocking(events)
+        // (The export carries the disclosures' salts: both stores hold the same bytes.)
+        try pg.appendBlocking(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
         storage.firstReadPage.set(2)
         let waits = storage.connections.blockingWaits.value
@@ -70,11 +71,7 @@ struct AsyncReadTests {
         // what they missed and ran again, and the answers are LMDB's
         #expect(storage.connections.blockingWaits.value == waits)
         #expect(storage.readFills.value - fills > expectations.count)
-        let lmdbAnswers = try await Self.answers(lmdb, expectations)
-        #expect(answers.count == lmdbAnswers.count)
-        for (k, (a, b)) in zip(answers, lmdbAnswers).enumerated() where a != b {
-            Issue.record("answer \(k) differs: \(a.serialized()) vs \(b.serialized())")
-        }
+        #expect(answers == (try await Self.answers(lmdb, expectations)))
         // And the views are the blocking forms' answers
         let views = stride(from: 0, to: expectations.count * 3, by: 3).map { answers[$0] }
         #expect(views == (try Self.blockingAnswers(pg, expectations)))

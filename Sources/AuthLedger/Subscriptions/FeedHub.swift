@@ -63,10 +63,11 @@ final class FeedHub: @unchecked Sendable {
             if !running {
                 running = true
                 start = true
-                // Until the hub's task has read the head (`start`): no window, every
-                // position reads the log.
+                // Until the hub's task has read the head (`start`): an empty window at
+                // the last head known, positions up to it read the log.
                 window = []
                 windowFirst = 0
+                windowStart = known + 1
             }
             return nextID
         }
@@ -85,15 +86,18 @@ final class FeedHub: @unchecked Sendable {
     }
 
     /// A fresh window at the current head, read without blocking a thread: older
-    /// positions read the log.
+    /// positions read the log. The subscribers are rung: one that waited for events now
+    /// behind the window (committed before this read) reads them from the log.
     private func start() async {
         guard let ledger, let head = try? await ledger.head().seq else { return }
-        lock.withLock {
+        let bells: [Doorbell] = lock.withLock {
             known = head
             window = []
             windowFirst = 0
             windowStart = head + 1
+            return subscribers.values.map(\.bell)
         }
+        for b in bells { b.ring() }
     }
 
     private static func run(_ weakHub: FeedHub?) async {
