@@ -6,6 +6,13 @@ extension PostgresSnapshot {
     /// Fetches what a run of the read needed, with the statements of `PostgresReads.swift`,
     /// awaiting PostgresNIO's answers (no thread waits). Ranges come a page at a time and
     /// bring what is read with them: a stream's page its events and their personal values.
+    /// Takes the answers of the statements sent with BEGIN (see `PostgresStorage.readAsync`).
+    func start(head: [PostgresRow], checkpoint: [PostgresRow], system: [PostgresRow]) throws {
+        fetchedHead = try head.first.map(PostgresAccess.decodeHead) ?? .empty
+        meta["checkpoint"] = .some(try PostgresRows.bytes(checkpoint, doing: "read a meta value"))
+        states[systemStream] = .some(try PostgresRows.bytes(system, doing: "read a projection"))
+    }
+
     func fill(_ need: Need, _ s: PostgresSession, _ t: PostgresTables) async throws {
         switch need {
         case .head:
@@ -98,17 +105,27 @@ extension PostgresSnapshot {
 extension PostgresStorage {
     /// Runs `body` in one REPEATABLE READ snapshot, as `read`, without blocking the calling
     /// thread: a connection of the pool (or one connected asynchronously), and PostgresNIO's
-    /// answers awaited. `body` runs against a `PostgresSnapshot`, again after each fetch of
-    /// what it missed. BEGIN, COMMIT (or ROLLBACK) and the connection's release on every
-    /// path; a failure is the ledger's `storage_error`, never with the URL or the password.
+    /// answers awaited. BEGIN goes with what most reads ask first (the head, the checkpoint,
+    /// the `$system` state: one round trip); `body` then runs against a `PostgresSnapshot`,
+    /// again after each fetch of what it missed. COMMIT (or ROLLBACK) is sent on every path
+    /// and the connection goes back to the pool when it is answered (closed when it is not),
+    /// without the task waiting for it. A failure is the ledger's `storage_error`, never with
+    /// the URL or the password.
     package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T {
         let s = try await connections.acquireAsync()
-        var reusable = false
-        defer { connections.release(s, reusable: reusable) }
+        let snapshot = PostgresSnapshot(firstPage: firstReadPage.value)
         let result: Result<T, any Error>
         do {
-            _ = try await s.run(PostgresStatement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", doing: "begin"))
-            let snapshot = PostgresSnapshot(firstPage: firstReadPage.value)
+            let first = [tables.headRow, tables.metaValue("checkpoint"), tables.state(systemStream)]
+            let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
+            let answers = first.map { s.send($0.sql, $0.binds) }
+            let rows: [PostgresQueryResult]
+            do {
+                rows = try await EventLoopFuture.whenAllSucceed([begun] + answers, on: begun.eventLoop).get()
+            } catch {
+                throw PostgresFailure(error, doing: "begin", location: s.location)
+            }
+            try snapshot.start(head: Array(rows[1].rows), checkpoint: Array(rows[2].rows), system: Array(rows[3].rows))
             var run = snapshot.attempt(body)
             while let need = snapshot.missing {
                 try await snapshot.fill(need, s, tables)
@@ -116,13 +133,20 @@ extension PostgresStorage {
                 run = snapshot.attempt(body)
             }
             result = run
-            _ = try await s.run(PostgresStatement("COMMIT", doing: "commit"))
-            reusable = true
         } catch {
-            // A connection that cannot roll back is closed, not returned to the pool.
-            if (try? await s.run(PostgresStatement("ROLLBACK", doing: "rollback"))) != nil { reusable = true }
+            end(s, "ROLLBACK")
             throw (error as? PostgresFailure)?.ledgerError ?? error
         }
+        end(s, "COMMIT")
         return try result.get()
+    }
+
+    /// Sends `statement` (COMMIT or ROLLBACK) and releases the connection once it is answered:
+    /// reused when it ended the transaction, closed when it failed.
+    private func end(_ s: PostgresSession, _ statement: String) {
+        let connections = self.connections
+        s.send(statement, PostgresBindings()).whenComplete { answer in
+            connections.release(s, reusable: (try? answer.get()) != nil)
+        }
     }
 }
