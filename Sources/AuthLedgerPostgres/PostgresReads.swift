@@ -58,21 +58,23 @@ extension PostgresTables {
                           doing: "scan the tree") { $0.append(index) }
     }
 
-    func treeHash(_ index: UInt64) -> PostgresStatement {
-        PostgresStatement("SELECT hash FROM \(tree) WHERE idx = $1", doing: "read a tree hash") { $0.append(PostgresAccess.int(index)) }
+    /// `column` of the row of `table` whose `key` is `value`.
+    private func point<V: PostgresNonThrowingEncodable>(_ column: String, of table: String, where key: String, is value: V,
+                                                        doing: String) -> PostgresStatement {
+        PostgresStatement("SELECT \(column) FROM \(table) WHERE \(key) = $1", doing: doing) { $0.append(value) }
     }
 
-    func event(_ seq: UInt64) -> PostgresStatement {
-        PostgresStatement("SELECT bytes FROM \(events) WHERE seq = $1", doing: "read an event") { $0.append(PostgresAccess.int(seq)) }
+    func treeHash(_ index: UInt64) -> PostgresStatement {
+        point("hash", of: tree, where: "idx", is: PostgresAccess.int(index), doing: "read a tree hash")
     }
+
+    func event(_ seq: UInt64) -> PostgresStatement { point("bytes", of: events, where: "seq", is: PostgresAccess.int(seq), doing: "read an event") }
 
     func seq(forId id: EventID) -> PostgresStatement {
-        PostgresStatement("SELECT seq FROM \(events) WHERE id = $1", doing: "find an event id") { $0.append(PostgresAccess.bytes(id.bytes)) }
+        point("seq", of: events, where: "id", is: PostgresAccess.bytes(id.bytes), doing: "find an event id")
     }
 
-    func state(_ key: String) -> PostgresStatement {
-        PostgresStatement("SELECT bytes FROM \(states) WHERE key = $1", doing: "read a projection") { $0.append(PostgresAccess.text(key)) }
-    }
+    func state(_ key: String) -> PostgresStatement { point("bytes", of: states, where: "key", is: PostgresAccess.text(key), doing: "read a projection") }
 
     /// `(key, bytes)` of the projection states after `key` (from the first without one).
     func statesPage(after key: ByteBuffer?, limit: Int) -> PostgresStatement {
@@ -84,11 +86,11 @@ extension PostgresTables {
     }
 
     func metaValue(_ key: String) -> PostgresStatement {
-        PostgresStatement("SELECT value FROM \(meta) WHERE key = $1", doing: "read a meta value") { $0.append(PostgresAccess.text(key)) }
+        point("value", of: meta, where: "key", is: PostgresAccess.text(key), doing: "read a meta value")
     }
 
     func personalValues(_ seq: UInt64) -> PostgresStatement {
-        PostgresStatement("SELECT bytes FROM \(personal) WHERE seq = $1", doing: "read personal values") { $0.append(PostgresAccess.int(seq)) }
+        point("bytes", of: personal, where: "seq", is: PostgresAccess.int(seq), doing: "read personal values")
     }
 
     /// `(seq, bytes)` of every personal-values record of `user`.
