@@ -201,22 +201,25 @@ final class PostgresAccess: StorageWriter {
         return look(pending)
     }
 
-    func bytesValue(_ sql: String, _ b: PostgresBindings, doing: String) throws -> [UInt8]? {
-        guard let row = try one(sql, b, doing: doing) else { return nil }
-        let buffer = try decode(row, ByteBuffer.self, doing: doing)
-        return Array(buffer.readableBytesView)
-    }
-
     func decode<T: PostgresDecodable>(_ row: PostgresRow, _ type: T.Type, doing: String) throws -> T {
-        do { return try row.decode(T.self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+        try PostgresRows.decode(row, type, doing: doing)
     }
 
     func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
-        do { return try row.decode((A, B).self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+        try PostgresRows.decode2(row, a, b, doing: doing)
     }
 
-    func count(_ sql: String, doing: String) throws -> Int {
-        guard let row = try one(sql, PostgresBindings(), doing: doing) else { return 0 }
-        return Int(try decode(row, Int64.self, doing: doing))
+    /// A read statement of `PostgresReads.swift` (see `q`).
+    func q(_ st: PostgresStatement) throws -> [PostgresRow] { try q(st.sql, st.binds, doing: st.doing) }
+
+    /// A scan or count of `PostgresReads.swift`: every write so far is sent first.
+    func qAll(_ st: PostgresStatement) throws -> [PostgresRow] {
+        try sendAll()
+        return try q(st)
     }
+
+    func bytesValue(_ st: PostgresStatement) throws -> [UInt8]? { try PostgresRows.bytes(q(st), doing: st.doing) }
+
+    /// A `count(*)` of `PostgresReads.swift`, after every write so far.
+    func count(_ st: PostgresStatement) throws -> Int { Int(try PostgresRows.integer(qAll(st), doing: st.doing) ?? 0) }
 }

@@ -9,15 +9,22 @@ import PostgresNIO
 /// The PostgreSQL backend's connections, and the bridge from the ledger's synchronous
 /// storage API to PostgresNIO.
 ///
-/// Why blocking waits: `StorageBackend` is synchronous by design (LMDB transactions are
-/// bound to the thread that runs them), and it is called from the ledger's writer thread,
-/// from the replay's worker threads and from request handlers. Statements go through
-/// PostgresNIO's `EventLoopFuture` API, several sent before any answer is awaited where the
-/// protocol allows (a write's BEGIN, lock and catch-up; its group statement and COMMIT),
-/// and every answer is awaited in one place, `PostgresSession.answer`. The connections run on an event loop group of their own (one thread), never
-/// shared with the HTTP server's, so no wait can ever block the loop that must complete
-/// it; and nothing waits on a Swift-concurrency task (the cooperative pool has two threads
-/// on a 2-core machine: a blocked task waiting for another task could starve it).
+/// Who waits, and why: `StorageBackend`'s `read` and `write` are synchronous by design
+/// (LMDB transactions are bound to the thread that runs them). On PostgreSQL the threads
+/// that call them wait for PostgresNIO's answers, in one place, `PostgresSession.answer`
+/// (and `acquire` for a new connection): the ledger's writer thread, the replay's worker
+/// threads, and the callers of the blocking forms (`…Blocking`, the CLI, tests, whole-log
+/// work such as `verify` and an export) — the library's own threads or the caller's, never
+/// the cooperative pool's. An async read (`readAsync`, `PostgresSnapshot+Fill.swift`) never
+/// waits: it acquires with `acquireAsync` and awaits each answer (`PostgresSession.run`).
+/// Statements of the blocking path go through PostgresNIO's `EventLoopFuture` API, several
+/// sent before any answer is awaited where the protocol allows (a write's BEGIN, lock and
+/// catch-up; its group statement and COMMIT). The connections run on an event loop group
+/// of their own (one thread), never shared with the HTTP server's, so no wait can ever
+/// block the loop that must complete it; and nothing waits on a Swift-concurrency task
+/// (the cooperative pool has two threads on a 2-core machine: a blocked task waiting for
+/// another task could starve it). `blockingWaits` counts the waits (tests check that async
+/// reads add none).
 // @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
 package final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
@@ -63,29 +70,58 @@ package final class PostgresConnections: @unchecked Sendable {
 
     deinit { shutdown() }
 
-    /// An idle connection, or a new one.
+    /// Blocking waits for PostgresNIO of this store's connections (`PostgresSession.answer`):
+    /// what the tests check that an async read never adds to.
+    package let blockingWaits = PostgresCounter()
+
+    /// An idle connection, or a new one, the calling thread waiting for the connection
+    /// (the writer's, replay's and blocking forms' threads).
     package func acquire() throws -> PostgresSession {
-        lock.lock()
-        if closed {
-            lock.unlock()
-            throw LedgerError(.storageError, "the PostgreSQL store is closed")
-        }
-        while let c = idle.last, c.isClosed { idle.removeLast() }
-        if let c = idle.popLast() {
-            lock.unlock()
-            return PostgresSession(connection: c, logger: logger, location: location)
-        }
-        let id = nextID
-        nextID += 1
-        lock.unlock()
+        if let s = try take() { return s }
+        return try connected { try PostgresSession.answer($0, counting: blockingWaits) }
+    }
+
+    /// An idle connection, or a new one, without blocking the calling thread (async reads).
+    package func acquireAsync() async throws -> PostgresSession {
+        if let s = try take() { return s }
+        let connecting = connect()
         do {
-            let connecting = PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
-                                                        id: id, logger: logger)
-            let c = try PostgresSession.answer(connecting)
-            return PostgresSession(connection: c, logger: logger, location: location)
+            return session(try await connecting.future.get())
         } catch {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
         }
+    }
+
+    /// An idle connection of the pool, or nil (then a new one is to be opened).
+    private func take() throws -> PostgresSession? {
+        try lock.withLock {
+            if closed { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
+            while let c = idle.last, c.isClosed { idle.removeLast() }
+            return idle.popLast().map { session($0) }
+        }
+    }
+
+    /// Starts connecting a new connection.
+    private func connect() -> (future: EventLoopFuture<PostgresConnection>, id: Int) {
+        let id = lock.withLock {
+            defer { nextID += 1 }
+            return nextID
+        }
+        return (PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
+                                           id: id, logger: logger), id)
+    }
+
+    /// A new connection, its answer awaited by `wait`.
+    private func connected(_ wait: (EventLoopFuture<PostgresConnection>) throws -> PostgresConnection) throws -> PostgresSession {
+        do {
+            return session(try wait(connect().future))
+        } catch {
+            throw PostgresFailure(error, doing: "connect", location: location).ledgerError
+        }
+    }
+
+    private func session(_ c: PostgresConnection) -> PostgresSession {
+        PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
     }
 
     /// Returns a connection after a transaction ended cleanly; a connection whose state is
@@ -119,11 +155,12 @@ package final class PostgresConnections: @unchecked Sendable {
     }
 }
 
-/// One connection in use by one thread: blocking queries.
-package struct PostgresSession {
+/// One connection in use by one thread or task: blocking queries, or async ones (`run`).
+package struct PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
     let location: PostgresLocation
+    let blockingWaits: PostgresCounter
 
     /// Sends `sql` with `binds` without waiting (PostgreSQL runs a connection's statements
     /// in the order they were sent).
@@ -145,11 +182,21 @@ package struct PostgresSession {
     /// waits for PostgresNIO (see `PostgresConnections`; the writer's and the replay's own
     /// threads, never an event loop or the cooperative pool).
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try Self.answer(future)
+        try Self.answer(future, counting: blockingWaits)
     }
 
-    static func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try future.wait()
+    static func answer<T: Sendable>(_ future: EventLoopFuture<T>, counting waits: PostgresCounter) throws -> T {
+        waits.add(1)
+        return try future.wait()
+    }
+
+    /// Runs `statement` and awaits its rows without blocking the calling thread (async reads).
+    func run(_ statement: PostgresStatement) async throws -> [PostgresRow] {
+        do {
+            return Array(try await send(statement.sql, statement.binds).get().rows)
+        } catch {
+            throw PostgresFailure(error, doing: statement.doing, location: location)
+        }
     }
 }
 

@@ -84,6 +84,12 @@ package final class PostgresStorage: StorageBackend, Sendable {
         }
     }
 
+    /// Rows of the first page of each range an async read fetches (`PostgresSnapshot`);
+    /// tests make it small to make reads run again.
+    package let firstReadPage = PostgresCounter(128)
+    /// Fetches of what an async read's run missed, each followed by a run again (for tests).
+    package let readFills = PostgresCounter()
+
     /// Write transactions run again strict after a refusal (for tests and diagnostics).
     package let strictRetries = PostgresCounter()
 
@@ -229,8 +235,10 @@ extension PostgresStorage {
 
 /// A counter shared by threads.
 package final class PostgresCounter: Sendable {
-    private let n = Atomic<Int>(0)
+    private let n: Atomic<Int>
+    package init(_ value: Int = 0) { n = Atomic(value) }
     package func add(_ k: Int) { n.add(k, ordering: .relaxed) }
+    package func set(_ k: Int) { n.store(k, ordering: .relaxed) }
     package var value: Int { n.load(ordering: .relaxed) }
 }
 

@@ -36,9 +36,9 @@ struct ChallengeSweeper: Service {
 
     private func loop() async throws {
         let tracker = Tracker()
-        let (position, open) = try ledger.unresolvedChallenges()
+        let (position, open) = try await ledger.unresolvedChallenges()
         tracker.add(open)
-        let feed = try ledger.events(from: position + 1,
+        let feed = try await ledger.events(from: position + 1,
                                      filter: EventFilter(types: [.challengeIssued, .challengeApproved, .challengeDenied, .challengeExpired]),
                                      pollInterval: pollInterval)
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -21,10 +21,10 @@ final class FullTileCache: Sendable {
     init(capacity: Int = 1_024) { self.capacity = max(0, capacity) }
 
     /// The tile from the cache, else from `read` (then kept).
-    func tile(level: Int, index: UInt64, read: () throws -> [UInt8]) rethrows -> ByteBuffer {
+    func tile(level: Int, index: UInt64, read: () async throws -> [UInt8]) async rethrows -> ByteBuffer {
         let key = Key(level: level, index: index)
         if let hit = tiles.withLock({ $0[key] }) { return hit }
-        let buffer = ByteBuffer(bytes: try read())
+        let buffer = ByteBuffer(bytes: try await read())
         guard capacity > 0 else { return buffer }
         tiles.withLock { tiles in
             if tiles.count >= capacity, let victim = tiles.keys.first { tiles[victim] = nil }

@@ -9,7 +9,7 @@ extension LedgerServer {
     func registerHistoryRoute(_ t: RouteTable) {
         on(t, .get, "/v1/users/{user}/history", .scope(.read)) { [self] req, ctx in
             let page = try historyPage(req)
-            let events = try ledger.history(try user(ctx), try queryOptions(req), page: page)
+            let events = try await ledger.history(try user(ctx), try queryOptions(req), page: page)
             var response = JSONResponse.make(.array(events.map(\.json)))
             if let limit = page.limit, events.count == limit, let last = events.last {
                 response.headers[HTTPField.Name("Link")!] = "<\(nextPage(req, after: last.seq, limit: limit))>; rel=\"next\""

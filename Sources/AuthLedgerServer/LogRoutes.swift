@@ -32,19 +32,19 @@ extension LedgerServer {
             if let types = q.get("types") { filter.types = try EventFilter.parseTypes(types) }
             var start: UInt64?
             if let last = try lastEventID(req) {
-                start = try resumePosition(after: last)
+                start = try await resumePosition(after: last)
             } else if let from = q.get("from") {
                 guard let v = UInt64(positionText: from) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
                 // A position past the head is a client of another (or a restored) store: say so.
-                let head = try ledger.head().seq
+                let head = try await ledger.head().seq
                 guard v <= head + 1 else { throw LedgerError.invalid("from \(v) is beyond the head (\(head)) + 1", field: "from") }
                 start = v
             }
             let slot = try subscriberSlot(ctx)
-            let feed = try ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
+            let feed = try await ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx, slot: slot)
         }
-        on(t, .get, "/v1/export", .scope(.audit)) { [self] req, _ in try export(req) }
+        on(t, .get, "/v1/export", .scope(.audit)) { [self] req, _ in try await export(req) }
         on(t, .get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
             // A full verify reads the whole log: a few at a time, the others are told to come back.
             guard verifySlots.tryAcquire() else {
@@ -136,7 +136,7 @@ extension LedgerServer {
     }
 
     /// `GET /v1/export?user=&from=`: recorded JSONL up to the head at the time of the request.
-    func export(_ req: Request) throws -> Response {
+    func export(_ req: Request) async throws -> Response {
         let q = req.uri.queryParameters
         var user: String?
         if let u = q.get("user"), !u.isEmpty {
@@ -148,10 +148,10 @@ extension LedgerServer {
             guard let v = UInt64(positionText: f) else { throw LedgerError.invalid("from must be a seq (a non-negative integer)", field: "from") }
             from = max(v, 1)
         }
-        let through = try ledger.head().seq
+        let through = try await ledger.head().seq
         // The feed reads a page per read transaction (a user's events by their stream
         // index); nothing is held across a write to the client.
-        let feed = try ledger.events(from: from, filter: EventFilter(user: user))
+        let feed = try await ledger.events(from: from, filter: EventFilter(user: user))
         return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: .init { writer in
             var it = feed.makeAsyncIterator()
             var buffer = ByteBuffer()

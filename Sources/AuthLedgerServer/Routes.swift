@@ -7,8 +7,10 @@ extension LedgerServer {
     func registerRoutes(_ t: RouteTable) {
         // Operations
         on(t, .get, "/health", .open) { [ledger, witnessCollector] _, _ in
-            _ = try ledger.head()
-            return JSONResponse.make(.object([("status", .string("ok"))] + (try witnessCollector.map { [("witnesses", try $0.healthJSON())] } ?? [])))
+            _ = try await ledger.head()
+            var members: [(String, JSON)] = [("status", .string("ok"))]
+            if let witnessCollector { members.append(("witnesses", try await witnessCollector.healthJSON())) }
+            return JSONResponse.make(.object(members))
         }
         on(t, .get, "/metrics", .authenticated) { [metrics] _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -40,9 +42,9 @@ extension LedgerServer {
         return u
     }
 
-    func subscription(_ ctx: ServerRequestContext) throws -> DurableSubscription {
+    func subscription(_ ctx: ServerRequestContext) async throws -> DurableSubscription {
         let name = try param(ctx, "name")
-        guard let s = try ledger.subscription(named: name, owner: try subscriptionOwner(ctx).restrictTo) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
+        guard let s = try await ledger.subscription(named: name, owner: try subscriptionOwner(ctx).restrictTo) else { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
         return s
     }
 
@@ -103,8 +105,8 @@ extension LedgerServer {
 
     /// The first seq to deliver after `Last-Event-ID: last`: `last` must be a position of
     /// this log (at most the head), so `last + 1` cannot overflow.
-    func resumePosition(after last: UInt64) throws -> UInt64 {
-        let head = try ledger.head().seq
+    func resumePosition(after last: UInt64) async throws -> UInt64 {
+        let head = try await ledger.head().seq
         guard last <= head else { throw LedgerError.invalid("Last-Event-ID \(last) is beyond the head (\(head))", field: "Last-Event-ID") }
         return last + 1
     }

@@ -21,7 +21,7 @@ extension LedgerServer {
             JSONResponse.make(try await ssf.createStream(try await ssfBody(req)), status: .created)
         }
         on(t, .get, "/ssf/streams", .scope(.admin)) { req, _ in
-            JSONResponse.make(try ssf.readStreams(req.uri.queryParameters.get("stream_id")))
+            JSONResponse.make(try await ssf.readStreams(req.uri.queryParameters.get("stream_id")))
         }
         on(t, .patch, "/ssf/streams", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.updateStream(try await ssfBody(req), replacing: false))
@@ -34,7 +34,7 @@ extension LedgerServer {
             return Response(status: .noContent)
         }
         on(t, .get, "/ssf/status", .scope(.admin)) { req, _ in
-            JSONResponse.make(try ssf.streamStatus(req.uri.queryParameters.get("stream_id")))
+            JSONResponse.make(try await ssf.streamStatus(req.uri.queryParameters.get("stream_id")))
         }
         on(t, .post, "/ssf/status", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.setStatus(try await ssfBody(req)))

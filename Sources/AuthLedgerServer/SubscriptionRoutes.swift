@@ -20,7 +20,7 @@ extension LedgerServer {
             return JSONResponse.make(s.json, status: created ? .created : .ok)
         }
         on(t, .get, "/v1/subscriptions/{name}", .scope(.read)) { [self] _, ctx in
-            JSONResponse.make(try subscription(ctx).json)
+            JSONResponse.make(try await subscription(ctx).json)
         }
         on(t, .delete, "/v1/subscriptions/{name}", .scope(.read)) { [self] _, ctx in
             let name = try param(ctx, "name")
@@ -28,10 +28,11 @@ extension LedgerServer {
             return Response(status: .noContent)
         }
         on(t, .get, "/v1/subscriptions/{name}/events", .scope(.read)) { [self] req, ctx in
-            let s = try subscription(ctx)
-            let start = try lastEventID(req).map { try resumePosition(after: $0) } ?? s.checkpoint + 1
+            let s = try await subscription(ctx)
+            let start: UInt64
+            if let last = try lastEventID(req) { start = try await resumePosition(after: last) } else { start = s.checkpoint + 1 }
             let slot = try subscriberSlot(ctx)
-            let feed = try ledger.events(from: start, filter: s.filter, pollInterval: configuration.pollInterval)
+            let feed = try await ledger.events(from: start, filter: s.filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx, slot: slot)
         }
         on(t, .post, "/v1/subscriptions/{name}/ack", .scope(.read)) { [self] req, ctx in

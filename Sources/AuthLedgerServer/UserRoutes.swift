@@ -9,18 +9,18 @@ extension LedgerServer {
     func registerUserRoutes(_ t: RouteTable) {
         // Queries (SPEC 3)
         on(t, .get, "/v1/users/{user}/devices", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try ledger.devices(try user(ctx), try queryOptions(req)))
+            JSONResponse.make(try await ledger.devices(try user(ctx), try queryOptions(req)))
         }
         on(t, .get, "/v1/users/{user}/cooling", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try ledger.cooling(try user(ctx), try queryOptions(req)))
+            JSONResponse.make(try await ledger.cooling(try user(ctx), try queryOptions(req)))
         }
         on(t, .get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try ledger.pending(try user(ctx), try queryOptions(req)))
+            JSONResponse.make(try await ledger.pending(try user(ctx), try queryOptions(req)))
         }
         registerHistoryRoute(t)
         on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
-            return JSONResponse.make(try ledger.challenge(try user(ctx), id, try queryOptions(req)))
+            return JSONResponse.make(try await ledger.challenge(try user(ctx), id, try queryOptions(req)))
         }
 
         // Commands (SPEC 2, 4)

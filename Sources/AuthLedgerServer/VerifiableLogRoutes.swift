@@ -13,17 +13,17 @@ extension LedgerServer {
         // and the newest one at /checkpoint/latest; without, both are the head's.
         on(t, .get, "/checkpoint", .scope(.audit)) { [self] _, _ in
             if let witnessCollector {
-                guard let note = try witnessCollector.quorumCheckpoint() else {
+                guard let note = try await witnessCollector.quorumCheckpoint() else {
                     throw LedgerError(.notFound, "no checkpoint meets the witness quorum yet (see /checkpoint/latest)")
                 }
                 return Self.checkpointResponse(ByteBuffer(bytes: note))
             }
-            let note = try ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
+            let note = try await ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
             return Self.checkpointResponse(ByteBuffer(string: note))
         }
         on(t, .get, "/checkpoint/latest", .scope(.audit)) { [self] _, _ in
-            if let witnessCollector { return Self.checkpointResponse(ByteBuffer(bytes: try witnessCollector.latestCheckpoint())) }
-            let note = try ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
+            if let witnessCollector { return Self.checkpointResponse(ByteBuffer(bytes: try await witnessCollector.latestCheckpoint())) }
+            let note = try await ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
             return Self.checkpointResponse(ByteBuffer(string: note))
         }
         on(t, .get, "/tile/{tilePath+}", .scope(.audit)) { [ledger, fullTiles] _, ctx in
@@ -31,12 +31,15 @@ extension LedgerServer {
             let full = tile.width == Ledger.tileWidth
             let body: ByteBuffer
             if let level = tile.level, full {
-                body = try fullTiles.tile(level: level, index: tile.index) {
-                    try ledger.hashTile(level: level, index: tile.index, width: tile.width)
+                body = try await fullTiles.tile(level: level, index: tile.index) {
+                    try await ledger.hashTile(level: level, index: tile.index, width: tile.width)
                 }
             } else {
-                body = ByteBuffer(bytes: try tile.level.map { try ledger.hashTile(level: $0, index: tile.index, width: tile.width) }
-                    ?? ledger.entryBundle(index: tile.index, width: tile.width))
+                if let level = tile.level {
+                    body = ByteBuffer(bytes: try await ledger.hashTile(level: level, index: tile.index, width: tile.width))
+                } else {
+                    body = ByteBuffer(bytes: try await ledger.entryBundle(index: tile.index, width: tile.width))
+                }
             }
             // Full tiles never change; a partial one is superseded as the log grows.
             let cache = full ? "public, max-age=31536000, immutable" : "no-cache"
@@ -48,7 +51,7 @@ extension LedgerServer {
             guard let seqText = q.get("seq") else { throw LedgerError.invalid("seq is required", field: "seq") }
             let seq = try TilePath.number(seqText, field: "seq")
             let size = try q.get("size").map { try TilePath.number($0, field: "size") }
-            let p = try ledger.inclusionProof(seq: seq, size: size)
+            let p = try await ledger.inclusionProof(seq: seq, size: size)
             let note = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin).sign(size: p.treeSize, root: p.root)
             return JSONResponse.make(.object([
                 ("treeSize", .int(Int64(p.treeSize))), ("leafIndex", .int(Int64(p.leafIndex))),
@@ -60,7 +63,7 @@ extension LedgerServer {
             let q = req.uri.queryParameters
             guard let fromText = q.get("from") else { throw LedgerError.invalid("from is required", field: "from") }
             guard let toText = q.get("to") else { throw LedgerError.invalid("to is required", field: "to") }
-            let p = try ledger.consistencyProof(from: try TilePath.number(fromText, field: "from"), to: try TilePath.number(toText, field: "to"))
+            let p = try await ledger.consistencyProof(from: try TilePath.number(fromText, field: "from"), to: try TilePath.number(toText, field: "to"))
             let note = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin).sign(size: p.newSize, root: p.newRoot)
             return JSONResponse.make(.object([
                 ("treeSize", .int(Int64(p.newSize))), ("oldSize", .int(Int64(p.oldSize))),

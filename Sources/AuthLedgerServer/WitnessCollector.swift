@@ -64,15 +64,15 @@ final class WitnessCollector: Service, Sendable {
                 let mine = try await WitnessRecords.acquireLease(ledger, instance: instance,
                                                                  nowMs: Int64(Date().timeIntervalSince1970 * 1000), ttlMs: ttl)
                 leader.store(mine, ordering: .relaxed)
-                let (size, root) = try ledger.treeHead()
+                let (size, root) = try await ledger.treeHead()
                 if mine, size > 0 {
-                    let current = try WitnessRecords.note(ledger, WitnessRecords.latest).flatMap { try? Checkpoint(text: $0.text) }
+                    let current = try await WitnessRecords.note(ledger, WitnessRecords.latest).flatMap { try? Checkpoint(text: $0.text) }
                     if current.map({ $0.size < size }) ?? true {
                         let note = try signer().sign(size: size, root: root)
                         try await WitnessRecords.startLatest(ledger, note: note, size: size, policy: configuration.policy)
                     }
                 }
-                for (k, status) in try status(head: size).enumerated() { behind[k].set(Double(status.behind)) }
+                for (k, status) in try await status(head: size).enumerated() { behind[k].set(Double(status.behind)) }
             } catch {
                 logger.warning("witnessing: a round failed", metadata: ["error": "\(error)"])
             }
@@ -84,7 +84,7 @@ final class WitnessCollector: Service, Sendable {
     private func serve(_ peer: WitnessPeer, client: HTTPClient) async {
         while !Task.isCancelled {
             var wait = configuration.interval
-            if leader.load(ordering: .relaxed), !peer.isRefused, let latest = try? WitnessRecords.note(ledger, WitnessRecords.latest),
+            if leader.load(ordering: .relaxed), !peer.isRefused, let latest = try? await WitnessRecords.note(ledger, WitnessRecords.latest),
                latest.cosignatures(by: peer.witness.key).isEmpty {
                 do {
                     try await peer.push(latest, collector: self, client: client)
@@ -103,35 +103,38 @@ final class WitnessCollector: Service, Sendable {
     var isLeader: Bool { leader.load(ordering: .relaxed) }
 
     /// Per witness: its label, the size it holds, how many entries it is behind the head, and its last error.
-    func status(head: UInt64? = nil) throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
-        let head = try head ?? ledger.treeHead().size
-        return try peers.map { p in
-            let held = try WitnessRecords.heldSize(ledger, p.witness.label)
-            return (p.witness.label, held, head > (held ?? 0) ? head - (held ?? 0) : 0, p.lastError)
+    func status(head: UInt64? = nil) async throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
+        let size: UInt64
+        if let head { size = head } else { size = try await ledger.treeHead().size }
+        var out: [(label: String, held: UInt64?, behind: UInt64, error: String?)] = []
+        for p in peers {
+            let held = try await WitnessRecords.heldSize(ledger, p.witness.label)
+            out.append((p.witness.label, held, size > (held ?? 0) ? size - (held ?? 0) : 0, p.lastError))
         }
+        return out
     }
 }
 
 extension WitnessCollector {
     /// `/health`'s `witnesses`: per witness its label, held size, lag in entries, last error.
-    func healthJSON() throws -> JSON {
-        .array(try status().map { s in
+    func healthJSON() async throws -> JSON {
+        .array(try await status().map { s in
             .object([("witness", .string(s.label)), ("size", s.held.map { .int(Int64($0)) } ?? .null),
                      ("behind", .int(Int64(s.behind))), ("error", s.error.map { .string($0) } ?? .null)])
         })
     }
 
     /// `GET /checkpoint`: the newest checkpoint meeting the quorum, with its cosignatures (nil: none yet).
-    func quorumCheckpoint() throws -> [UInt8]? { try ledger.metaRecord(WitnessRecords.quorum) }
+    func quorumCheckpoint() async throws -> [UInt8]? { try await ledger.metaRecord(WitnessRecords.quorum) }
 
     /// `GET /checkpoint/latest`: the stored latest checkpoint (with the cosignatures it has)
     /// when it is of the head; else the head's, freshly signed.
-    func latestCheckpoint() throws -> [UInt8] {
-        let head = try ledger.treeHead().size
-        if let stored = try ledger.metaRecord(WitnessRecords.latest), let note = try? SignedNote(parsing: stored),
+    func latestCheckpoint() async throws -> [UInt8] {
+        let head = try await ledger.treeHead().size
+        if let stored = try await ledger.metaRecord(WitnessRecords.latest), let note = try? SignedNote(parsing: stored),
            let cp = try? Checkpoint(text: note.text), cp.size == head {
             return stored
         }
-        return Array(try ledger.checkpoint(signer: signer()).utf8)
+        return Array(try await ledger.checkpoint(signer: signer()).utf8)
     }
 }

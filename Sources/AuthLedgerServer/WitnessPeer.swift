@@ -50,12 +50,12 @@ final class WitnessPeer: Sendable {
         let checkpoint = try Checkpoint(text: note.text)
         let logSigned = note.text + "\n" + note.signatures.filter { $0.name == checkpoint.origin }.map(\.line).joined()
         for _ in 0..<2 {
-            let held = try WitnessRecords.heldSize(ledger, witness.label) ?? 0
-            let head = try ledger.treeHead().size
+            let held = try await WitnessRecords.heldSize(ledger, witness.label) ?? 0
+            let head = try await ledger.treeHead().size
             if held > head { throw Failure(description: "the witness holds size \(held), larger than the log (\(head))", permanent: true) }
             // It holds a newer checkpoint than this one: the next round signs the head.
             if held > checkpoint.size { return }
-            let proof = held == 0 || held == checkpoint.size ? [] : try ledger.consistencyProof(from: held, to: checkpoint.size).proof
+            let proof = held == 0 || held == checkpoint.size ? [] : try await ledger.consistencyProof(from: held, to: checkpoint.size).proof
             let body = "old \(held)\n" + proof.map { Data($0.bytes).base64EncodedString() + "\n" }.joined() + "\n" + logSigned
             var request = HTTPClientRequest(url: witness.url!.hasSuffix("/") ? witness.url! + "add-checkpoint" : witness.url! + "/add-checkpoint")
             request.method = .POST

@@ -15,12 +15,12 @@ enum WitnessRecords {
     static let lease = "witness/lease"
     static func held(_ label: String) -> String { "witness/held/\(label)" }
 
-    static func note(_ ledger: Ledger, _ key: String) throws -> SignedNote? {
-        try ledger.metaRecord(key).flatMap { try? SignedNote(parsing: $0) }
+    static func note(_ ledger: Ledger, _ key: String) async throws -> SignedNote? {
+        try await ledger.metaRecord(key).flatMap { try? SignedNote(parsing: $0) }
     }
 
-    static func heldSize(_ ledger: Ledger, _ label: String) throws -> UInt64? {
-        try ledger.metaRecord(held(label)).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) }
+    static func heldSize(_ ledger: Ledger, _ label: String) async throws -> UInt64? {
+        try await ledger.metaRecord(held(label)).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) }
     }
 
     static func setHeld(_ ledger: Ledger, _ label: String, _ size: UInt64) async throws {
@@ -31,7 +31,7 @@ enum WitnessRecords {
     /// Takes or renews the lease for `instance` until `now + ttl` when it is free, expired or
     /// ours; ours with more than half its time left is kept as it is (no write).
     static func acquireLease(_ ledger: Ledger, instance: String, nowMs: Int64, ttlMs: Int64) async throws -> Bool {
-        if let v = try ledger.metaRecord(lease) {
+        if let v = try await ledger.metaRecord(lease) {
             let parts = String(decoding: v, as: UTF8.self).split(separator: " ")
             if parts.count == 2, let expiry = Int64(parts[1]), expiry > nowMs {
                 if parts[0] != instance { return false }

@@ -145,7 +145,7 @@ extension SharedSignals {
         }
         let id = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let aud = members["aud"]?.stringValue ?? (c.method == .push ? c.endpointURL! : "urn:authledger:ssf:stream:\(id)")
-        var s = SSFStream(id: id, aud: aud, method: c.method, cursor: try ledger.head().seq)
+        var s = SSFStream(id: id, aud: aud, method: c.method, cursor: try await ledger.head().seq)
         try apply(c, to: &s, replacing: true)
         try await store.create(s)
         changes.ring()
@@ -153,13 +153,13 @@ extension SharedSignals {
     }
 
     /// `GET /ssf/streams[?stream_id=]`: one stream, or all of them (a list).
-    package func readStreams(_ id: String?) throws -> JSON {
+    package func readStreams(_ id: String?) async throws -> JSON {
         let issuer = try requireIssuer()
         if let id {
-            guard let s = try store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
+            guard let s = try await store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
             return s.configuration(issuer: issuer)
         }
-        return .array(try store.all().map { $0.configuration(issuer: issuer) })
+        return .array(try await store.all().map { $0.configuration(issuer: issuer) })
     }
 
     /// `PATCH` (update the members given) and `PUT` (replace) on `/ssf/streams`.
@@ -168,7 +168,7 @@ extension SharedSignals {
         let (c, members) = try parseConfiguration(body, creating: false)
         guard let id = members["stream_id"]?.stringValue else { throw LedgerError.invalid("missing field \"stream_id\"", field: "stream_id") }
         _ = try SharedSignals.checkStreamId(id)
-        guard let existing = try store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
+        guard let existing = try await store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
         try checkTransmitterMembers(members, existing, issuer: issuer)
         let sealed: String? = (replacing || c.has.contains("delivery")) ? try c.authorization.map { try secrets().seal($0, stream: id) } : nil
         let s = try await store.update(id) { s in
@@ -193,9 +193,9 @@ extension SharedSignals {
     }
 
     /// `GET /ssf/status?stream_id=`.
-    package func streamStatus(_ id: String?) throws -> JSON {
+    package func streamStatus(_ id: String?) async throws -> JSON {
         guard let id else { throw LedgerError.invalid("missing query parameter stream_id", field: "stream_id") }
-        guard let s = try store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
+        guard let s = try await store.get(try SharedSignals.checkStreamId(id)) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
         return s.statusJSON
     }
 
@@ -221,7 +221,7 @@ extension SharedSignals {
             givenReason = s
         }
         let reason = givenReason
-        let head = try ledger.head().seq
+        let head = try await ledger.head().seq
         let s = try await store.update(id) { s in
             if s.status == .disabled, status != .disabled {
                 s.cursor = max(s.cursor, head)

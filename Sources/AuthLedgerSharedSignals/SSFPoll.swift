@@ -65,7 +65,7 @@ extension SharedSignals {
         let issuer = try requireIssuer()
         let id = try SharedSignals.checkStreamId(raw)
         let req = try SharedSignals.parsePoll(body)
-        guard let initial = try store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
+        guard let initial = try await store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
         // A push stream's configuration names no poll endpoint: there is none to call.
         guard initial.method == .poll else { throw LedgerError(.notFound, "stream \(id) is delivered by push: it has no poll endpoint", field: "stream_id") }
 
@@ -75,8 +75,8 @@ extension SharedSignals {
 
         let deadline = ContinuousClock.now.advanced(by: req.returnImmediately ? .zero : configuration.pollWait)
         while true {
-            let head = try ledger.head().seq
-            guard let s = try store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
+            let head = try await ledger.head().seq
+            guard let s = try await store.get(id) else { throw LedgerError(.notFound, "no stream \(id)", field: "stream_id") }
             var claims: [JSON] = []
             var more = false
             if s.status == .enabled {
@@ -84,7 +84,7 @@ extension SharedSignals {
                 more = s.verifications.count > limit
                 if claims.count < limit {
                     let acked = Set(s.acked)
-                    var it = try ledger.events(from: s.cursor + 1, filter: s.filter).makeAsyncIterator()
+                    var it = try await ledger.events(from: s.cursor + 1, filter: s.filter).makeAsyncIterator()
                     while let e = try await it.next(idle: .zero) {
                         if acked.contains(e.seq) { continue }
                         guard let c = self.claims(s, e, issuer: issuer) else { continue }
@@ -101,7 +101,7 @@ extension SharedSignals {
                 ])
             }
             // Nothing yet: wait for a commit (or a verification request), then look again.
-            var live = try ledger.events(from: head + 1, filter: .all).makeAsyncIterator()
+            var live = try await ledger.events(from: head + 1, filter: .all).makeAsyncIterator()
             let remaining = ContinuousClock.now.duration(to: deadline)
             _ = try await live.next(idle: min(remaining, .milliseconds(500)))
         }
@@ -110,7 +110,7 @@ extension SharedSignals {
     /// Records acks and `setErrs`, then moves the checkpoint over every acknowledged `seq`.
     func acknowledge(_ id: String, _ req: PollRequest) async throws {
         let at = clock().formatted
-        let head = try ledger.head().seq
+        let head = try await ledger.head().seq
         let s = try await store.update(id) { s in
             var acked = Set(s.acked)
             func take(_ jti: String) {
@@ -139,7 +139,7 @@ extension SharedSignals {
         guard let highest = s.acked.last else { return }
         let acked = Set(s.acked)
         var cursor = s.cursor
-        var it = try ledger.events(from: s.cursor + 1, filter: s.filter).makeAsyncIterator()
+        var it = try await ledger.events(from: s.cursor + 1, filter: s.filter).makeAsyncIterator()
         while let e = try await it.next(idle: .zero), e.seq <= highest {
             guard acked.contains(e.seq) || SSFEventMapping.map(e) == nil else { break }
             cursor = e.seq

@@ -51,7 +51,7 @@ package final class SSFPushService: Service, Sendable {
         defer { for w in workers.values { w.task.cancel() } }
         while !Task.isCancelled {
             do {
-                let streams = try signals.store.all().filter { $0.method == .push && $0.status == .enabled }
+                let streams = try await signals.store.all().filter { $0.method == .push && $0.status == .enabled }
                 let wanted = Dictionary(uniqueKeysWithValues: streams.map { ($0.id, $0.revision) })
                 for (id, w) in workers where wanted[id] != w.revision {
                     w.task.cancel()
@@ -100,7 +100,7 @@ package final class SSFPushService: Service, Sendable {
     }
 
     private func deliver(_ id: String) async throws {
-        guard let s0 = try signals.store.get(id), s0.method == .push, s0.status == .enabled,
+        guard let s0 = try await signals.store.get(id), s0.method == .push, s0.status == .enabled,
               let url = s0.endpointURL else { return }
         let issuer = try signals.requireIssuer()
         let authorization = try s0.sealedAuthorization.map { try signals.secrets().open($0, stream: id) }
@@ -108,7 +108,7 @@ package final class SSFPushService: Service, Sendable {
         var savedCursor = cursor
         var deliveredSinceSave: UInt64 = 0
         var lastSave = ContinuousClock.now
-        var feed = try signals.ledger.events(from: cursor + 1, filter: s0.filter, pollInterval: .milliseconds(250)).makeAsyncIterator()
+        var feed = try await signals.ledger.events(from: cursor + 1, filter: s0.filter, pollInterval: .milliseconds(250)).makeAsyncIterator()
 
         func save(force: Bool) async throws {
             guard cursor > savedCursor || deliveredSinceSave > 0 else { return }
@@ -143,7 +143,7 @@ package final class SSFPushService: Service, Sendable {
         func loop() async throws {
             while !Task.isCancelled {
                 // Verification events go ahead of the ledger's.
-                let s = try signals.store.get(id) ?? s0
+                let s = try await signals.store.get(id) ?? s0
                 if !s.verifications.isEmpty {
                     for v in s.verifications {
                         let c = signals.verificationClaims(s, v, issuer: issuer)

@@ -198,8 +198,8 @@ public struct SSFStream: Sendable, Equatable {
 package struct SSFStreamStore: Sendable {
     let ledger: Ledger
 
-    func ids() throws -> [String] {
-        guard let b = try ledger.metaRecord(SSFStream.indexKey) else { return [] }
+    func ids() async throws -> [String] {
+        guard let b = try await ledger.metaRecord(SSFStream.indexKey) else { return [] }
         return SSFStreamStore.decodeIndex(b)
     }
 
@@ -207,12 +207,14 @@ package struct SSFStreamStore: Sendable {
         ((try? JSON.parse(b))?.arrayValue ?? []).compactMap(\.stringValue)
     }
 
-    package func get(_ id: String) throws -> SSFStream? {
-        try ledger.metaRecord(SSFStream.key(id)).map { try SSFStream(id: id, bytes: $0) }
+    package func get(_ id: String) async throws -> SSFStream? {
+        try await ledger.metaRecord(SSFStream.key(id)).map { try SSFStream(id: id, bytes: $0) }
     }
 
-    func all() throws -> [SSFStream] {
-        try ids().compactMap { try get($0) }
+    func all() async throws -> [SSFStream] {
+        var out: [SSFStream] = []
+        for id in try await ids() { if let s = try await get(id) { out.append(s) } }
+        return out
     }
 
     /// Stores a new stream and adds it to the index.

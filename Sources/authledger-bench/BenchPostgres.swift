@@ -93,7 +93,7 @@ struct BenchPostgres {
             await second.close()
         }
         if wanted("replay") {
-            out.append(("replay", try await statements("replay", events: try Int(ledger.head().seq)) {
+            out.append(("replay", try await statements("replay", events: try Int(ledger.headBlocking().seq)) {
                 let r = try run.replay(ledger)
                 return [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)]
             }))
@@ -104,7 +104,7 @@ struct BenchPostgres {
         }
         if wanted("verify") {
             let seconds = try BenchRun.seconds { _ = try ledger.verify() }
-            out.append(("verify", [("events_per_s", Double(try ledger.head().seq) / seconds)]))
+            out.append(("verify", [("events_per_s", Double(try ledger.headBlocking().seq) / seconds)]))
         }
         return out
     }

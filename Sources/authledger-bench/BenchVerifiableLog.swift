@@ -46,47 +46,47 @@ extension BenchRun {
 
     /// Inclusion proofs of random events in the tree of the head.
     func inclusionProofs(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         var rng = SplitMix64(seed: 7)
         return try BenchRun.latencies(20_000) { _ in
-            let p = try ledger.inclusionProof(seq: 1 + rng.next() % head)
+            let p = try ledger.inclusionProofBlocking(seq: 1 + rng.next() % head)
             precondition(!p.proof.isEmpty || head == 1)
         }
     }
 
     /// Consistency proofs from random sizes to the head.
     func consistencyProofs(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         var rng = SplitMix64(seed: 8)
         return try BenchRun.latencies(20_000) { _ in
-            _ = try ledger.consistencyProof(from: 1 + rng.next() % head, to: head)
+            _ = try ledger.consistencyProofBlocking(from: 1 + rng.next() % head, to: head)
         }
     }
 
     /// The signed checkpoint of the head: the root (O(log n) reads) and an Ed25519 signature.
     func checkpoints(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
         let signer = try CheckpointSigner(origin: "bench.example/log", seed: [UInt8](repeating: 42, count: 32))
-        return try BenchRun.latencies(5_000) { _ in _ = try ledger.checkpoint(signer: signer) }
+        return try BenchRun.latencies(5_000) { _ in _ = try ledger.checkpointBlocking(signer: signer) }
     }
 
     /// Full hash tiles (level 0 and 1) and entry bundles read from the store, per second, in-process.
     func tileReads(_ ledger: Ledger) throws -> (hashTiles: Double, entryBundles: Double) {
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         let level0 = max(1, head / 256), level1 = head >> 16
         var rng = SplitMix64(seed: 9)
         let n = 20_000
         let hashSeconds = try BenchRun.seconds {
             for k in 0..<n {
                 if k % 8 == 7 && level1 > 0 {
-                    _ = try ledger.hashTile(level: 1, index: rng.next() % level1, width: 256)
+                    _ = try ledger.hashTileBlocking(level: 1, index: rng.next() % level1, width: 256)
                 } else {
-                    _ = try ledger.hashTile(level: 0, index: rng.next() % level0, width: head >= 256 ? 256 : Int(head))
+                    _ = try ledger.hashTileBlocking(level: 0, index: rng.next() % level0, width: head >= 256 ? 256 : Int(head))
                 }
             }
         }
         let bundles = 500
         let entrySeconds = try BenchRun.seconds {
-            for _ in 0..<bundles { _ = try ledger.entryBundle(index: rng.next() % level0, width: head >= 256 ? 256 : Int(head)) }
+            for _ in 0..<bundles { _ = try ledger.entryBundleBlocking(index: rng.next() % level0, width: head >= 256 ? 256 : Int(head)) }
         }
         return (Double(n) / hashSeconds, Double(bundles) / entrySeconds)
     }

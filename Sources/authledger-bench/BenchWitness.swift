@@ -14,7 +14,7 @@ extension BenchRun {
     /// one request after the other (each waits for its commit); then the same with 16
     /// origins at once, whose requests share group commits.
     func witnessAddCheckpoint(_ ledger: Ledger, requests: Int) async throws -> [(String, Double)] {
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         func chain(_ origin: String, count: Int) throws -> [[UInt8]] {
             let signer = try CheckpointSigner(origin: origin, seed: Array(BenchSeed.of(origin)))
             var rng = SplitMix64(seed: 11)
@@ -22,8 +22,8 @@ extension BenchRun {
             var out: [[UInt8]] = []
             while out.count < count, size < head {
                 let next = min(head, size + 1 + rng.next() % 64)
-                let (_, root) = try ledger.treeHead(size: next)
-                let proof = size == 0 ? [] : try ledger.consistencyProof(from: size, to: next).proof
+                let (_, root) = try ledger.treeHeadBlocking(size: next)
+                let proof = size == 0 ? [] : try ledger.consistencyProofBlocking(from: size, to: next).proof
                 let body = "old \(size)\n" + proof.map { Data($0.bytes).base64EncodedString() + "\n" }.joined() + "\n" + (try signer.sign(size: next, root: root))
                 out.append(Array(body.utf8))
                 size = next
@@ -103,10 +103,10 @@ extension BenchRun {
         let with = try await appendConcurrent(ledger, writers: writers, prefix: "witnessed")
         // The last checkpoint of the run is cosigned within a few rounds.
         var cosigned: UInt64 = 0
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         for _ in 0..<150 where cosigned < head {
             try await Task.sleep(for: .milliseconds(100))
-            let note = try ledger.metaRecord("witness/quorum").flatMap { try? SignedNote(parsing: $0) }
+            let note = try ledger.metaRecordBlocking("witness/quorum").flatMap { try? SignedNote(parsing: $0) }
             cosigned = note.flatMap { try? Checkpoint(text: $0.text).size } ?? 0
         }
         await server.stop()

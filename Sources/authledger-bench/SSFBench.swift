@@ -122,8 +122,8 @@ enum SSFBench {
         out.append(("poll", .object([("sets", .int(Int64(polled))), ("sets_per_s", .number(fmt(Double(polled) / pollSeconds)))])))
 
         // Signing alone.
-        let sample = try ledger.events(from: 1, limit: min(events, 4000))
-        guard let s = try ssf.store.get(pollId), let issuer = ssf.issuer else { throw LedgerError(.storageError, "bench stream vanished") }
+        let sample = try ledger.eventsBlocking(from: 1, limit: min(events, 4000))
+        guard let s = try await ssf.store.get(pollId), let issuer = ssf.issuer else { throw LedgerError(.storageError, "bench stream vanished") }
         let claims = sample.compactMap { ssf.claims(s, $0, issuer: issuer) }
         let signStart = clock.now
         var k = 0

@@ -19,18 +19,18 @@ struct Demo: ParsableCommand {
         let users = try Demo.loadScenarios(from: dir, into: ledger) { name, outcome in
             Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
         }
-        let head = try ledger.head()
+        let head = try ledger.headBlocking()
         Output.line("store \(global.storeName): head seq \(head.seq) hash \(head.hash)\n")
         for user in users {
-            let last = try ledger.history(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
+            let last = try ledger.historyBlocking(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
             let options = QueryOptions(asOf: last)
-            let devices = try ledger.devices(user, options)
+            let devices = try ledger.devicesBlocking(user, options)
             Output.line("== \(user), as of \(last) (its last event)")
             for d in devices["devices"]?.arrayValue ?? [] {
                 Output.line("  \(d["deviceId"]!.stringValue!)  \(d["status"]!.stringValue!)  \"\(d["name"]?.stringValue ?? "")\"  via \(d["via"]?.stringValue ?? "-")")
             }
             Output.line("  " + Table.coolingLine(devices["cooling"]!))
-            let pending = try ledger.pending(user, options).arrayValue ?? []
+            let pending = try ledger.pendingBlocking(user, options).arrayValue ?? []
             Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
         }
         Output.line("\nTry: authledger devices USER --store \(global.storeName) --as-of TIME --json, authledger export | tools/verify-export.py")

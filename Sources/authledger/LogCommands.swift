@@ -56,10 +56,10 @@ struct Export: ParsableCommand {
         // Read a page per read transaction and write it with none open: a reader that
         // stops reading (`| head -1`) blocks or kills this process while it holds no
         // LMDB reader slot, so no old snapshot stays pinned. Up to the head at the start.
-        let through = try ledger.head().seq
+        let through = try ledger.headBlocking().seq
         var next = from
         while next <= through {
-            let page = try ledger.events(from: next, limit: 4096, user: user).filter { $0.seq <= through }
+            let page = try ledger.eventsBlocking(from: next, limit: 4096, user: user).filter { $0.seq <= through }
             guard let last = page.last else { break }
             var buffer = Data()
             for e in page {

@@ -10,7 +10,7 @@ struct Devices: ParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() throws {
-        let answer = try global.openLedger().devices(user, try query.options(global))
+        let answer = try global.openLedger().devicesBlocking(user, try query.options(global))
         if global.json { return Output.json(answer) }
         Output.line("\(user) at position \(answer["position"]!.intValue!), as of \(answer["asOf"]!.stringValue!)")
         let devices = answer["devices"]!.arrayValue!
@@ -35,7 +35,7 @@ struct Cooling: ParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() throws {
-        let answer = try global.openLedger().cooling(user, try query.options(global))
+        let answer = try global.openLedger().coolingBlocking(user, try query.options(global))
         if global.json { return Output.json(answer) }
         Output.line("\(user): " + Table.coolingLine(answer))
     }
@@ -49,7 +49,7 @@ struct Pending: ParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() throws {
-        let answer = try global.openLedger().pending(user, try query.options(global))
+        let answer = try global.openLedger().pendingBlocking(user, try query.options(global))
         if global.json { return Output.json(answer) }
         let items = answer.arrayValue!
         if items.isEmpty { return Output.line("(no pending challenges)") }
@@ -69,7 +69,7 @@ struct Challenge: ParsableCommand {
     @Flag(name: .customLong("as-requester"), help: "The requester's view: status only.") var asRequester = false
 
     func run() throws {
-        let answer = try global.openLedger().challenge(user, id, try query.options(global, asRequester: asRequester))
+        let answer = try global.openLedger().challengeBlocking(user, id, try query.options(global, asRequester: asRequester))
         if global.json { return Output.json(answer) }
         var s = "\(id): \(answer["status"]!.stringValue!)"
         if let outcome = answer["outcome"]?.stringValue { s += " (\(outcome))" }
@@ -94,7 +94,7 @@ struct History: ParsableCommand {
     }
 
     func run() throws {
-        let events = try global.openLedger().history(user, try query.options(global), page: HistoryPage(after: after, limit: limit))
+        let events = try global.openLedger().historyBlocking(user, try query.options(global), page: HistoryPage(after: after, limit: limit))
         if global.json { return Output.json(.array(events.map(\.json))) }
         for e in events { Output.line(e.json.serialized()) }
     }

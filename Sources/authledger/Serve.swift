@@ -126,7 +126,7 @@ struct Serve: AsyncParsableCommand {
         try global.requireKeyFiles([.server, .checkpoint], for: "serve")
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
-        if dev, try ledger.head().seq == 0 {
+        if dev, try ledger.headBlocking().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())
         }
         let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
@@ -161,7 +161,7 @@ struct Serve: AsyncParsableCommand {
         Output.line("Empty store: loaded the recorded scenarios (\(events) events from \(dir)), as `authledger demo` does. Users:")
         var showcase: String?
         for user in users {
-            let devices = try ledger.devices(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
+            let devices = try ledger.devicesBlocking(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
             let listed = devices.map { d in "\(d["deviceId"]?.stringValue ?? "?") (\(d["status"]?.stringValue ?? "?"))" }
             Output.line("  \(user): \(listed.isEmpty ? "no devices" : listed.joined(separator: ", "))")
             if showcase == nil, devices.contains(where: { $0["status"]?.stringValue == "active" }) { showcase = user }

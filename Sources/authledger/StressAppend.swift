@@ -127,7 +127,7 @@ struct StressAppend: ParsableCommand {
     }
 
     static func expect(_ ledger: Ledger, user: String, out: Reporter) async throws {
-        let version = try ledger.state(of: user, asOf: .max).state.version
+        let version = try ledger.stateBlocking(of: user, asOf: .max).state.version
         var data = EventData()
         data[.deviceId] = .string("d0")
         let event = Event(id: .random(), type: .accessed, user: user, at: Timestamp.now(), data: data)

@@ -45,7 +45,7 @@ struct CheckpointCommand: ParsableCommand {
             if global.json { return Output.json(.object([("origin", .string(signer.origin)), ("vkey", .string(signer.verifierKey))])) }
             return Output.line(signer.verifierKey)
         }
-        let note = try ledger.checkpoint(size: size, signer: signer)
+        let note = try ledger.checkpointBlocking(size: size, signer: signer)
         if global.json { return Output.json(.object([("checkpoint", .string(note))])) }
         FileHandle.standardOutput.write(Data(note.utf8))
     }
@@ -65,7 +65,7 @@ struct Prove: ParsableCommand {
         try global.requireKeyFiles([.checkpoint], for: "prove")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
-        let p = try ledger.inclusionProof(seq: seq, size: size)
+        let p = try ledger.inclusionProofBlocking(seq: seq, size: size)
         let note = try signer.sign(size: p.treeSize, root: p.root)
         if global.json {
             return Output.json(.object([
@@ -99,7 +99,7 @@ struct ProveConsistency: ParsableCommand {
         try global.requireKeyFiles([.checkpoint], for: "prove-consistency")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
-        let p = try ledger.consistencyProof(from: old, to: new)
+        let p = try ledger.consistencyProofBlocking(from: old, to: new)
         let note = try signer.sign(size: p.newSize, root: p.newRoot)
         if global.json {
             return Output.json(.object([

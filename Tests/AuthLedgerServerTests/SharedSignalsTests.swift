@@ -237,7 +237,7 @@ import Testing
         receiver.setDown(true)
         try await s.call(.DELETE, "/v1/users/u1/devices/d1", body: #"{"reason":"lost"}"#)
         try await s.call(.DELETE, "/v1/users/u2/devices")
-        try await Task.sleep(for: .milliseconds(300))
+        try await receiver.waitForAFailedAttempt()
         #expect(receiver.failedAttempts > 0)
         receiver.setDown(false)
         try await receiver.waitFor(seqs: 9)

@@ -80,6 +80,14 @@ final class TestReceiver: @unchecked Sendable {
     var tokens: [String] { lock.withLock { received } }
     var headers: [Headers] { lock.withLock { hdrs } }
 
+    /// Waits (bounded) until a delivery attempt was refused while the receiver was down.
+    func waitForAFailedAttempt() async throws {
+        for _ in 0..<600 {
+            if failedAttempts > 0 { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Waits (bounded) until a SET of ledger seq `seqs` (the highest expected) arrived.
     func waitFor(seqs: UInt64) async throws {
         for _ in 0..<600 {

@@ -117,19 +117,19 @@ import Testing
         }
     }
 
-    @Test func theFullTileCacheIsBoundedAndReadsOnlyOnAMiss() throws {
+    @Test func theFullTileCacheIsBoundedAndReadsOnlyOnAMiss() async throws {
         let cache = FullTileCache(capacity: 3)
         var reads = 0
         for round in 0..<2 {
             for i in 0..<UInt64(3) {
-                let b = cache.tile(level: 0, index: i) { reads += 1; return [UInt8(i)] }
+                let b = await cache.tile(level: 0, index: i) { reads += 1; return [UInt8(i)] }
                 #expect(Array(b.readableBytesView) == [UInt8(i)], "round \(round)")
             }
         }
         #expect(reads == 3 && cache.count == 3)
-        for i in 3..<UInt64(10) { _ = cache.tile(level: 1, index: i) { [0] } }
+        for i in 3..<UInt64(10) { _ = await cache.tile(level: 1, index: i) { [0] } }
         #expect(cache.count == 3)
-        #expect(FullTileCache(capacity: 0).tile(level: 0, index: 0) { [7] }.readableBytes == 1)
+        #expect(await FullTileCache(capacity: 0).tile(level: 0, index: 0) { [7] }.readableBytes == 1)
     }
 
     @Test func tilePathsParseOnlyTheirCanonicalSpelling() throws {

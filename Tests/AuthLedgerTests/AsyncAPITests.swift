@@ -25,7 +25,7 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while ledger.writerStats.requests < before + 2 && Date() < deadline { usleep(1000) }
         #expect(ledger.writerStats.requests == before + 2)
-        #expect(try ledger.head().seq == 2)
+        #expect(try ledger.headBlocking().seq == 2)
     }
 
     @Test func theAsyncWritesEraseReplayAndExpireAsTheBlockingOnesDo() async throws {
@@ -54,9 +54,9 @@ import Testing
         }
         await ledger.close()
         #expect(outcomes.count == users.count)
-        #expect(try ledger.head().seq == UInt64(users.count))
+        #expect(try ledger.headBlocking().seq == UInt64(users.count))
         await #expect(throws: LedgerError.self) { try await ledger.append(try Self.register("late")) }
         #expect(throws: LedgerError.self) { try ledger.appendBlocking(try Self.register("late")) }
-        #expect(try ledger.head().seq == UInt64(users.count))
+        #expect(try ledger.headBlocking().seq == UInt64(users.count))
     }
 }

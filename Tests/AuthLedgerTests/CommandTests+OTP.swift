@@ -94,19 +94,19 @@ extension CommandTests {
         let first = refusal { try b.ledger.performBlocking(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { [now = b.now] in now }) }
         #expect(first?.code == .otpInvalid && first?.remainingAttempts == 4)
         #expect(first?.appended?.map(\.event.type) == [.otpFailed])
-        #expect(try b.ledger.head().seq == first?.appended?.last?.seq)
+        #expect(try b.ledger.headBlocking().seq == first?.appended?.last?.seq)
         for remaining in stride(from: 3, through: 0, by: -1) {
-            let head = try b.ledger.head().seq
+            let head = try b.ledger.headBlocking().seq
             let e = b.code(.verifyOTP(user: "alice", otpId: oid, code: wrong))
             #expect(e?.code == .otpInvalid)
             #expect(e?.remainingAttempts == remaining)
-            #expect(try b.ledger.head().seq == head + 1)
+            #expect(try b.ledger.headBlocking().seq == head + 1)
             #expect(try b.lastEvents(1).first?.event.type == .otpFailed)
         }
         // Locked after maxAttempts: even the right code is refused, and nothing more is appended
-        let head = try b.ledger.head().seq
+        let head = try b.ledger.headBlocking().seq
         #expect(b.code(.verifyOTP(user: "alice", otpId: oid, code: code))?.code == .otpLocked)
-        #expect(try b.ledger.head().seq == head)
+        #expect(try b.ledger.headBlocking().seq == head)
     }
 
     @Test(arguments: StorageKind.all) func aNewOTPSupersedesTheEarlierOneAndCodesExpire(_ storage: StorageKind) throws {
@@ -166,7 +166,7 @@ extension CommandTests {
         #expect(b.code(.access(user: "alice", deviceId: ""))?.code == .invalidEvent)
         #expect(b.code(.access(user: "", deviceId: "phone"))?.code == .invalidEvent)
         #expect(b.code(.approve(user: "alice", challengeId: String(repeating: "c", count: 129), deviceId: "phone", userVerified: nil))?.code == .invalidEvent)
-        #expect(try b.ledger.head().seq == 1)
+        #expect(try b.ledger.headBlocking().seq == 1)
     }
 
     // MARK: policy
@@ -179,7 +179,7 @@ extension CommandTests {
         let r = try b.run(.setPolicy(PolicySet(d)), actor: "admin:root")
         #expect(r.events[0].event.user == nil)
         #expect(r.events[0].version == 1)
-        #expect(try b.ledger.policy().challengeTtlSeconds == 120)
+        #expect(try b.ledger.policyBlocking().challengeTtlSeconds == 120)
         let c = try b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil))
         #expect(c.events[0].event.data.time(.expiresAt) == t("2026-05-01T10:02:00Z"))
         let (oid, _) = try b.sendOTP()

@@ -36,13 +36,13 @@ final class Bench {
     }
 
     func devices(_ user: String = "alice", includeRevoked: Bool = true) throws -> [String: JSON] {
-        let answer = try ledger.devices(user, QueryOptions(asOf: now, includeRevoked: includeRevoked))
+        let answer = try ledger.devicesBlocking(user, QueryOptions(asOf: now, includeRevoked: includeRevoked))
         var out: [String: JSON] = [:]
         for d in answer["devices"]!.arrayValue! { out[d["deviceId"]!.stringValue!] = d }
         return out
     }
 
-    func lastEvents(_ n: Int) throws -> [RecordedEvent] { Array(try ledger.events().suffix(n)) }
+    func lastEvents(_ n: Int) throws -> [RecordedEvent] { Array(try ledger.eventsBlocking().suffix(n)) }
 
     /// The OTP code sent for `user` (as the caller gets it), with its id.
     func sendOTP(_ user: String = "alice", at: String? = nil) throws -> (otpId: String, code: String) {
@@ -62,7 +62,7 @@ final class Bench {
         #expect(r.events[0].event.data.string(.name) == "My Phone")
         #expect(try b.devices()["phone"]?["status"] == .string("active"))
         // No cooling after an initial registration
-        #expect(try b.ledger.cooling("alice", QueryOptions(asOf: b.now))["active"] == .bool(false))
+        #expect(try b.ledger.coolingBlocking("alice", QueryOptions(asOf: b.now))["active"] == .bool(false))
     }
 
     @Test(arguments: StorageKind.all) func aPendingDeviceIsRegisteredViaEmailLinkAndOpensCooling(_ storage: StorageKind) throws {
@@ -78,7 +78,7 @@ final class Bench {
         let r = try b.ledger.redeemLinkBlocking(try LinkRedemptionRequest(token: try #require(rv.token)), clock: { n })
         #expect(r.events[0].event.data.string(.via) == "email_link")
         #expect(try b.devices()["laptop"]?["status"] == .string("active"))
-        let c = try b.ledger.cooling("alice", QueryOptions(asOf: b.now))
+        let c = try b.ledger.coolingBlocking("alice", QueryOptions(asOf: b.now))
         #expect(c["until"] == .string("2026-05-01T10:07:00.000Z"))
     }
 
@@ -87,7 +87,7 @@ final class Bench {
         try b.run(b.register("phone"))
         #expect(b.code(try b.register("laptop"), at: "2026-05-01T10:01:00Z")?.code == .verificationRequired)
         #expect(b.code(try b.register("laptop", via: "email_link"))?.code == .verificationRequired)
-        #expect(try b.ledger.head().seq == 1)
+        #expect(try b.ledger.headBlocking().seq == 1)
     }
 
     @Test(arguments: StorageKind.all) func registrationRefusals(_ storage: StorageKind) throws {
@@ -128,7 +128,7 @@ final class Bench {
         let cid = try #require(issued.challengeId)
         #expect(issued.events.map(\.event.type) == [.challengeIssued])
         #expect(issued.events[0].event.data.time(.expiresAt) == t("2026-05-01T10:02:00Z"))
-        #expect(try b.ledger.pending("alice", QueryOptions(asOf: b.now)).arrayValue?.count == 1)
+        #expect(try b.ledger.pendingBlocking("alice", QueryOptions(asOf: b.now)).arrayValue?.count == 1)
         // The requester cannot approve itself; a stranger neither
         #expect(b.code(.approve(user: "alice", challengeId: cid, deviceId: "laptop", userVerified: nil))?.code == .approverNotTrusted)
         #expect(b.code(.approve(user: "alice", challengeId: cid, deviceId: "ghost", userVerified: nil))?.code == .approverNotTrusted)
@@ -148,7 +148,7 @@ final class Bench {
         #expect(r.events.map(\.event.type) == [.challengeIssued, .challengeApproved])
         #expect(r.events[1].seq == r.events[0].seq + 1)
         #expect(r.events[1].event.data.string(.approverDeviceId) == "phone")
-        let c = try b.ledger.challenge("alice", r.challengeId!, QueryOptions(asOf: b.now))
+        let c = try b.ledger.challengeBlocking("alice", r.challengeId!, QueryOptions(asOf: b.now))
         #expect(c["status"] == .string("approved"))
     }
 
@@ -162,8 +162,8 @@ final class Bench {
         #expect(b.code(.approve(user: "alice", challengeId: c2, deviceId: "phone", userVerified: nil))?.code == .challengeExpired)
         #expect(b.code(.approve(user: "alice", challengeId: "nope", deviceId: "phone", userVerified: nil))?.code == .challengeNotFound)
         for (cid, outcome) in [(c1, "denied"), (c2, "expired")] {
-            let owner = try b.ledger.challenge("alice", cid, QueryOptions(asOf: b.now))
-            let requester = try b.ledger.challenge("alice", cid, QueryOptions(asOf: b.now, asRequester: true))
+            let owner = try b.ledger.challengeBlocking("alice", cid, QueryOptions(asOf: b.now))
+            let requester = try b.ledger.challengeBlocking("alice", cid, QueryOptions(asOf: b.now, asRequester: true))
             #expect(owner["outcome"] == .string(outcome))
             #expect(requester == .object([("challengeId", .string(cid)), ("status", .string("not_approved"))]))
         }

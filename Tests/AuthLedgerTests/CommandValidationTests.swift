@@ -19,11 +19,11 @@ import Testing
         #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: nil, appId: nil,
                                pushToken: String(repeating: "t", count: 5000), binding: "permanent", via: nil, grantId: nil, challengeId: nil)) == .invalidEvent)
         // Then nothing was appended; a valid command still is
-        #expect(try ledger.head().seq == 0)
+        #expect(try ledger.headBlocking().seq == 0)
         #expect(code(try .register(user: "u", deviceId: "d1", name: "Phone one", kind: "mobile", platform: "ios", appId: nil,
                                pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil)) == nil)
         // And the export re-imports
-        let lines = try ledger.events(from: 1).map { Array($0.json.serialized().utf8) }
+        let lines = try ledger.eventsBlocking(from: 1).map { Array($0.json.serialized().utf8) }
         for l in lines { _ = try EventDecoder.decode(line: l) }
     }
 }

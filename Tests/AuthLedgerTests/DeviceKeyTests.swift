@@ -59,7 +59,7 @@ import Testing
             #expect(refusal { try b.ledger.importText(l) }?.code == .invalidEvent)
         }
         #expect(throws: LedgerError.self) { try Command.publicKey(json: "{not json") }
-        #expect(try b.ledger.head().seq == 0)
+        #expect(try b.ledger.headBlocking().seq == 0)
     }
 
     @Test(arguments: StorageKind.all) func signedApprovalsAndDenialsVerifyForBothAlgorithms(_ storage: StorageKind) throws {
@@ -85,7 +85,7 @@ import Testing
         let b = try Bench(storage)
         let key = ProofKey(.es256), other = ProofKey(.es256)
         let (cid, nonce) = try Self.challenged(b, key: key)
-        let head = try b.ledger.head().seq
+        let head = try b.ledger.headBlocking().seq
         func approve(_ sig: String, uv: Bool? = nil) -> ErrorCode? {
             b.code(.approve(user: "alice", challengeId: cid, deviceId: "phone", userVerified: uv, signature: sig))?.code
         }
@@ -104,7 +104,7 @@ import Testing
         var flipped = Array(right.utf8)
         flipped[flipped.count - 3] = flipped[flipped.count - 3] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(approve(String(decoding: flipped, as: UTF8.self)) == .signatureInvalid)
-        #expect(try b.ledger.head().seq == head)
+        #expect(try b.ledger.headBlocking().seq == head)
         // The right one passes
         try b.run(.approve(user: "alice", challengeId: cid, deviceId: "phone", userVerified: nil, signature: right))
     }
@@ -178,7 +178,7 @@ import Testing
         #expect(rotate(new.sign(thumb)) == .signatureInvalid)
         #expect(rotate(old.sign(Array(thief.thumbprint.utf8))) == .signatureInvalid)
         #expect(rotate(old.sign(thumb), device: "ghost") == .deviceNotFound)
-        #expect(try b.ledger.head().seq == 1)
+        #expect(try b.ledger.headBlocking().seq == 1)
         try b.run(.rotateKey(user: "alice", deviceId: "phone", publicKey: new.jwk, signature: old.sign(thumb)), at: "2026-05-01T10:00:05Z")
         #expect(try b.devices()["phone"]?["keyThumbprint"] == .string(new.thumbprint))
         // Answers are checked against the key as of their event: the old key no longer signs
@@ -216,7 +216,7 @@ import Testing
                                                   data: #"{"challengeId":"\#(cid)","approverDeviceId":"phone","signature":"\#(forged)"}"#)]
         let e = refusal { try third.appendBlocking(try EventDecoder.decodeLines(Array(fixture.joined(separator: "\n").utf8), file: "f.jsonl").map(\.input)) }
         #expect(e?.code == .signatureInvalid)
-        #expect(try third.head().seq == 0)
+        #expect(try third.headBlocking().seq == 0)
     }
 }
 
@@ -227,7 +227,7 @@ import Testing
         let b = try Bench(storage)
         let key = ProofKey(.edDSA), thief = ProofKey(.edDSA)
         let (cid, nonce) = try DeviceKeyTests.challenged(b, key: key)
-        let head = try b.ledger.head()
+        let head = try b.ledger.headBlocking()
         #expect(try b.ledger.verify() == head)
         // When an approval signed by another key is written straight into the store, with a
         // correct chain hash (what an attacker with write access to the files could do)

@@ -36,7 +36,7 @@ enum FeedFixture {
         // Given 1 + 5 events
         _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
         // When a subscriber reads from 2 and 3 more are appended while it waits
-        let feed = try ledger.events(from: 2, filter: .all, pollInterval: .milliseconds(20))
+        let feed = try await ledger.events(from: 2, filter: .all, pollInterval: .milliseconds(20))
         let reader = Task {
             var seqs: [UInt64] = []
             for try await e in feed {
@@ -55,7 +55,7 @@ enum FeedFixture {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
-        let feed = try ledger.events(from: nil, filter: .all)
+        let feed = try await ledger.events(from: nil, filter: .all)
         #expect(feed.start == 2)
         _ = try ledger.appendBlocking(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1)))
         var it = feed.makeAsyncIterator()
@@ -72,15 +72,15 @@ enum FeedFixture {
         for k in 0..<40 {
             _ = try ledger.appendBlocking(try FeedFixture.inputs(FeedFixture.accessLines(k % 2 == 0 ? "alice" : "bob", count: 1, startMinute: k + 1)))
         }
-        let all = try ledger.events(from: 1, user: "alice")
+        let all = try ledger.eventsBlocking(from: 1, user: "alice")
         for from: UInt64 in [1, 2, 3, 17, 30, 42] {
-            var it = try ledger.events(from: from, filter: EventFilter(user: "alice"), pollInterval: .milliseconds(10), pageSize: 3).makeAsyncIterator()
+            var it = try await ledger.events(from: from, filter: EventFilter(user: "alice"), pollInterval: .milliseconds(10), pageSize: 3).makeAsyncIterator()
             var got: [UInt64] = []
             let want = all.filter { $0.seq >= from }.map(\.seq)
             while got.count < want.count, let e = try await it.next(idle: .milliseconds(200)) { got.append(e.seq) }
             #expect(got == want, "from \(from)")
         }
-        var it = try ledger.events(from: 1, filter: EventFilter(types: [.registered])).makeAsyncIterator()
+        var it = try await ledger.events(from: 1, filter: EventFilter(types: [.registered])).makeAsyncIterator()
         #expect(try await it.next()?.event.user == "alice")
         #expect(try await it.next()?.event.user == "bob")
         #expect(try await it.next(idle: .milliseconds(100)) == nil)
@@ -89,7 +89,7 @@ enum FeedFixture {
     @Test(arguments: StorageKind.all) func cancellingTheTaskEndsIteration(_ storage: StorageKind) async throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let feed = try ledger.events(from: nil, filter: .all, pollInterval: .seconds(60))
+        let feed = try await ledger.events(from: nil, filter: .all, pollInterval: .seconds(60))
         let reader = Task {
             for try await _ in feed {}
         }
@@ -110,8 +110,8 @@ enum FeedFixture {
         await #expect(throws: LedgerError.self) { try await ledger.acknowledge(subscription: "nobody", through: 1) }
         let again = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice", types: [.accessed]))
         #expect(!again.created && again.subscription.checkpoint == 3)
-        #expect(try ledger.subscription(named: "push-sender")?.filter.types == [.accessed])
+        #expect(try ledger.subscriptionBlocking(named: "push-sender")?.filter.types == [.accessed])
         #expect(try await ledger.deleteSubscription(named: "push-sender"))
-        #expect(try ledger.subscription(named: "push-sender") == nil)
+        #expect(try ledger.subscriptionBlocking(named: "push-sender") == nil)
     }
 }

@@ -16,11 +16,11 @@ import Testing
         for s in Self.scenarios {
             try ledger.importText(String(contentsOf: Support.fixture("scenarios/\(s).jsonl"), encoding: .utf8))
         }
-        let users = Set(try ledger.events().compactMap(\.event.user))
+        let users = Set(try ledger.eventsBlocking().compactMap(\.event.user))
         for u in users.sorted() { _ = try ledger.eraseBlocking(u, now: t("2030-01-01T00:00:00Z")) }
         var types = Set<EventType>()
         var erasedNames = 0
-        for r in try ledger.events() {
+        for r in try ledger.eventsBlocking() {
             let payload = try r.event.payload
             #expect(payload.type == r.event.type)
             #expect(payload.data == r.event.data, "seq \(r.seq) \(r.event.type.name)")
@@ -84,7 +84,7 @@ import Testing
         _ = try ledger.performBlocking(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
         let r = try ledger.performBlocking(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
                                                                     context: StringMap([("ip", "203.0.113.9")]))), clock: { at })
-        let events = try ledger.events()
+        let events = try ledger.eventsBlocking()
         #expect(try events.map { try $0.event.payload } == [
             .registered(DeviceRegistered(deviceId: "d1", name: "Work laptop", kind: .desktop, platform: "linux", binding: .temporary, via: .initial)),
             .policySet(PolicySet(coolingSeconds: 0, maxDevices: 3)),
@@ -93,7 +93,7 @@ import Testing
                                              nonce: try #require(r.nonce))),
             .challengeApproved(ChallengeApproved(challengeId: r.challengeId!, approverDeviceId: "d1")),
         ])
-        #expect(try ledger.devices(of: "u", QueryOptions(asOf: at)).devices.first?.kind == "desktop")
+        #expect(try ledger.devicesBlocking(of: "u", QueryOptions(asOf: at)).devices.first?.kind == "desktop")
     }
 
     /// A hand-built event whose `data` does not fit its type is refused by the rules, not a crash.

@@ -15,8 +15,9 @@ import Testing
         let commits = 150, subscribers = 60
         // Subscribers live from the head: seq 3 on. Every 6th follows alice only, every
         // 7th is slow (a pause every few events).
-        let feeds = try (0..<subscribers).map { k in
-            try ledger.events(from: nil, filter: k % 6 == 0 ? EventFilter(user: "alice") : .all, pollInterval: .seconds(5))
+        var feeds: [LedgerEventFeed] = []
+        for k in 0..<subscribers {
+            feeds.append(try await ledger.events(from: nil, filter: k % 6 == 0 ? EventFilter(user: "alice") : .all, pollInterval: .seconds(5)))
         }
         let all = Array(UInt64(3)...UInt64(2 + 2 * commits))
         let alice = all.filter { $0 % 2 == 1 }
@@ -55,7 +56,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         // A live subscriber keeps the hub busy with every commit.
-        let live = try ledger.events(from: nil, filter: .all, pollInterval: .seconds(5))
+        let live = try await ledger.events(from: nil, filter: .all, pollInterval: .seconds(5))
         let follower = Task { () throws -> Int in
             var n = 0
             var it = live.makeAsyncIterator()
@@ -65,7 +66,7 @@ import Testing
         for k in 0..<200 {
             let acked = try await ledger.append(AppendRequest(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1, startMinute: k + 1))))
             let seq = try #require(acked.appended.last?.seq)
-            var it = try ledger.events(from: seq, filter: .all).makeAsyncIterator()
+            var it = try await ledger.events(from: seq, filter: .all).makeAsyncIterator()
             #expect(try await it.next(idle: .zero)?.seq == seq, "append \(k)")
         }
         #expect(try await follower.value == 200)

@@ -91,7 +91,7 @@ import Testing
             for try await (u, evs) in group { all[u] = evs }
             return all
         }
-        let log = try ledger.events()
+        let log = try ledger.eventsBlocking()
         #expect(log.map(\.seq) == Array(1...UInt64(users * perUser)))
         #expect(try ledger.verify().seq == UInt64(users * perUser))
         for (user, mine) in acked {
@@ -131,15 +131,15 @@ import Testing
         for name in ["ok1", "ok2", "ok3", "ok4"] {
             if case .success? = r[name] {} else { Issue.record("\(name) was not acknowledged: \(String(describing: r[name]))") }
         }
-        let log = try ledger.events()
+        let log = try ledger.eventsBlocking()
         #expect(log.map(\.seq) == Array(1...6))
         #expect(!log.contains { $0.event.user == "carol" })
         #expect(log.filter { $0.event.user == "alice" }.map(\.version) == [1, 2, 3, 4])
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "alice", "alice", "dave"])
         #expect(try ledger.verify().seq == 6)
-        let carol = try ledger.state(of: "carol", asOf: .max).state
+        let carol = try ledger.stateBlocking(of: "carol", asOf: .max).state
         #expect(carol.version == 0 && carol.devices.isEmpty)
-        let alice = try ledger.state(of: "alice", asOf: .max).state
+        let alice = try ledger.stateBlocking(of: "alice", asOf: .max).state
         #expect(alice.devices.count == 1 && alice.version == 4)
     }
 
@@ -169,13 +169,13 @@ import Testing
             if case let .success(o)? = r[name] { acked += o.appended } else { Issue.record("\(name) was not acknowledged: \(String(describing: r[name]))") }
         }
         #expect(pg.strictRetries.value == 1)
-        let log = try ledger.events()
+        let log = try ledger.eventsBlocking()
         #expect(log.map(\.seq) == Array(1...5))
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "dave", "dave"])
         #expect(Array(log.dropFirst()) == acked)
         #expect(try ledger.verify().seq == 5)
-        #expect(try ledger.state(of: "mallory", asOf: .max).state.version == 0)
-        #expect(try ledger.state(of: "dave", asOf: .max).state.version == 2)
+        #expect(try ledger.stateBlocking(of: "mallory", asOf: .max).state.version == 0)
+        #expect(try ledger.stateBlocking(of: "dave", asOf: .max).state.version == 2)
     }
 
     /// Appends `inputs` in a write transaction of its own, not through `ledger`'s writer
@@ -198,7 +198,7 @@ import Testing
         let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
         #expect(next.appended.map(\.version) == [3])
         #expect(try ledger.verify().seq == 3)
-        #expect(try ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
+        #expect(try ledger.stateBlocking(of: "alice", asOf: .max).state == ledger.stateBlocking(of: "alice", asOf: .max, fromScratch: true).state)
     }
 
     @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
@@ -234,7 +234,7 @@ import Testing
             }
         }
         let reopened = try storage.open(path)
-        let log = try reopened.events()
+        let log = try reopened.eventsBlocking()
         #expect(log.count == acked.count)
         let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
         for e in acked { #expect(bySeq[e.seq] == e) }
@@ -254,11 +254,11 @@ import Testing
         _ = try ledger.appendBlocking([policy(5000, at: 30)])
         _ = try ledger.appendBlocking(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
         var maintained: [String: UserState] = [:]
-        for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
+        for u in users { maintained[u] = try ledger.stateBlocking(of: u, asOf: .max).state }
         #expect(maintained["u7"]?.coolingUntil == GroupCommitTests.t0.adding(seconds: 5040))
         #expect(try ledger.replayBlocking() == UInt64(2 + users.count * 3))
-        for u in users { #expect(try ledger.state(of: u, asOf: .max).state == maintained[u]) }
-        #expect(try ledger.policy().coolingSeconds == 5000)
+        for u in users { #expect(try ledger.stateBlocking(of: u, asOf: .max).state == maintained[u]) }
+        #expect(try ledger.policyBlocking().coolingSeconds == 5000)
     }
 
     @Test(arguments: StorageKind.all) func replayAfterConcurrentAppendsEqualsMaintainedProjections(_ storage: StorageKind) async throws {
@@ -277,11 +277,11 @@ import Testing
             try await group.waitForAll()
         }
         var maintained: [String: UserState] = [:]
-        for u in users { maintained[u] = try ledger.state(of: u, asOf: .max).state }
-        for u in users { #expect(try ledger.state(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
+        for u in users { maintained[u] = try ledger.stateBlocking(of: u, asOf: .max).state }
+        for u in users { #expect(try ledger.stateBlocking(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
         #expect(try ledger.replayBlocking() == UInt64(users.count * 12))
         for u in users {
-            let rebuilt = try ledger.state(of: u, asOf: .max).state
+            let rebuilt = try ledger.stateBlocking(of: u, asOf: .max).state
             #expect(rebuilt == maintained[u])
             #expect(rebuilt.version == 12)
         }

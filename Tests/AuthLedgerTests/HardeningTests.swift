@@ -21,12 +21,12 @@ import AuthLedgerTestSupport
         try ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
         // Then the cooling window ends at the last writable time, not beyond it
         let asOf = t("9999-12-31T23:59:00Z")
-        let cooling = try ledger.cooling("alice", QueryOptions(asOf: asOf))
+        let cooling = try ledger.coolingBlocking("alice", QueryOptions(asOf: asOf))
         #expect(cooling["until"]?.stringValue == "9999-12-31T23:59:59.999Z")
         #expect(cooling["active"] == .bool(true))
         // And the devices answer, from the maintained projection and from scratch, and verify passes
-        #expect(try ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true))["devices"]?.arrayValue?.count == 1)
-        #expect(try ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true))["devices"]?.arrayValue?.count == 1)
+        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: asOf, includeRevoked: true))["devices"]?.arrayValue?.count == 1)
+        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true))["devices"]?.arrayValue?.count == 1)
         #expect(try ledger.verify().seq == 2)
     }
 
@@ -45,7 +45,7 @@ import AuthLedgerTestSupport
         let expiry = line("challenge.issued", at: "2026-03-01T09:00:00Z",
                           data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"d","expiresAt":"\#(at)"}"#)
         #expect(refusal { try ledger.importText(expiry) }?.code == .invalidEvent)
-        #expect(try ledger.head().seq == 0)
+        #expect(try ledger.headBlocking().seq == 0)
         #expect(Timestamp(callerTime: at) == nil)
         #expect(Timestamp(callerTime: "1970-01-01T00:00:00Z") == .epoch)
     }
@@ -92,8 +92,8 @@ import AuthLedgerTestSupport
         let all = results.all
         #expect(all.filter { if case .success = $0.value { true } else { false } }.count == 20)
         if case let .failure(e as LedgerError)? = all[10] { #expect(e.code == .storageError) } else { Issue.record("\(String(describing: all[10]))") }
-        #expect(try ledger.head().seq == 21)
-        #expect(!(try ledger.events()).contains { $0.event.at == t("2026-03-01T10:10:30Z") })
+        #expect(try ledger.headBlocking().seq == 21)
+        #expect(!(try ledger.eventsBlocking()).contains { $0.event.at == t("2026-03-01T10:10:30Z") })
         #expect(try ledger.verify().seq == 21)
     }
 
@@ -126,7 +126,7 @@ import AuthLedgerTestSupport
         } catch let error as LedgerError {
             #expect(error.code == .invalidEvent && error.field == "expectedVersion")
         }
-        #expect(try ledger.head().seq == 0)
+        #expect(try ledger.headBlocking().seq == 0)
         // $system itself is a stream
         _ = try await ledger.append(AppendRequest(e, expectedVersions: ["$system": 0]))
     }
@@ -144,7 +144,7 @@ import AuthLedgerTestSupport
         text.append(line("device.renamed", at: "2026-03-02T10:00:00Z", data: #"{"deviceId":"iphone","name":"New name"}"#))
         try ledger.importText(text.joined(separator: "\n"))
         // When a feed filtered on renames catches up, with a poll interval far longer than its idle wait
-        let feed = try ledger.events(from: 1, filter: EventFilter(types: [.renamed]), pollInterval: .seconds(3600))
+        let feed = try await ledger.events(from: 1, filter: EventFilter(types: [.renamed]), pollInterval: .seconds(3600))
         var it = feed.makeAsyncIterator()
         // Then the rename is found at once: empty pages short of the head are no reason to wait
         let e = try await it.next(idle: .seconds(2))

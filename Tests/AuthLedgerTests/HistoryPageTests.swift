@@ -25,14 +25,14 @@ import Testing
         // Given a user with 100 events, interleaved with another's
         let ledger = try Self.ledger(100, storage)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
-        let all = try ledger.history("alice", o)
+        let all = try ledger.historyBlocking("alice", o)
         #expect(all.count == 100)
         for limit in [1, 7, 100, 500] {
             // When it is read in pages, each after the last seq of the previous one
             var pages: [[RecordedEvent]] = []
             var after: UInt64 = 0
             while pages.count <= 100 {
-                let page = try ledger.history("alice", o, page: HistoryPage(after: after, limit: limit))
+                let page = try ledger.historyBlocking("alice", o, page: HistoryPage(after: after, limit: limit))
                 pages.append(page)
                 guard page.count == limit, let last = page.last else { break }
                 after = last.seq
@@ -46,19 +46,19 @@ import Testing
     @Test func afterAnySeqStartsAtTheNextEventOfTheUser() throws {
         let ledger = try Self.ledger(20)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
-        let all = try ledger.history("alice", o)
+        let all = try ledger.historyBlocking("alice", o)
         // after a seq of alice's, of bob's, before the first, past the last
         for after in [0, 1, 2, 3, 18, 37, 39, 40, 1000] as [UInt64] {
-            let page = try ledger.history("alice", o, page: HistoryPage(after: after))
+            let page = try ledger.historyBlocking("alice", o, page: HistoryPage(after: after))
             #expect(page == all.filter { $0.seq > after }, "after \(after)")
         }
         // And position and as-of still bound the page
         var upTo = o
         upTo.position = 9
-        #expect(try ledger.history("alice", upTo, page: HistoryPage(after: 2, limit: 10)).map(\.seq) == [3, 5, 7, 9])
+        #expect(try ledger.historyBlocking("alice", upTo, page: HistoryPage(after: 2, limit: 10)).map(\.seq) == [3, 5, 7, 9])
         upTo = QueryOptions(asOf: t("2026-03-01T09:00:02Z"))
-        #expect(try ledger.history("alice", upTo, page: HistoryPage(after: 1)).map(\.seq) == [3, 5])
-        #expect(try ledger.history("nobody", o, page: HistoryPage(after: 3, limit: 2)).isEmpty)
+        #expect(try ledger.historyBlocking("alice", upTo, page: HistoryPage(after: 1)).map(\.seq) == [3, 5])
+        #expect(try ledger.historyBlocking("nobody", o, page: HistoryPage(after: 3, limit: 2)).isEmpty)
     }
 
     @Test func theCLIPagesWithAfterAndLimit() throws {

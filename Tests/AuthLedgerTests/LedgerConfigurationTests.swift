@@ -13,9 +13,9 @@ import Testing
                                           checkpointKeyFile: keys + "/cp.key", origin: "config.example/log")
         let ledger = try Ledger(lmdb: store, configuration: config)
         try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
-        let size = try ledger.head().seq
+        let size = try ledger.headBlocking().seq
         _ = try ledger.secrets()
-        let note = try ledger.checkpoint(signer: try ledger.checkpointSigner())
+        let note = try ledger.checkpointBlocking(signer: try ledger.checkpointSigner())
         #expect(note.hasPrefix("config.example/log\n\(size)\n"))
         #expect(FileManager.default.fileExists(atPath: keys + "/otp.key"))
         #expect(FileManager.default.fileExists(atPath: keys + "/cp.key"))
@@ -54,10 +54,10 @@ import Testing
         let store = Support.tempDir()
         let ledger = try Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
         try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
-        let before = (try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
+        let before = (try ledger.devicesBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try ledger.coolingBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
         try ledger.replayBlocking()
-        #expect(try ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
-        #expect(try ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
+        #expect(try ledger.devicesBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
+        #expect(try ledger.coolingBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
         #expect(try ledger.verify().seq > 0)
     }
 

@@ -31,7 +31,7 @@ import Testing
         // Then nothing is appended and the duplicates are counted
         #expect(once.appended.isEmpty && once.duplicates == 1)
         #expect(twice.appended.isEmpty && twice.duplicates == 2)
-        #expect(try ledger.head().seq == 1)
+        #expect(try ledger.headBlocking().seq == 1)
     }
 
     @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndOtherContentIsDuplicateEventId(_ storage: StorageKind) throws {
@@ -71,8 +71,8 @@ import Testing
         #expect(e2?.code == .coolingPeriodActive && e2?.index == 3)
         #expect(e2?.until == t("2026-03-01T09:07:00Z"))
         #expect(try ledger.exportText() == before)
-        #expect(try ledger.policy() == Policy())
-        #expect(try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
+        #expect(try ledger.policyBlocking() == Policy())
+        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
     }
 
     @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) throws {
@@ -83,9 +83,9 @@ import Testing
         let target = try storage.freshLedger()
         let outcome = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         // Then the head, every hash and the export bytes are identical
-        #expect(outcome.head == (try source.head()))
+        #expect(outcome.head == (try source.headBlocking()))
         #expect(try target.exportText() == export)
-        #expect(try target.verify() == source.head())
+        #expect(try target.verify() == source.headBlocking())
         // And importing it again is a no-op
         let again = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         #expect(again.appended.isEmpty && again.duplicates == outcome.appended.count)
@@ -147,8 +147,8 @@ import Testing
     @Test(arguments: StorageKind.all) func replayFromScratchEqualsMaintainedProjectionsAtManyPoints(_ storage: StorageKind) throws {
         // Given every scenario in one store
         let ledger = try Self.allScenarios(storage)
-        let events = try ledger.events()
-        let head = try ledger.head().seq
+        let events = try ledger.eventsBlocking()
+        let head = try ledger.headBlocking().seq
         var times: Set<Int64> = [t("2030-01-01T00:00:00Z").milliseconds]
         for e in events {
             let ms = e.event.at.milliseconds
@@ -168,9 +168,9 @@ import Testing
                     s.fromScratch = true
                     // When answered from maintained projections and from scratch
                     // Then the answers are identical
-                    #expect(try ledger.devices(user, o) == ledger.devices(user, s), "\(user) \(String(describing: position)) \(ms)")
-                    #expect(try ledger.cooling(user, o) == ledger.cooling(user, s))
-                    #expect(try ledger.pending(user, o) == ledger.pending(user, s))
+                    #expect(try ledger.devicesBlocking(user, o) == ledger.devicesBlocking(user, s), "\(user) \(String(describing: position)) \(ms)")
+                    #expect(try ledger.coolingBlocking(user, o) == ledger.coolingBlocking(user, s))
+                    #expect(try ledger.pendingBlocking(user, o) == ledger.pendingBlocking(user, s))
                     compared += 1
                 }
             }
@@ -178,9 +178,9 @@ import Testing
         #expect(compared > (storage == .lmdb ? 500 : 30))
         // And rebuilding every projection changes no answer at the head
         let asOf = t("2030-01-01T00:00:00Z")
-        let before = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        let before = try users.map { try ledger.devicesBlocking($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
         #expect(try ledger.replayBlocking() == head)
-        let after = try users.map { try ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        let after = try users.map { try ledger.devicesBlocking($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
         #expect(before == after)
     }
 
@@ -196,11 +196,11 @@ import Testing
         #expect(try batch.contentText() == single.contentText())
         let asOf = t("2030-01-01T00:00:00Z")
         for user in ["alice", "bob", "carol", "dave", "erin"] {
-            let maintained = try single.state(of: user, asOf: asOf)
-            let replayed = try single.state(of: user, asOf: asOf, fromScratch: true)
+            let maintained = try single.stateBlocking(of: user, asOf: asOf)
+            let replayed = try single.stateBlocking(of: user, asOf: asOf, fromScratch: true)
             #expect(maintained.state == replayed.state, "\(user)")
             #expect(maintained.state.version > 0)
-            #expect(try batch.state(of: user, asOf: asOf).state == replayed.state)
+            #expect(try batch.stateBlocking(of: user, asOf: asOf).state == replayed.state)
         }
     }
 
@@ -209,12 +209,12 @@ import Testing
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.phone)
         // When asked at position 1000
-        let answer = try ledger.devices("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try ledger.devicesBlocking("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
         // Then the answer reflects position 1 and holds the device
         #expect(answer["position"] == .int(1))
         #expect(answer["devices"]?.arrayValue?.count == 1)
         // And at position 0, nothing
-        let empty = try ledger.devices("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
+        let empty = try ledger.devicesBlocking("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
         #expect(empty["position"] == .int(0))
         #expect(empty["devices"]?.arrayValue?.isEmpty == true)
     }
@@ -229,8 +229,8 @@ import Testing
         ].joined(separator: "\n"))
         func ask(_ asOf: String) throws -> (cooling: JSON, pending: Int, outcome: JSON?) {
             let o = QueryOptions(asOf: t(asOf))
-            return (try ledger.cooling("alice", o), try ledger.pending("alice", o).arrayValue!.count,
-                    try ledger.challenge("alice", "c1", o)["outcome"])
+            return (try ledger.coolingBlocking("alice", o), try ledger.pendingBlocking("alice", o).arrayValue!.count,
+                    try ledger.challengeBlocking("alice", "c1", o)["outcome"])
         }
         // When asked at several times, with no later event
         let a = try ask("2026-03-01T09:10:59.999Z"), b = try ask("2026-03-01T09:11:00Z"), c = try ask("2026-03-01T09:15:00Z")
@@ -239,10 +239,10 @@ import Testing
         #expect(b.cooling["until"] == .string("2026-03-01T09:15:00.000Z") && b.pending == 0 && b.outcome == .string("expired"))
         #expect(c.cooling["active"] == .bool(false) && c.cooling["statusCode"] == .int(100))
         // And an as-of time before the rename ignores it
-        let d = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
+        let d = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
         #expect(d["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
         #expect(d["cooling"]?["active"] == .bool(false))
-        #expect(refusal { _ = try ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
+        #expect(refusal { _ = try ledger.challengeBlocking("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
     }
 
     @Test(arguments: StorageKind.all) func aPolicyChangeAppliesFromItsPositionOn(_ storage: StorageKind) throws {
@@ -258,9 +258,9 @@ import Testing
         // Then it is refused until 09:15; at 09:15 it is accepted and opens a 60 s window
         #expect(e?.code == .coolingPeriodActive && e?.until == t("2026-03-01T09:15:00Z"))
         try ledger.importText(line("device.renamed", at: "2026-03-01T09:15:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#))
-        let c = try ledger.cooling("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
+        let c = try ledger.coolingBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
         #expect(c["until"] == .string("2026-03-01T09:16:00.000Z"))
-        #expect(try ledger.policy().coolingSeconds == 60)
+        #expect(try ledger.policyBlocking().coolingSeconds == 60)
     }
 }
 
@@ -298,12 +298,12 @@ import Testing
         // When asked as of 11:00 (before the policy event's own time), maintained and from scratch
         for fromScratch in [false, true] {
             let o = QueryOptions(asOf: t("2026-03-01T11:00:00Z"), fromScratch: fromScratch)
-            let answer = try ledger.devices("alice", o)
+            let answer = try ledger.devicesBlocking("alice", o)
             // Then the answer is the accepted history under the policy in force at each event's position
             #expect(answer["devices"]?.arrayValue?.first?["name"] == .string("Phone Three"))
             #expect(answer["cooling"]?["active"] == .bool(false))
         }
-        let history = try ledger.history("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
+        let history = try ledger.historyBlocking("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
         #expect(history.count == 3)
     }
 }
@@ -331,6 +331,6 @@ import Testing
         #expect(throws: LedgerError.self) {
             try ledger.performBlocking(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
         }
-        #expect(try ledger.head().seq == 0)
+        #expect(try ledger.headBlocking().seq == 0)
     }
 }

@@ -72,19 +72,19 @@ import Testing
         #expect(lines[2]["disclosures"]?["/data/target"] != nil)
         // No personal value: no disclosures, hashed exactly as before commitments existed.
         #expect(lines[5]["disclosures"] == nil)
-        let accessed = try #require(try ledger.events(from: 6, limit: 1).first)
+        let accessed = try #require(try ledger.eventsBlocking(from: 6, limit: 1).first)
         #expect(accessed.event.personal == nil)
         #expect(RecordedEvent.referenceLeaf(accessed.event, seq: 6, version: 6) == Array(RecordedEvent.leaf(accessed.event, seq: 6, version: 6)))
 
         // The hashed form carries the commitment in place of each value.
-        let first = try #require(try ledger.events(limit: 1).first)
+        let first = try #require(try ledger.eventsBlocking(limit: 1).first)
         let hashed = first.hashedJSON
         let salt = try #require(disclosures.first { $0.0 == "/data/name" }?.1.stringValue)
         #expect(hashed["data"]?["name"] == .object([("_sd", .string(PersonalData.digest(salt: salt, value: "Marguerite's iPhone")))]))
         #expect(hashed["disclosures"] == nil)
         #expect(!String(decoding: hashed.canonicalBytes(), as: UTF8.self).contains("Marguerite"))
         // The direct canonical writer (commitments written in place) agrees with the JSON tree for every event.
-        for r in try ledger.events() {
+        for r in try ledger.eventsBlocking() {
             #expect(RecordedEvent.referenceLeaf(r.event, seq: r.seq, version: r.version) == Array(RecordedEvent.leaf(r.event, seq: r.seq, version: r.version)))
         }
         #expect(RecordedEvent.computeHash(first.event, seq: 1, version: 1, prev: .zero) == first.hash)
@@ -101,7 +101,7 @@ import Testing
             }
         }
         // … and the answers read them back from the values store.
-        let devices = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let devices = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
         #expect(devices["devices"]?.arrayValue?.first?["name"] == .string("Marguerite's Work Phone"))
         #expect(devices["erased"] == nil)
     }
@@ -112,7 +112,7 @@ import Testing
         let text = try a.exportText()
         let b = try storage.freshLedger()
         let outcome = try b.appendBlocking(try inputs(text))
-        #expect(outcome.head == (try a.head()))
+        #expect(outcome.head == (try a.headBlocking()))
         #expect(try b.exportText() == text)
         try b.verify()
     }
@@ -123,7 +123,7 @@ import Testing
         let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
         let b = try storage.freshLedger()
         #expect(refusal { _ = try b.appendBlocking(try inputs(text)) }?.code == .chainMismatch)
-        #expect(try b.head() == .empty)
+        #expect(try b.headBlocking() == .empty)
     }
 
     @Test(arguments: StorageKind.all) func fixtureFormMayNotCarryCommitmentsOrErasures(_ storage: StorageKind) throws {
@@ -190,7 +190,7 @@ import Testing
                                        data: #"{"otpId":"o2","channel":"email","target":"m***@example.org","codeHash":"\#(Self.codeHash)","expiresAt":"2026-03-01T09:26:00Z","maxAttempts":5}"#))
             let before = try Self.storeFiles(path)
             for v in Self.aliceValues { #expect(!Self.occurrences(v, in: before).isEmpty, "the scan finds \(v) before the erasure") }
-            let headBefore = try ledger.head()
+            let headBefore = try ledger.headBlocking()
             let outcome = try ledger.eraseBlocking("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
             #expect(outcome.event.event.type == .userErased)
             #expect(outcome.erasedEvents == 206)
@@ -198,7 +198,7 @@ import Testing
             var seen = 0
             try ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
             #expect(seen == Int(headBefore.seq))
-            #expect(try ledger.events(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
+            #expect(try ledger.eventsBlocking(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
             try ledger.verify()
         }
         let after = try Self.storeFiles(path)
@@ -259,7 +259,7 @@ import Testing
         #expect(status == 1 && text.hasPrefix("error: user_not_found"), "\(text)")
         (status, _) = try cli(["verify", "--store", store])
         #expect(status == 0)
-        let erased = try Ledger(lmdb: store).events(types: [.userErased])
+        let erased = try Ledger(lmdb: store).eventsBlocking(types: [.userErased])
         #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
     }
 
@@ -271,21 +271,21 @@ import Testing
         for fromScratch in [false, true] {
             var q = o
             q.fromScratch = fromScratch
-            let devices = try ledger.devices("alice", q)
+            let devices = try ledger.devicesBlocking("alice", q)
             #expect(devices["erased"] == .bool(true))
             let iphone = try #require(devices["devices"]?.arrayValue?.first)
             #expect(iphone["name"] == .null)
             #expect(iphone["pushEnrolled"] == .bool(true))
-            #expect(try ledger.cooling("alice", q)["erased"] == .bool(true))
+            #expect(try ledger.coolingBlocking("alice", q)["erased"] == .bool(true))
             // Time travel to before the erasure: the values are gone there too.
             var early = q
             early.position = 1
-            #expect(try ledger.devices("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
-            #expect(try ledger.devices("alice", early)["erased"] == .bool(true))
-            #expect(try ledger.devices("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
-            #expect(try ledger.devices("bob", q)["erased"] == nil)
+            #expect(try ledger.devicesBlocking("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
+            #expect(try ledger.devicesBlocking("alice", early)["erased"] == .bool(true))
+            #expect(try ledger.devicesBlocking("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
+            #expect(try ledger.devicesBlocking("bob", q)["erased"] == nil)
         }
-        let pending = try ledger.pending("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
+        let pending = try ledger.pendingBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
         #expect(pending.arrayValue?.first?["context"] == .object([("ip", .null), ("location", .null)]))
         try ledger.verify()
     }
@@ -310,39 +310,39 @@ import Testing
         #expect(lines[6]["data"]?["name"] == .string("Bartholomew's Pixel"))
         #expect(lines[7]["type"] == .string("user.erased"))
         #expect(lines[8]["data"]?["name"] == .string("New Tablet") && lines[8]["disclosures"] != nil)
-        let answer = try ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
         let names = answer["devices"]?.arrayValue?.map { $0["name"] }
         #expect(names == [.null, .string("New Tablet")])
         try ledger.verify()
 
         // Export → import of the erased store: identical hashes, same answers.
         let copy = try storage.freshLedger()
-        #expect(try copy.appendBlocking(try inputs(text)).head == (try ledger.head()))
+        #expect(try copy.appendBlocking(try inputs(text)).head == (try ledger.headBlocking()))
         #expect(try copy.exportText() == text)
         try copy.verify()
-        #expect(try copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
+        #expect(try copy.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
     }
 
     /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
     @Test(arguments: StorageKind.all) func rootsAndProofsAreTheSameAfterErasure(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.history)
-        let head = try ledger.head().seq
-        let root = try ledger.treeHead(size: head)
-        let proofs = try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) }
+        let head = try ledger.headBlocking().seq
+        let root = try ledger.treeHeadBlocking(size: head)
+        let proofs = try (1...head).map { try ledger.inclusionProofBlocking(seq: $0, size: head) }
         _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
-        #expect(try ledger.treeHead(size: head) == root)
-        #expect(try (1...head).map { try ledger.inclusionProof(seq: $0, size: head) } == proofs)
-        let consistency = try ledger.consistencyProof(from: head, to: head + 1)
+        #expect(try ledger.treeHeadBlocking(size: head) == root)
+        #expect(try (1...head).map { try ledger.inclusionProofBlocking(seq: $0, size: head) } == proofs)
+        let consistency = try ledger.consistencyProofBlocking(from: head, to: head + 1)
         #expect(MerkleTree.verifyConsistency(oldSize: head, oldRoot: root.root, newSize: head + 1,
-                                             newRoot: try ledger.treeHead().root, proof: consistency.proof))
+                                             newRoot: try ledger.treeHeadBlocking().root, proof: consistency.proof))
         try ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         #expect(refusal { _ = try ledger.eraseBlocking("nobody") }?.code == .userNotFound)
-        #expect(try ledger.head() == .empty)
+        #expect(try ledger.headBlocking() == .empty)
     }
 
     /// Another ledger on the same store (as another process would be) keeps working after
@@ -352,14 +352,14 @@ import Testing
         let a = try Ledger(lmdb: path)
         let b = try Ledger(lmdb: path)
         try a.importText(Self.history)
-        #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
+        #expect(try b.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
         _ = try a.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
-        #expect(try b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
+        #expect(try b.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
         try b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
         _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
-        #expect(try a.head().seq == 10)
+        #expect(try a.headBlocking().seq == 10)
         let c = try Ledger(lmdb: path)
-        #expect(try c.head().seq == 10)
+        #expect(try c.headBlocking().seq == 10)
         try c.verify()
     }
 
@@ -377,7 +377,7 @@ import Testing
             let r = try CLI.exec(python, [Support.root.appendingPathComponent("tools/verify-export.py").path, "--rfc8785"],
                                  stdin: try String(contentsOfFile: file, encoding: .utf8))
             #expect(r.status == 0, "\(phase): \(r.stderr)")
-            #expect(r.stdout == "ok: \(try ledger.head().seq) events, head \(try ledger.head().hash)\n", "\(phase)")
+            #expect(r.stdout == "ok: \(try ledger.headBlocking().seq) events, head \(try ledger.headBlocking().hash)\n", "\(phase)")
             if phase == "before erasure" { _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z")) }
         }
     }

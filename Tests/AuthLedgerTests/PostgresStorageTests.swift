@@ -57,9 +57,9 @@ struct PostgresStorageTests {
             try await group.waitForAll()
         }
         // Then the log is 42 events with seq 1…42 and no gap, both see the same head, and it verifies
-        let events = try a.events()
+        let events = try a.eventsBlocking()
         #expect(events.map(\.seq) == Array(1...42))
-        #expect(try a.head() == b.head())
+        #expect(try a.headBlocking() == b.headBlocking())
         #expect(try b.verify().seq == 42)
         // And every stream's versions are 1…n in seq order
         for user in ["alice", "bob"] {
@@ -81,7 +81,7 @@ struct PostgresStorageTests {
         }
         // Then the first refuses it from the revocation it did not make itself
         #expect(refused?.code == .deviceRevoked)
-        #expect(try a.head().seq == 3)
+        #expect(try a.headBlocking().seq == 3)
         #expect(try a.verify().seq == 3)
     }
 
@@ -95,9 +95,9 @@ struct PostgresStorageTests {
         return (store, try StorageKind.postgres.open(store, keys: keys), try StorageKind.postgres.open(store, keys: keys))
     }
 
-    static func twoLedgersAndAnHourlyFeed() throws -> (String, Ledger, Task<UInt64?, Error>) {
+    static func twoLedgersAndAnHourlyFeed() async throws -> (String, Ledger, Task<UInt64?, Error>) {
         let (store, a, b) = try Self.twoLedgers()
-        let feed = try b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
+        let feed = try await b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
         let first = Task { () -> UInt64? in
             for try await e in feed { return e.seq }
             return nil
@@ -114,7 +114,7 @@ struct PostgresStorageTests {
 
     @Test func anotherServersCommitWakesTheFeedWithoutWaitingForItsPoll() async throws {
         // Given two ledgers on one store, and a feed on the second that polls only once an hour
-        let (_, a, first) = try Self.twoLedgersAndAnHourlyFeed()
+        let (_, a, first) = try await Self.twoLedgersAndAnHourlyFeed()
         // When the first ledger appends (after the feed went to sleep)
         try await Task.sleep(for: .milliseconds(300))
         try a.importText(LedgerTests.phone)
@@ -124,7 +124,7 @@ struct PostgresStorageTests {
 
     @Test func theListeningConnectionReconnectsAfterItIsTerminated() async throws {
         // Given two ledgers on one store, and a feed on the second that polls only once an hour
-        let (store, a, first) = try Self.twoLedgersAndAnHourlyFeed()
+        let (store, a, first) = try await Self.twoLedgersAndAnHourlyFeed()
         // When an administrator terminates the second ledger's listening connection
         let schema = String(store[store.range(of: "schema=")!.upperBound...])
         let admin = try PostgresStorage(url: store)
@@ -163,7 +163,7 @@ struct PostgresStorageTests {
             try await group.waitForAll()
         }
         // Then the challenge expired exactly once
-        #expect(try a.events(types: [.challengeExpired]).count == 1)
+        #expect(try a.eventsBlocking(types: [.challengeExpired]).count == 1)
         #expect(try b.verify().seq == 3)
     }
 
@@ -174,7 +174,7 @@ struct PostgresStorageTests {
         let ledger = try StorageKind.postgres.open(store)
         try ledger.importText(LedgerTests.phone)
         // When it is opened again, then nothing is migrated twice and the log is there
-        #expect(try StorageKind.postgres.open(store).head().seq == 1)
+        #expect(try StorageKind.postgres.open(store).headBlocking().seq == 1)
         let storage = try PostgresStorage(url: store)
         let versions = try Self.sql(storage, "SELECT version FROM \(schema).schema_version")
         #expect(versions == [Int64(PostgresSchema.latest)])

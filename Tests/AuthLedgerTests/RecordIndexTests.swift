@@ -53,7 +53,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // And an append keeps it so
         _ = try ledger.performBlocking(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
         #expect(try Self.stateBytes(ledger, "long") <= short + 8)
-        #expect(try ledger.verify().seq == ledger.head().seq)
+        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
     }
 
     @Test(arguments: StorageKind.all) func settledRecordsStillAnswerEveryRule(_ storage: StorageKind) throws {
@@ -87,15 +87,15 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         var scratch = o
         scratch.fromScratch = true
         func answer(_ id: String, _ o: QueryOptions) -> String {
-            do { return try ledger.challenge("alice", id, o).serialized() } catch { return "\(error)" }
+            do { return try ledger.challengeBlocking("alice", id, o).serialized() } catch { return "\(error)" }
         }
         for id in ["c0", "c1", "c2", "c49", "nope"] {
             #expect(answer(id, o) == answer(id, scratch), "challenge \(id)")
         }
-        #expect(try ledger.challenge("alice", "c2", o)["outcome"] == .string("approved"))
-        #expect(try ledger.challenge("alice", "c1", o)["outcome"] == .string("denied"))
-        #expect(try ledger.devices("alice", o) == ledger.devices("alice", scratch))
-        #expect(try ledger.verify().seq == ledger.head().seq)
+        #expect(try ledger.challengeBlocking("alice", "c2", o)["outcome"] == .string("approved"))
+        #expect(try ledger.challengeBlocking("alice", "c1", o)["outcome"] == .string("denied"))
+        #expect(try ledger.devicesBlocking("alice", o) == ledger.devicesBlocking("alice", scratch))
+        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
     }
 
     @Test(arguments: StorageKind.all) func pendingAndSweeperStillSeeUnresolvedChallenges(_ storage: StorageKind) throws {
@@ -107,13 +107,13 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             line("challenge.issued", at: at(800), data: #"{"challengeId":"open","action":"login","requestingDeviceId":"y","expiresAt":"\#(at(100_000))"}"#),
         ].joined(separator: "\n"))
         // Then pending lists the open one, and the sweeper expires the old one only
-        let pending = try ledger.pending("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
+        let pending = try ledger.pendingBlocking("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
         #expect(pending.arrayValue?.map { $0["challengeId"] } == [.string("open")])
         let swept = try ledger.expireDueChallengesBlocking(now: t0.adding(seconds: 900))
         #expect(swept.map { $0.event.data.string(.challengeId) } == ["old"])
         // And the expired one is answered from its index
-        #expect(try ledger.challenge("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
-        #expect(try ledger.verify().seq == ledger.head().seq)
+        #expect(try ledger.challengeBlocking("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
+        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
     }
 
     @Test(arguments: StorageKind.all) func verifyChecksTheIndexesAndReplayRebuildsThem(_ storage: StorageKind) throws {
@@ -121,7 +121,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.past(30))
         let head = try ledger.verify()
-        let c5 = try ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))
+        let c5 = try ledger.challengeBlocking("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))
         // When a record is changed, added or lost, then verify names it tampered
         let changed = try ledger.storage.read { r in try r.record(.challenge, user: "alice", id: "c4") }!
         for damage in [{ (w: any StorageWriter) in try w.putRecord(.challenge, user: "alice", id: "c4", Array(changed.dropLast()) + [9]) },
@@ -132,7 +132,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             // And replay rebuilds them: verify passes and answers are back
             try ledger.replayBlocking()
             #expect(try ledger.verify() == head)
-            #expect(try ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
+            #expect(try ledger.challengeBlocking("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
         }
     }
 
@@ -150,7 +150,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // When it is opened again
         let ledger = try Ledger(lmdb: dir)
         // Then its projections were rebuilt: verify passes and a settled challenge answers
-        #expect(try ledger.verify().seq == ledger.head().seq)
-        #expect(try ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))
+        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
+        #expect(try ledger.challengeBlocking("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))
     }
 }

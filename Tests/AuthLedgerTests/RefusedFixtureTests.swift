@@ -64,14 +64,14 @@ import Testing
         #expect(whole.code == c.code)
         #expect(whole.line == c.line)
         if let until = c.until { #expect(whole.until == until) }
-        #expect(try fresh.head().seq == 0)
+        #expect(try fresh.headBlocking().seq == 0)
 
         // Given a store holding the valid prefix
         let ledger = try storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
         try ledger.appendBlocking(prefix.map(\.input))
         let before = try ledger.exportText()
-        let headBefore = try ledger.head()
+        let headBefore = try ledger.headBlocking()
         // When the refused rest is imported
         let rest = Self.refusedAt(ledger, items.filter { $0.line >= c.line })
         // Then the same code and line, and the export is byte-identical
@@ -79,7 +79,7 @@ import Testing
         #expect(rest.line == c.line)
         if let until = c.until { #expect(rest.until == until) }
         #expect(try ledger.exportText() == before)
-        #expect(try ledger.head() == headBefore)
+        #expect(try ledger.headBlocking() == headBefore)
         #expect(try ledger.verify() == headBefore)
     }
 }

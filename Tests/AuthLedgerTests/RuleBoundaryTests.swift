@@ -55,6 +55,6 @@ import Testing
         let ledger = try storage.freshLedger()
         let e = refusal { try ledger.importText(lines.joined(separator: "\n")) }
         #expect(e == nil, "\(why): \(e.map { "\($0)" } ?? "")")
-        #expect(try ledger.head().seq == UInt64(lines.count))
+        #expect(try ledger.headBlocking().seq == UInt64(lines.count))
     }
 }

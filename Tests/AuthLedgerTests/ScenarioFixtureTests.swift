@@ -41,11 +41,11 @@ import Testing
         var o = e.options
         o.fromScratch = fromScratch
         switch e.query {
-        case "devices": return try ledger.devices(e.user, o)
-        case "cooling": return try ledger.cooling(e.user, o)
-        case "pending": return try ledger.pending(e.user, o)
-        case "challenge": return try ledger.challenge(e.user, e.id!, o)
-        case "history": return .array(try ledger.history(e.user, o).map(\.json))
+        case "devices": return try ledger.devicesBlocking(e.user, o)
+        case "cooling": return try ledger.coolingBlocking(e.user, o)
+        case "pending": return try ledger.pendingBlocking(e.user, o)
+        case "challenge": return try ledger.challengeBlocking(e.user, e.id!, o)
+        case "history": return .array(try ledger.historyBlocking(e.user, o).map(\.json))
         default: throw LedgerError.invalid("unknown query \(e.query)")
         }
     }

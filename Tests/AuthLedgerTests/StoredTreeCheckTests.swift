@@ -15,7 +15,7 @@ import Testing
         let path = Support.tempDir("treecheck")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let ledger = try VerifiableLogTests.ledger(events: n, path: path)
-        let root = try ledger.treeHead().root
+        let root = try ledger.treeHeadBlocking().root
         // Intact: the same, whatever the chunk size
         for chunk in [1, 2, 3, 64] {
             #expect(try ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
@@ -35,7 +35,7 @@ import Testing
             }
             try reopened.replayBlocking()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
-            #expect(try reopened.treeHead().root == root)
+            #expect(try reopened.treeHeadBlocking().root == root)
             try reopened.verify()
         }
     }
@@ -45,11 +45,11 @@ import Testing
         let path = Support.tempDir("mappages")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let ledger = try VerifiableLogTests.ledger(events: 50, path: path)
-        let before = try ledger.events().map(\.json)
+        let before = try ledger.eventsBlocking().map(\.json)
         guard let lmdb = ledger.storage as? LMDBStorage else { Issue.record("not LMDB"); return }
         #expect(!lmdb.environment.mappedRegions().isEmpty)
         lmdb.environment.releaseMappedPages()
-        #expect(try ledger.events().map(\.json) == before)
+        #expect(try ledger.eventsBlocking().map(\.json) == before)
         try ledger.verify()
         #expect(lmdb.environment.usedSize > 0)
     }

@@ -72,7 +72,7 @@ import Testing
         #expect(leaves.count == 70)
         // Then the root of every size equals RFC 9162's MTH over the leaves
         for size in 0...70 {
-            #expect(try ledger.treeHead(size: UInt64(size)).root == Self.mth(leaves[0..<size]), "size \(size)")
+            #expect(try ledger.treeHeadBlocking(size: UInt64(size)).root == Self.mth(leaves[0..<size]), "size \(size)")
         }
         // And the store holds exactly tlog's stored hash count
         let count = try ledger.storage.read { try $0.treeHashCount() }
@@ -87,14 +87,14 @@ import Testing
             let root = Self.mth(leaves[0..<size])
             for seq in 1...size {
                 // Then each event's proof leads from its leaf to the root of each size
-                let p = try ledger.inclusionProof(seq: UInt64(seq), size: UInt64(size))
+                let p = try ledger.inclusionProofBlocking(seq: UInt64(seq), size: UInt64(size))
                 #expect(p.root == root && p.leafHash == leaves[seq - 1])
                 #expect(MerkleTree.verifyInclusion(leafHash: leaves[seq - 1], index: UInt64(seq - 1), size: UInt64(size), proof: p.proof, root: root))
                 // And not from another leaf
                 #expect(!MerkleTree.verifyInclusion(leafHash: leaves[seq % size], index: UInt64(seq - 1), size: UInt64(size), proof: p.proof, root: root) || size == 1)
             }
             for old in 1...size {
-                let c = try ledger.consistencyProof(from: UInt64(old), to: UInt64(size))
+                let c = try ledger.consistencyProofBlocking(from: UInt64(old), to: UInt64(size))
                 #expect(c.oldRoot == Self.mth(leaves[0..<old]) && c.newRoot == root)
                 #expect(MerkleTree.verifyConsistency(oldSize: UInt64(old), oldRoot: c.oldRoot, newSize: UInt64(size), newRoot: root, proof: c.proof))
                 if old < size {
@@ -107,14 +107,14 @@ import Testing
 
     @Test func proofsOutsideTheLogAreRefusedAsInvalid() throws {
         let ledger = try Self.ledger(events: 5)
-        #expect(refusal { _ = try ledger.inclusionProof(seq: 0) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProof(seq: 6) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProof(seq: 3, size: 2) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProof(seq: 1, size: 6) }?.field == "size")
-        #expect(refusal { _ = try ledger.consistencyProof(from: 0, to: 3) }?.field == "from")
-        #expect(refusal { _ = try ledger.consistencyProof(from: 4, to: 3) }?.field == "from")
-        #expect(refusal { _ = try ledger.consistencyProof(from: 1, to: 6) }?.field == "to")
-        #expect(refusal { _ = try ledger.inclusionProof(seq: 1, size: 6) }?.code == .invalidEvent)
+        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 0) }?.field == "seq")
+        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 6) }?.field == "seq")
+        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 3, size: 2) }?.field == "seq")
+        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 1, size: 6) }?.field == "size")
+        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 0, to: 3) }?.field == "from")
+        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 4, to: 3) }?.field == "from")
+        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 1, to: 6) }?.field == "to")
+        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 1, size: 6) }?.code == .invalidEvent)
     }
 
     @Test func aRefusedRequestInAGroupCommitLeavesNoTreeNodes() async throws {
@@ -127,27 +127,27 @@ import Testing
         async let c = ledger.append(AppendRequest(ok))
         _ = try await (a, b, c)
         // Then the tree covers exactly the appended events and verifies
-        #expect(try ledger.head().seq == 5)
+        #expect(try ledger.headBlocking().seq == 5)
         #expect(try ledger.storage.read { try $0.treeHashCount() } == MerkleTree.storedHashCount(5))
-        #expect(try ledger.treeHead().root == Self.mth(try Self.leaves(ledger)[...]))
+        #expect(try ledger.treeHeadBlocking().root == Self.mth(try Self.leaves(ledger)[...]))
         try ledger.verify()
     }
 
     @Test func aStoreWithoutATreeGetsOneAndReplayRebuildsIt() throws {
         // Given a store whose tree is gone (a store from before the tree)
         let path = Support.tempDir("vlog")
-        let root = try Self.ledger(events: 33, path: path).treeHead().root
+        let root = try Self.ledger(events: 33, path: path).treeHeadBlocking().root
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.clear(tree) }
         // Then opening it builds the tree again, and verify passes
         let reopened = try Ledger(lmdb: path)
-        #expect(try reopened.treeHead().root == root)
+        #expect(try reopened.treeHeadBlocking().root == root)
         try reopened.verify()
         // And replay rebuilds a damaged tree
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, UInt64(3).bigEndianBytes, [UInt8](repeating: 7, count: 32)) }
         #expect(refusal { try Ledger(lmdb: path).verify() }?.code == .tampered)
         try Ledger(lmdb: path).replayBlocking()
         try Ledger(lmdb: path).verify()
-        #expect(try Ledger(lmdb: path).treeHead().root == root)
+        #expect(try Ledger(lmdb: path).treeHeadBlocking().root == root)
     }
 
     static func tamperTree(_ store: String, _ body: (Transaction, Database) throws -> Void) throws {
@@ -234,19 +234,19 @@ import Testing
         // Given 300 events: one full level-0 tile and a partial one
         let ledger = try Self.ledger(events: 300)
         let leaves = try Self.leaves(ledger)
-        let full = try ledger.hashTile(level: 0, index: 0, width: 256)
+        let full = try ledger.hashTileBlocking(level: 0, index: 0, width: 256)
         #expect(full == leaves[0..<256].flatMap(\.bytes))
-        #expect(try ledger.hashTile(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))
-        #expect(try ledger.hashTile(level: 0, index: 1, width: 10) == leaves[256..<266].flatMap(\.bytes))
+        #expect(try ledger.hashTileBlocking(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))
+        #expect(try ledger.hashTileBlocking(level: 0, index: 1, width: 10) == leaves[256..<266].flatMap(\.bytes))
         // A level-1 tile holds the level-8 hashes: the first is the root of the first 256 leaves
-        #expect(try ledger.hashTile(level: 1, index: 0, width: 1) == Self.mth(leaves[0..<256]).bytes)
+        #expect(try ledger.hashTileBlocking(level: 1, index: 0, width: 1) == Self.mth(leaves[0..<256]).bytes)
         // Beyond the log: not found
-        #expect(refusal { _ = try ledger.hashTile(level: 0, index: 1, width: 45) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.hashTile(level: 1, index: 0, width: 2) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.hashTile(level: 0, index: 2, width: 1) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.entryBundle(index: 1, width: 45) }?.code == .notFound)
+        #expect(refusal { _ = try ledger.hashTileBlocking(level: 0, index: 1, width: 45) }?.code == .notFound)
+        #expect(refusal { _ = try ledger.hashTileBlocking(level: 1, index: 0, width: 2) }?.code == .notFound)
+        #expect(refusal { _ = try ledger.hashTileBlocking(level: 0, index: 2, width: 1) }?.code == .notFound)
+        #expect(refusal { _ = try ledger.entryBundleBlocking(index: 1, width: 45) }?.code == .notFound)
         // Entry bundles: uint16 length + C, whose leaf hashes are the tree's leaves
-        var bundle = try ledger.entryBundle(index: 1, width: 44)[...]
+        var bundle = try ledger.entryBundleBlocking(index: 1, width: 44)[...]
         var k = 256
         while !bundle.isEmpty {
             let len = Int(bundle[bundle.startIndex]) << 8 | Int(bundle[bundle.startIndex + 1])
@@ -275,8 +275,8 @@ import Testing
         let path = Support.tempDir("vlog")
         let ledger = try Self.ledger(events: 9, path: path)
         let signer = try ledger.checkpointSigner(origin: "example.com/ledger")
-        let note = try ledger.checkpoint(size: 7, signer: signer)
-        let root = try ledger.treeHead(size: 7).root
+        let note = try ledger.checkpointBlocking(size: 7, signer: signer)
+        let root = try ledger.treeHeadBlocking(size: 7).root
         let body = "example.com/ledger\n7\n\(Data(root.bytes).base64EncodedString())\n"
         #expect(note.hasPrefix(body + "\n\u{2014} example.com/ledger "))
         // The signature line: key id then an Ed25519 signature of the body under the verifier key

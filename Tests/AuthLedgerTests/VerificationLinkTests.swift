@@ -82,7 +82,7 @@ import Testing
         let third = try Self.request(b, at: "2026-05-01T10:13:00Z")
         try b.run(.revoke(user: "alice", deviceId: "laptop", reason: nil), at: "2026-05-01T10:14:00Z")
         #expect(refusal { _ = try Self.redeem(b, third.token!) }?.code == .linkInvalid)
-        #expect(try b.ledger.head().seq == 5)
+        #expect(try b.ledger.headBlocking().seq == 5)
         // A shorter policy TTL applies to later requests
         try b.run(.setPolicy(PolicySet(verificationLinkTtlSeconds: 60)))
         let short = try Self.request(b, "tablet", at: "2026-05-01T10:30:00Z")

@@ -25,7 +25,7 @@ import Testing
             Self.ev("device.verification_requested", "10:01:00", #"{"deviceId":"a-late"}"#),
         ].joined(separator: "\n"))
         // When listed
-        let answer = try ledger.devices("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
+        let answer = try ledger.devicesBlocking("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
         let devices = answer["devices"]!.arrayValue!
         // Then by time, ties by deviceId, pending ones by their request time
         #expect(devices.map { $0["deviceId"]!.stringValue! } == ["zz-early", "0a", "b", "c-pending", "m", "a-late"])
@@ -44,49 +44,49 @@ import Testing
         for name in ["02-trusted-device-approval", "03-device-management-cooling"] {
             try ledger.importText(try String(contentsOf: Support.fixture("scenarios/\(name).jsonl"), encoding: .utf8))
         }
-        let head = try ledger.head().seq
+        let head = try ledger.headBlocking().seq
         func encoded(_ value: some Encodable) throws -> String {
             try JSON.parse(Array(JSONEncoder().encode(value))).canonical()
         }
         for asOf in ["2026-03-02T08:00:30Z", "2026-03-03T07:02:00Z", "2026-03-09T00:00:00Z"] {
             let o = QueryOptions(asOf: t(asOf))
             for user in ["bob", "carol"] {
-                let list = try ledger.devices(of: user, o)
+                let list = try ledger.devicesBlocking(of: user, o)
                 #expect(list.user == user && list.position == head)
-                #expect(list.json == (try ledger.devices(user, o)))
+                #expect(list.json == (try ledger.devicesBlocking(user, o)))
                 #expect(try encoded(list) == list.json.canonical())
-                #expect(list.devices.map(\.deviceId) == Views.listedDevices(try ledger.state(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
-                let cooling = try ledger.cooling(of: user, o)
+                #expect(list.devices.map(\.deviceId) == Views.listedDevices(try ledger.stateBlocking(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
+                let cooling = try ledger.coolingBlocking(of: user, o)
                 #expect(cooling.cooling == list.cooling)
                 #expect(cooling.json["statusCode"] == .int(cooling.cooling.active ? 146 : 100))
                 #expect(try encoded(cooling) == cooling.json.canonical())
-                let pending = try ledger.pending(of: user, o)
-                #expect(JSON.array(pending.map(\.json)) == (try ledger.pending(user, o)))
+                let pending = try ledger.pendingBlocking(of: user, o)
+                #expect(JSON.array(pending.map(\.json)) == (try ledger.pendingBlocking(user, o)))
                 #expect(try encoded(pending) == JSON.array(pending.map(\.json)).canonical())
             }
         }
         // bob's challenges: the full view and the requester's view.
         let o = QueryOptions(asOf: t("2026-03-09T00:00:00Z"))
         for id in ["c-login-1", "c-login-2"] {
-            let full = try ledger.challenge(id, of: "bob", o)
-            let requester = try ledger.challenge(id, of: "bob", QueryOptions(asOf: o.asOf, asRequester: true))
+            let full = try ledger.challengeBlocking(id, of: "bob", o)
+            let requester = try ledger.challengeBlocking(id, of: "bob", QueryOptions(asOf: o.asOf, asRequester: true))
             #expect(full.outcome != nil && requester.outcome == nil && full.status == requester.status)
             #expect(full.status == (full.outcome == .approved ? "approved" : full.outcome == .pending ? "pending" : "not_approved"))
             #expect(try encoded(full) == full.json.canonical())
-            #expect(full.json == (try ledger.challenge("bob", id, o)))
+            #expect(full.json == (try ledger.challengeBlocking("bob", id, o)))
         }
-        #expect(throws: LedgerError.self) { try ledger.challenge("c-none", of: "bob", o) }
+        #expect(throws: LedgerError.self) { try ledger.challengeBlocking("c-none", of: "bob", o) }
     }
 
     @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         try ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
         let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
-        #expect(try ledger.devices("nobody", o)["devices"] == .array([]))
-        #expect(try ledger.cooling("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
-        #expect(try ledger.pending("nobody", o) == .array([]))
-        #expect(try ledger.history("nobody", o).isEmpty)
-        #expect(refusal { _ = try ledger.challenge("nobody", "c1", o) }?.code == .challengeNotFound)
+        #expect(try ledger.devicesBlocking("nobody", o)["devices"] == .array([]))
+        #expect(try ledger.coolingBlocking("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
+        #expect(try ledger.pendingBlocking("nobody", o) == .array([]))
+        #expect(try ledger.historyBlocking("nobody", o).isEmpty)
+        #expect(refusal { _ = try ledger.challengeBlocking("nobody", "c1", o) }?.code == .challengeNotFound)
     }
 
     @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) throws {
@@ -96,13 +96,13 @@ import Testing
             Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),
         ].joined(separator: "\n"))
         let o = QueryOptions(asOf: t("2026-04-01T10:01:30Z"))
-        let pending = try ledger.pending("u", o).arrayValue!
+        let pending = try ledger.pendingBlocking("u", o).arrayValue!
         #expect(pending.count == 1)
         #expect(pending[0]["action"] == .string("update_profile"))
         #expect(pending[0]["context"] == .object([("app", .string("portal")), ("bindingMessage", .string("Change e-mail"))]))
         var r = o
         r.asRequester = true
-        #expect(try ledger.challenge("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
-        #expect(try ledger.challenge("u", "c1", o)["outcome"] == .string("pending"))
+        #expect(try ledger.challengeBlocking("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
+        #expect(try ledger.challengeBlocking("u", "c1", o)["outcome"] == .string("pending"))
     }
 }

@@ -77,7 +77,7 @@ import Testing
         }
         // A deadlock would never signal: fail after a generous wait instead of hanging the suite.
         #expect(finished.wait(timeout: .now() + 60) == .success)
-        #expect(try ledger.head().seq == 2)
+        #expect(try ledger.headBlocking().seq == 2)
     }
 
     /// Synchronous and asynchronous writers from many threads at once: one gap-free log.
@@ -95,7 +95,7 @@ import Testing
                 }
             }
         }
-        #expect(try ledger.head().seq == UInt64(n))
+        #expect(try ledger.headBlocking().seq == UInt64(n))
         try ledger.verify()
     }
 }

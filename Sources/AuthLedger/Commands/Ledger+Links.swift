@@ -8,33 +8,39 @@ extension Ledger {
     /// Runs on the writer thread with group commit; the synchronous form is `redeemLinkBlocking`.
     public func redeemLink(_ request: LinkRedemptionRequest, meta: StringMap? = nil,
                            clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
-        try await perform(try redemption(request), meta: meta, clock: clock)
+        let hash = try linkHash(request)
+        let user = try await read { try Ledger.linkOwner($0, hash) }
+        return try await perform(try redemption(request, hash: hash, user: user), meta: meta, clock: clock)
     }
 
     /// `redeemLink` for synchronous callers (the CLI, tests): the same group commit, the calling thread waiting.
     @discardableResult
     public func redeemLinkBlocking(_ request: LinkRedemptionRequest, meta: StringMap? = nil,
                                    clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try performBlocking(try redemption(request), meta: meta, clock: clock)
+        let hash = try linkHash(request)
+        let user = try readBlocking { try Ledger.linkOwner($0, hash) }
+        return try performBlocking(try redemption(request, hash: hash, user: user), meta: meta, clock: clock)
     }
 
-    /// The command a redemption is: the token checked for shape, hashed, and its user found.
-    func redemption(_ request: LinkRedemptionRequest) throws -> Command {
+    /// A redemption's token checked for shape, and its keyed hash (the link index's key).
+    func linkHash(_ request: LinkRedemptionRequest) throws -> String {
         guard LinkToken.isWellFormed(request.token) else {
             throw LedgerError.invalid("token is not a link token (43 base64url characters)", field: "token")
         }
-        let hash = LinkToken.hash(request.token, secrets: try secrets())
-        guard let user = try linkOwner(hash) else {
+        return LinkToken.hash(request.token, secrets: try secrets())
+    }
+
+    /// The user whose request issued the link with this keyed hash, from the link index.
+    static func linkOwner(_ r: any StorageReader, _ linkHash: String) throws -> String? {
+        try r.record(.link, user: "", id: linkHash).map { try LinkRecordCodec.decode($0).user }
+    }
+
+    /// The command a redemption is, once its link's user was looked up.
+    func redemption(_ request: LinkRedemptionRequest, hash: String, user: String?) throws -> Command {
+        guard let user else {
             throw LedgerError(.linkInvalid, "the link is unknown, used or superseded", field: "token")
         }
         return .redeemLink(LinkRedemption(user: user, linkHash: hash, name: request.name, kind: request.kind,
                                           platform: request.platform, pushToken: request.pushToken, publicKey: request.publicKey))
-    }
-
-    /// The user whose request issued the link with this keyed hash, from the link index.
-    func linkOwner(_ linkHash: String) throws -> String? {
-        try storage.read { r in
-            try r.record(.link, user: "", id: linkHash).map { try LinkRecordCodec.decode($0).user }
-        }
     }
 }

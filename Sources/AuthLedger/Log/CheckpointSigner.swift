@@ -129,8 +129,14 @@ extension Ledger {
     }
 
     /// The signed checkpoint of the tree of `size` events (default the head).
-    public func checkpoint(size: UInt64? = nil, signer: CheckpointSigner) throws -> String {
-        let (n, root) = try treeHead(size: size)
+    public func checkpoint(size: UInt64? = nil, signer: CheckpointSigner) async throws -> String {
+        let (n, root) = try await treeHead(size: size)
+        return try signer.sign(size: n, root: root)
+    }
+
+    /// `checkpoint(size:signer:)` for synchronous callers (the CLI, tests).
+    public func checkpointBlocking(size: UInt64? = nil, signer: CheckpointSigner) throws -> String {
+        let (n, root) = try treeHeadBlocking(size: size)
         return try signer.sign(size: n, root: root)
     }
 }

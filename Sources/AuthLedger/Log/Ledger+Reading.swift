@@ -2,34 +2,62 @@ import AuthLedgerCore
 import Foundation
 
 extension Ledger {
+    // MARK: Reads
+
+    /// Runs `body` in one consistent snapshot without blocking the calling thread on
+    /// another thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in.
+    /// `body` may run more than once; it only reads.
+    func read<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T {
+        try await storage.readAsync(body)
+    }
+
+    /// Runs `body` in one consistent snapshot, the calling thread waiting for the store:
+    /// the blocking forms' way in (the CLI, tests, the library's own threads).
+    func readBlocking<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        try storage.read(body)
+    }
+
     // MARK: Reading the log
 
-    /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns false.
+    /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns
+    /// false, the calling thread waiting for the store (whole-log work: an export, the CLI).
     public func forEachEvent(from: UInt64 = 1, user: String? = nil, through: UInt64 = .max,
                              _ body: (RecordedEvent) throws -> Bool) throws {
-        try storage.read { r in
-            if let user {
-                var seqs: [UInt64] = []
-                try r.scanStream(user) { _, seq in
-                    if seq >= from && seq <= through { seqs.append(seq) }
-                    return true
-                }
-                for seq in seqs {
-                    if try !body(try r.recordedEvent(at: seq)) { return }
-                }
-            } else {
-                try r.scan(from: max(from, 1)) { seq, bytes in
-                    guard seq <= through else { return false }
-                    return try body(try r.recordedEvent(seq, bytes))
-                }
+        try readBlocking { r in try Ledger.forEachEvent(r, from: from, user: user, through: through, body) }
+    }
+
+    static func forEachEvent(_ r: any StorageReader, from: UInt64, user: String?, through: UInt64,
+                             _ body: (RecordedEvent) throws -> Bool) throws {
+        if let user {
+            var seqs: [UInt64] = []
+            try r.scanStream(user) { _, seq in
+                if seq >= from && seq <= through { seqs.append(seq) }
+                return true
+            }
+            for seq in seqs {
+                if try !body(try r.recordedEvent(at: seq)) { return }
+            }
+        } else {
+            try r.scan(from: max(from, 1)) { seq, bytes in
+                guard seq <= through else { return false }
+                return try body(try r.recordedEvent(seq, bytes))
             }
         }
     }
 
     /// Recorded events with `seq >= from`, at most `limit`, optionally filtered.
-    public func events(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) throws -> [RecordedEvent] {
+    public func events(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) async throws -> [RecordedEvent] {
+        try await read { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
+    }
+
+    /// `events(from:limit:user:types:)` for synchronous callers (the CLI, tests).
+    public func eventsBlocking(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) throws -> [RecordedEvent] {
+        try readBlocking { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
+    }
+
+    static func events(_ r: any StorageReader, from: UInt64, limit: Int, user: String?, types: Set<EventType>?) throws -> [RecordedEvent] {
         var out: [RecordedEvent] = []
-        try forEachEvent(from: from, user: user) { e in
+        try Ledger.forEachEvent(r, from: from, user: user, through: .max) { e in
             if types?.contains(e.event.type) ?? true { out.append(e) }
             return out.count < limit
         }
@@ -45,11 +73,20 @@ extension Ledger {
     /// Either way the state is in its maintained form: devices, cooling, unresolved
     /// challenges, the latest OTP; settled challenges, older OTPs and grants are in their
     /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
-    public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
-        try storage.read { r in
-            let (s, pos, maintained) = try Ledger.state(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
-            return (maintained ? s : s.compacted(), pos)
-        }
+    public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) async throws -> (state: UserState, position: UInt64) {
+        try await read { r in try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch) }
+    }
+
+    /// `state(of:position:asOf:fromScratch:)` for synchronous callers (the CLI, tests).
+    public func stateBlocking(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
+        try readBlocking { r in try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch) }
+    }
+
+    /// The state inside one read, in its maintained form (see `state(of:position:asOf:fromScratch:)`).
+    static func compactedState(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
+                               fromScratch: Bool) throws -> (state: UserState, position: UInt64) {
+        let (s, pos, maintained) = try Ledger.state(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
+        return (maintained ? s : s.compacted(), pos)
     }
 
     /// The state inside one read, and whether it is the maintained one (true) or a full replay.
@@ -103,9 +140,12 @@ extension Ledger {
     }
 
     /// The policy in force at the head.
-    public func policy() throws -> Policy {
-        try storage.read { r in
-            try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()
-        }
+    public func policy() async throws -> Policy { try await read(Ledger.policy) }
+
+    /// `policy()` for synchronous callers (the CLI, tests).
+    public func policyBlocking() throws -> Policy { try readBlocking(Ledger.policy) }
+
+    static func policy(_ r: any StorageReader) throws -> Policy {
+        try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()
     }
 }

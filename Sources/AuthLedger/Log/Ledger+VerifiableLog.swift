@@ -39,112 +39,147 @@ extension Ledger {
 
     /// The size (the head, or `size`) and root of the tree.
     /// Throws `invalid_event` for a `size` beyond the head.
-    public func treeHead(size: UInt64? = nil) throws -> (size: UInt64, root: Hash32) {
-        try storage.read { r in
-            let n = try Ledger.checkedSize(size, head: try r.head().seq)
-            return (n, try Ledger.treeReader(r).root(n))
-        }
+    public func treeHead(size: UInt64? = nil) async throws -> (size: UInt64, root: Hash32) {
+        try await read { r in try Ledger.treeHead(r, size: size) }
+    }
+
+    /// `treeHead` for synchronous callers (the CLI, tests).
+    public func treeHeadBlocking(size: UInt64? = nil) throws -> (size: UInt64, root: Hash32) {
+        try readBlocking { r in try Ledger.treeHead(r, size: size) }
+    }
+
+    static func treeHead(_ r: any StorageReader, size: UInt64?) throws -> (size: UInt64, root: Hash32) {
+        let n = try Ledger.checkedSize(size, head: try r.head().seq)
+        return (n, try Ledger.treeReader(r).root(n))
     }
 
     /// The inclusion proof of the event `seq` in the tree of `size` (default the head).
     /// Throws `invalid_event` for a `size` beyond the head or a `seq` outside `1…size`.
-    public func inclusionProof(seq: UInt64, size: UInt64? = nil) throws -> InclusionProof {
-        try storage.read { r in
-            let n = try Ledger.checkedSize(size, head: try r.head().seq)
-            guard seq >= 1, seq <= n else {
-                throw LedgerError.invalid("seq must be between 1 and the tree size \(n)", field: "seq")
-            }
-            let t = Ledger.treeReader(r)
-            return InclusionProof(treeSize: n, leafIndex: seq - 1, leafHash: try t.hash(level: 0, seq - 1),
-                                  proof: try t.inclusionProof(seq - 1, n), root: try t.root(n))
+    public func inclusionProof(seq: UInt64, size: UInt64? = nil) async throws -> InclusionProof {
+        try await read { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
+    }
+
+    /// `inclusionProof` for synchronous callers (the CLI, tests).
+    public func inclusionProofBlocking(seq: UInt64, size: UInt64? = nil) throws -> InclusionProof {
+        try readBlocking { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
+    }
+
+    static func inclusionProof(_ r: any StorageReader, seq: UInt64, size: UInt64?) throws -> InclusionProof {
+        let n = try Ledger.checkedSize(size, head: try r.head().seq)
+        guard seq >= 1, seq <= n else {
+            throw LedgerError.invalid("seq must be between 1 and the tree size \(n)", field: "seq")
         }
+        let t = Ledger.treeReader(r)
+        return InclusionProof(treeSize: n, leafIndex: seq - 1, leafHash: try t.hash(level: 0, seq - 1),
+                              proof: try t.inclusionProof(seq - 1, n), root: try t.root(n))
     }
 
     /// The consistency proof from the tree of `from` events to the tree of `to` (1 ≤ from ≤ to ≤ head).
     /// Throws `invalid_event` when the sizes are not in that order.
-    public func consistencyProof(from: UInt64, to: UInt64) throws -> ConsistencyProof {
-        try storage.read { r in
-            let head = try r.head().seq
-            guard to <= head else { throw LedgerError.invalid("size \(to) is beyond the head (\(head))", field: "to") }
-            guard from >= 1, from <= to else {
-                throw LedgerError.invalid("the old size must be between 1 and the new size \(to)", field: "from")
-            }
-            let t = Ledger.treeReader(r)
-            return ConsistencyProof(oldSize: from, newSize: to, oldRoot: try t.root(from), newRoot: try t.root(to),
-                                    proof: try t.consistencyProof(from, to))
+    public func consistencyProof(from: UInt64, to: UInt64) async throws -> ConsistencyProof {
+        try await read { r in try Ledger.consistencyProof(r, from: from, to: to) }
+    }
+
+    /// `consistencyProof` for synchronous callers (the CLI, tests).
+    public func consistencyProofBlocking(from: UInt64, to: UInt64) throws -> ConsistencyProof {
+        try readBlocking { r in try Ledger.consistencyProof(r, from: from, to: to) }
+    }
+
+    static func consistencyProof(_ r: any StorageReader, from: UInt64, to: UInt64) throws -> ConsistencyProof {
+        let head = try r.head().seq
+        guard to <= head else { throw LedgerError.invalid("size \(to) is beyond the head (\(head))", field: "to") }
+        guard from >= 1, from <= to else {
+            throw LedgerError.invalid("the old size must be between 1 and the new size \(to)", field: "from")
         }
+        let t = Ledger.treeReader(r)
+        return ConsistencyProof(oldSize: from, newSize: to, oldRoot: try t.root(from), newRoot: try t.root(to),
+                                proof: try t.consistencyProof(from, to))
     }
 
     /// Hash tile `level`/`index` of width `width` (C2SP tlog-tiles): the hashes of the
     /// tree's level `8·level` nodes `index·256 …`, 32 bytes each. `not_found` while
     /// the log is too short for it.
-    public func hashTile(level: Int, index: UInt64, width: Int) throws -> [UInt8] {
-        try storage.read { r in
-            let head = try r.head().seq
-            let hashLevel = level * Ledger.tileHeight
-            guard level >= 0, hashLevel < 64, width >= 1, width <= Ledger.tileWidth,
-                  index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
-                  index * UInt64(Ledger.tileWidth) + UInt64(width) <= head >> UInt64(hashLevel) else {
-                throw LedgerError(.notFound, "no such tile in a tree of \(head) events")
+    public func hashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
+        try await read { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
+    }
+
+    /// `hashTile` for synchronous callers (the CLI, tests).
+    public func hashTileBlocking(level: Int, index: UInt64, width: Int) throws -> [UInt8] {
+        try readBlocking { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
+    }
+
+    static func hashTile(_ r: any StorageReader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
+        let head = try r.head().seq
+        let hashLevel = level * Ledger.tileHeight
+        guard level >= 0, hashLevel < 64, width >= 1, width <= Ledger.tileWidth,
+              index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
+              index * UInt64(Ledger.tileWidth) + UInt64(width) <= head >> UInt64(hashLevel) else {
+            throw LedgerError(.notFound, "no such tile in a tree of \(head) events")
+        }
+        var out = [UInt8]()
+        out.reserveCapacity(32 * width)
+        let first = index * UInt64(Ledger.tileWidth)
+        if hashLevel == 0 {
+            // Leaf hashes lie in stored-index order with the subtrees each one completes
+            // between them: one cursor walk instead of a lookup per hash.
+            var n = first, next = MerkleTree.storedHashIndex(level: 0, first)
+            let end = first + UInt64(width)
+            try r.scanTree(from: next) { stored, value in
+                guard stored == next else { return stored < next }
+                guard value.count == 32 else { return false }
+                out.append(contentsOf: value)
+                next += 1 + UInt64((~n).trailingZeroBitCount)
+                n += 1
+                return n < end
             }
-            var out = [UInt8]()
-            out.reserveCapacity(32 * width)
-            let first = index * UInt64(Ledger.tileWidth)
-            if hashLevel == 0 {
-                // Leaf hashes lie in stored-index order with the subtrees each one completes
-                // between them: one cursor walk instead of a lookup per hash.
-                var n = first, next = MerkleTree.storedHashIndex(level: 0, first)
-                let end = first + UInt64(width)
-                try r.scanTree(from: next) { stored, value in
-                    guard stored == next else { return stored < next }
-                    guard value.count == 32 else { return false }
-                    out.append(contentsOf: value)
-                    next += 1 + UInt64((~n).trailingZeroBitCount)
-                    n += 1
-                    return n < end
-                }
-                guard n == end else { throw LedgerError(.tampered, "the Merkle tree has no hash for leaf \(n)", seq: n + 1) }
-                return out
-            }
-            for k in 0..<UInt64(width) {
-                let stored = MerkleTree.storedHashIndex(level: hashLevel, first + k)
-                try r.withTreeHash(stored) { b in
-                    guard let b, b.count == 32 else {
-                        throw LedgerError(.tampered, "the Merkle tree has no hash for level \(hashLevel) node \(first + k)")
-                    }
-                    out.append(contentsOf: b)
-                }
-            }
+            guard n == end else { throw LedgerError(.tampered, "the Merkle tree has no hash for leaf \(n)", seq: n + 1) }
             return out
         }
+        for k in 0..<UInt64(width) {
+            let stored = MerkleTree.storedHashIndex(level: hashLevel, first + k)
+            try r.withTreeHash(stored) { b in
+                guard let b, b.count == 32 else {
+                    throw LedgerError(.tampered, "the Merkle tree has no hash for level \(hashLevel) node \(first + k)")
+                }
+                out.append(contentsOf: b)
+            }
+        }
+        return out
     }
 
     /// Entry bundle `index` of width `width`: events `seq` `index·256 + 1 …`, each as a
     /// big-endian uint16 length and the bytes `C` its leaf hashes.
-    public func entryBundle(index: UInt64, width: Int) throws -> [UInt8] {
-        try storage.read { r in
-            let head = try r.head().seq
-            guard width >= 1, width <= Ledger.tileWidth, index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
-                  index * UInt64(Ledger.tileWidth) + UInt64(width) <= head else {
-                throw LedgerError(.notFound, "no such entry bundle in a tree of \(head) events")
-            }
-            var out = [UInt8]()
-            let first = index * UInt64(Ledger.tileWidth) + 1
-            for seq in first..<(first + UInt64(width)) {
-                let e = try r.withEventBytes(seq) { b -> RecordedEvent in
-                    guard let b else { throw LedgerError(.tampered, "event missing", seq: seq) }
-                    return try EventCodec.decode(b, seq: seq)
-                }
-                let c = RecordedEvent.leafInput(e.event, seq: seq, version: e.version)
-                guard c.count <= Int(UInt16.max) else {
-                    throw LedgerError(.storageError, "event \(seq) is longer than an entry bundle can hold (65535 bytes)", seq: seq)
-                }
-                out.append(UInt8(c.count >> 8))
-                out.append(UInt8(c.count & 0xFF))
-                out.append(contentsOf: c)
-            }
-            return out
+    public func entryBundle(index: UInt64, width: Int) async throws -> [UInt8] {
+        try await read { r in try Ledger.entryBundle(r, index: index, width: width) }
+    }
+
+    /// `entryBundle` for synchronous callers (the CLI, tests).
+    public func entryBundleBlocking(index: UInt64, width: Int) throws -> [UInt8] {
+        try readBlocking { r in try Ledger.entryBundle(r, index: index, width: width) }
+    }
+
+    static func entryBundle(_ r: any StorageReader, index: UInt64, width: Int) throws -> [UInt8] {
+        let head = try r.head().seq
+        guard width >= 1, width <= Ledger.tileWidth, index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
+              index * UInt64(Ledger.tileWidth) + UInt64(width) <= head else {
+            throw LedgerError(.notFound, "no such entry bundle in a tree of \(head) events")
         }
+        var out = [UInt8]()
+        let first = index * UInt64(Ledger.tileWidth) + 1
+        for seq in first..<(first + UInt64(width)) {
+            let e = try r.withEventBytes(seq) { b -> RecordedEvent in
+                guard let b else { throw LedgerError(.tampered, "event missing", seq: seq) }
+                return try EventCodec.decode(b, seq: seq)
+            }
+            let c = RecordedEvent.leafInput(e.event, seq: seq, version: e.version)
+            guard c.count <= Int(UInt16.max) else {
+                throw LedgerError(.storageError, "event \(seq) is longer than an entry bundle can hold (65535 bytes)", seq: seq)
+            }
+            out.append(UInt8(c.count >> 8))
+            out.append(UInt8(c.count & 0xFF))
+            out.append(contentsOf: c)
+        }
+        return out
     }
 
     // MARK: Inside the store
@@ -171,7 +206,7 @@ extension Ledger {
     /// A tree that is there but does not match is left for `verify` to name and
     /// `replay` to rebuild: opening a store never hides tampering.
     func ensureTree() throws {
-        let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
+        let (head, count) = try readBlocking { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         try writer.exclusive { [self] in

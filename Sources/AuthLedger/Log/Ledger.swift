@@ -90,7 +90,7 @@ public final class Ledger: Sendable {
 
     func notifyCommit(_ head: Head? = nil) {
         let fs = observers.withLock { Array($0.all.values) }
-        guard !fs.isEmpty, let h = head ?? (try? self.head()) else { return }
+        guard !fs.isEmpty, let h = head ?? (try? self.headBlocking()) else { return }
         for f in fs { f(h) }
     }
 
@@ -115,7 +115,10 @@ public final class Ledger: Sendable {
     }
 
     /// The log's head: its last `seq` and that event's chain hash.
-    public func head() throws -> Head { try storage.read { try $0.head() } }
+    public func head() async throws -> Head { try await read { try $0.head() } }
+
+    /// `head()` for synchronous callers (the CLI, tests).
+    public func headBlocking() throws -> Head { try readBlocking { try $0.head() } }
 
     /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
     /// off by default (``Configuration/pipelinedCommit``); the benchmark

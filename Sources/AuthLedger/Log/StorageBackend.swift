@@ -3,6 +3,11 @@ import AuthLedgerCore
 /// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
 package protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
+    /// `read` for async callers: the same snapshot and answer, and the calling thread never
+    /// waits on another thread's I/O (the cooperative pool is never blocked). `body` may run
+    /// more than once (a PostgreSQL snapshot runs it again after fetching what it missed):
+    /// it only reads. Default: `read` (LMDB reads memory-mapped pages in place).
+    func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
     func purgeDeleted() throws
@@ -22,4 +27,8 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// Stops what the backend runs in the background (a commit listener) and closes its
     /// connections; the backend is not used afterwards. Default: nothing to stop.
     func close() async
+}
+
+extension StorageBackend {
+    package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
 }

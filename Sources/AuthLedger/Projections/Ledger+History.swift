@@ -4,25 +4,32 @@ extension Ledger {
     /// one after `page.after`, at most `page.limit`. The next page starts after the last
     /// `seq` of this one; a page shorter than its limit is the last. A page costs its own
     /// length plus a logarithmic search of the stream, however long the history.
-    public func history(_ user: String, _ o: QueryOptions, page: HistoryPage) throws -> [RecordedEvent] {
+    public func history(_ user: String, _ o: QueryOptions, page: HistoryPage) async throws -> [RecordedEvent] {
+        try await read { r in try Ledger.history(r, user, o, page: page) }
+    }
+
+    /// `history(_:_:page:)` for synchronous callers (the CLI, tests).
+    public func historyBlocking(_ user: String, _ o: QueryOptions, page: HistoryPage) throws -> [RecordedEvent] {
+        try readBlocking { r in try Ledger.history(r, user, o, page: page) }
+    }
+
+    static func history(_ r: any StorageReader, _ user: String, _ o: QueryOptions, page: HistoryPage) throws -> [RecordedEvent] {
         try EventDecoder.checkUser(user)
         let through = o.position ?? .max
         let limit = page.limit ?? .max
         guard limit > 0 else { return [] }
-        return try storage.read { r in
-            let from = try Ledger.firstVersion(r, stream: user, after: page.after)
-            var out: [RecordedEvent] = []
-            try r.scanStream(user, fromVersion: from) { _, seq in
-                guard seq <= through, out.count < limit else { return false }
-                // With its personal values read back from the values store (SPEC 1.5).
-                let e = try r.recordedEvent(at: seq)
-                // `at` never decreases within a stream: nothing later is before `asOf` either.
-                guard e.event.at <= o.asOf else { return false }
-                out.append(e)
-                return true
-            }
-            return out
+        let from = try Ledger.firstVersion(r, stream: user, after: page.after)
+        var out: [RecordedEvent] = []
+        try r.scanStream(user, fromVersion: from) { _, seq in
+            guard seq <= through, out.count < limit else { return false }
+            // With its personal values read back from the values store (SPEC 1.5).
+            let e = try r.recordedEvent(at: seq)
+            // `at` never decreases within a stream: nothing later is before `asOf` either.
+            guard e.event.at <= o.asOf else { return false }
+            out.append(e)
+            return true
         }
+        return out
     }
 
     /// The first version of `stream` whose `seq` is greater than `after`: versions and seqs

@@ -3,58 +3,101 @@ import AuthLedgerCore
 extension Ledger {
     /// The `devices` answer (reference 3.1) for `user` under `o`; a user with no events has
     /// no devices. Throws `invalid_event` for an invalid user key, or a storage error.
-    public func devices(of user: String, _ o: QueryOptions) throws -> DeviceList {
-        try EventDecoder.checkUser(user)
-        let (s, pos) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-        return DeviceList(s, position: pos, options: o)
+    public func devices(of user: String, _ o: QueryOptions) async throws -> DeviceList {
+        try await read { try Ledger.devices($0, user, o) }
     }
+
+    /// `devices(of:_:)` for synchronous callers (the CLI, tests).
+    public func devicesBlocking(of user: String, _ o: QueryOptions) throws -> DeviceList { try readBlocking { try Ledger.devices($0, user, o) } }
 
     /// The `cooling` answer (reference 3.2) for `user` under `o`.
     /// Throws `invalid_event` for an invalid user key, or a storage error.
-    public func cooling(of user: String, _ o: QueryOptions) throws -> CoolingAnswer {
-        try EventDecoder.checkUser(user)
-        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-        return CoolingAnswer(s, options: o)
+    public func cooling(of user: String, _ o: QueryOptions) async throws -> CoolingAnswer {
+        try await read { try Ledger.cooling($0, user, o) }
     }
+
+    /// `cooling(of:_:)` for synchronous callers (the CLI, tests).
+    public func coolingBlocking(of user: String, _ o: QueryOptions) throws -> CoolingAnswer { try readBlocking { try Ledger.cooling($0, user, o) } }
 
     /// The `pending` answer (reference 3.3) for `user` under `o`: the challenges pending at
     /// `o.asOf`, ordered by `issuedAt`, then id.
     /// Throws `invalid_event` for an invalid user key, or a storage error.
-    public func pending(of user: String, _ o: QueryOptions) throws -> [PendingChallenge] {
-        try EventDecoder.checkUser(user)
-        let (s, _) = try state(of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-        return Views.pendingChallenges(s, asOf: o.asOf).map { PendingChallenge($0, erased: s.erased) }
+    public func pending(of user: String, _ o: QueryOptions) async throws -> [PendingChallenge] {
+        try await read { try Ledger.pending($0, user, o) }
     }
+
+    /// `pending(of:_:)` for synchronous callers (the CLI, tests).
+    public func pendingBlocking(of user: String, _ o: QueryOptions) throws -> [PendingChallenge] { try readBlocking { try Ledger.pending($0, user, o) } }
 
     /// The `challenge` answer (reference 3.4) for challenge `id` of `user` under `o`, the
     /// requester's view with ``/AuthLedgerCore/QueryOptions/asRequester``. Throws
     /// `challenge_not_found` for an unknown challenge, `invalid_event` for an invalid user
     /// key, `tampered` for an undecodable stored record.
-    public func challenge(_ id: String, of user: String, _ o: QueryOptions) throws -> ChallengeView {
-        try EventDecoder.checkUser(user)
-        // A settled challenge is not in the maintained state: its index has it.
-        let found = try storage.read { r -> (ChallengeRecord, Bool)? in
-            let (s, _, maintained) = try Ledger.state(r, of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
-            if let c = s.challenges[id] { return (c, s.erased) }
-            guard maintained, let bytes = try r.record(.challenge, user: user, id: id) else { return nil }
-            do { return (try RecordCodec.decodeChallenge(bytes), s.erased) } catch {
-                throw LedgerError(.tampered, "a stored challenge record of \(user) is not decodable")
-            }
-        }
-        guard let c = found else { throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId") }
-        return ChallengeView(c.0, options: o, erased: c.1)
+    public func challenge(_ id: String, of user: String, _ o: QueryOptions) async throws -> ChallengeView {
+        try await read { try Ledger.challenge($0, id, user, o) }
+    }
+
+    /// `challenge(_:of:_:)` for synchronous callers (the CLI, tests).
+    public func challengeBlocking(_ id: String, of user: String, _ o: QueryOptions) throws -> ChallengeView {
+        try readBlocking { try Ledger.challenge($0, id, user, o) }
     }
 
     // The answers as the JSON documents the CLI and the HTTP service print (the same
     // members, in the reference's order).
 
-    package func devices(_ user: String, _ o: QueryOptions) throws -> JSON { try devices(of: user, o).json }
-    package func cooling(_ user: String, _ o: QueryOptions) throws -> JSON { try cooling(of: user, o).json }
-    package func pending(_ user: String, _ o: QueryOptions) throws -> JSON { .array(try pending(of: user, o).map(\.json)) }
-    package func challenge(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON { try challenge(id, of: user, o).json }
+    package func devices(_ user: String, _ o: QueryOptions) async throws -> JSON { try await devices(of: user, o).json }
+    package func cooling(_ user: String, _ o: QueryOptions) async throws -> JSON { try await cooling(of: user, o).json }
+    package func pending(_ user: String, _ o: QueryOptions) async throws -> JSON { .array(try await pending(of: user, o).map(\.json)) }
+    package func challenge(_ user: String, _ id: String, _ o: QueryOptions) async throws -> JSON { try await challenge(id, of: user, o).json }
+    package func devicesBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { try devicesBlocking(of: user, o).json }
+    package func coolingBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { try coolingBlocking(of: user, o).json }
+    package func pendingBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { .array(try pendingBlocking(of: user, o).map(\.json)) }
+    package func challengeBlocking(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON { try challengeBlocking(id, of: user, o).json }
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
-    public func history(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
-        try history(user, o, page: HistoryPage())
+    public func history(_ user: String, _ o: QueryOptions) async throws -> [RecordedEvent] {
+        try await history(user, o, page: HistoryPage())
+    }
+
+    /// `history(_:_:)` for synchronous callers (the CLI, tests).
+    public func historyBlocking(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
+        try historyBlocking(user, o, page: HistoryPage())
+    }
+
+    // MARK: Inside one read
+
+    /// The user's state for a view: the key checked, the state as `state(of:…)` answers it.
+    static func viewState(_ r: any StorageReader, _ user: String, _ o: QueryOptions) throws -> (state: UserState, position: UInt64) {
+        try EventDecoder.checkUser(user)
+        return try compactedState(r, of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+    }
+
+    static func devices(_ r: any StorageReader, _ user: String, _ o: QueryOptions) throws -> DeviceList {
+        let (s, pos) = try viewState(r, user, o)
+        return DeviceList(s, position: pos, options: o)
+    }
+
+    static func cooling(_ r: any StorageReader, _ user: String, _ o: QueryOptions) throws -> CoolingAnswer {
+        CoolingAnswer(try viewState(r, user, o).state, options: o)
+    }
+
+    static func pending(_ r: any StorageReader, _ user: String, _ o: QueryOptions) throws -> [PendingChallenge] {
+        let s = try viewState(r, user, o).state
+        return Views.pendingChallenges(s, asOf: o.asOf).map { PendingChallenge($0, erased: s.erased) }
+    }
+
+    static func challenge(_ r: any StorageReader, _ id: String, _ user: String, _ o: QueryOptions) throws -> ChallengeView {
+        try EventDecoder.checkUser(user)
+        // A settled challenge is not in the maintained state: its index has it.
+        let (s, _, maintained) = try Ledger.state(r, of: user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch)
+        if let c = s.challenges[id] { return ChallengeView(c, options: o, erased: s.erased) }
+        guard maintained, let bytes = try r.record(.challenge, user: user, id: id) else {
+            throw LedgerError(.challengeNotFound, "no challenge \(id) for user \(user)", field: "challengeId")
+        }
+        let c: ChallengeRecord
+        do { c = try RecordCodec.decodeChallenge(bytes) } catch {
+            throw LedgerError(.tampered, "a stored challenge record of \(user) is not decodable")
+        }
+        return ChallengeView(c, options: o, erased: s.erased)
     }
 }

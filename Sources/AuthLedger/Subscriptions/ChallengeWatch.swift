@@ -20,18 +20,25 @@ extension Ledger {
     /// Every challenge with no recorded resolution (expired or not), and the position
     /// the list reflects — read in one snapshot, so a follower of the feed from
     /// `position + 1` misses nothing.
-    public func unresolvedChallenges() throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
-        try storage.read { r in
-            let head = try r.head().seq
-            var out: [UnresolvedChallenge] = []
-            try r.scanProjectionStates { key, bytes in
-                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
-                for c in s.challenges.values where c.resolution == .pending {
-                    out.append(UnresolvedChallenge(user: key, challengeId: c.challengeId, expiresAt: c.expiresAt))
-                }
-                return true
+    public func unresolvedChallenges() async throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
+        try await read(Ledger.unresolvedChallenges)
+    }
+
+    /// `unresolvedChallenges()` for synchronous callers (the CLI, tests).
+    public func unresolvedChallengesBlocking() throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
+        try readBlocking(Ledger.unresolvedChallenges)
+    }
+
+    static func unresolvedChallenges(_ r: any StorageReader) throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
+        let head = try r.head().seq
+        var out: [UnresolvedChallenge] = []
+        try r.scanProjectionStates { key, bytes in
+            guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
+            for c in s.challenges.values where c.resolution == .pending {
+                out.append(UnresolvedChallenge(user: key, challengeId: c.challengeId, expiresAt: c.expiresAt))
             }
-            return (head, out)
+            return true
         }
+        return (head, out)
     }
 }

@@ -69,9 +69,15 @@ public struct DurableSubscription: Sendable, Equatable {
 extension Ledger {
     /// The stored subscription, or nil (also when it is not visible to `owner`; nil
     /// `owner`: any subscription, as for `admin` and the CLI).
-    public func subscription(named name: String, owner: String? = nil) throws -> DurableSubscription? {
+    public func subscription(named name: String, owner: String? = nil) async throws -> DurableSubscription? {
         try DurableSubscription.checkName(name)
-        return try storage.read { r in try Ledger.loadSubscription(r, name, owner: owner) }
+        return try await read { r in try Ledger.loadSubscription(r, name, owner: owner) }
+    }
+
+    /// `subscription(named:owner:)` for synchronous callers (the CLI, tests).
+    public func subscriptionBlocking(named name: String, owner: String? = nil) throws -> DurableSubscription? {
+        try DurableSubscription.checkName(name)
+        return try readBlocking { r in try Ledger.loadSubscription(r, name, owner: owner) }
     }
 
     static func loadSubscription(_ r: any StorageReader, _ name: String, owner: String?) throws -> DurableSubscription? {

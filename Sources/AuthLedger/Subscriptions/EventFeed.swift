@@ -13,7 +13,7 @@ import Foundation
 /// it stands.
 ///
 /// ```swift
-/// for try await e in try ledger.events(from: 1, filter: EventFilter(user: "alice")) {
+/// for try await e in try await ledger.events(from: 1, filter: EventFilter(user: "alice")) {
 ///     print(e.seq, e.event.type.name)
 /// }
 /// ```
@@ -96,7 +96,7 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
                     // The hub has not read the newest commits yet, but a commit that was
                     // acknowledged before this call must be seen by it: look at the log's
                     // head (one read transaction) before waiting for the hub's ring.
-                    if try feed.ledger.head().seq >= position {
+                    if try await feed.ledger.head().seq >= position {
                         try await readLog()
                         continue
                     }
@@ -109,7 +109,7 @@ public struct LedgerEventFeed: AsyncSequence, Sendable {
 
         /// One page from the log itself into the buffer.
         private mutating func readLog() async throws {
-            let page = try feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
+            let page = try await feed.ledger.feedPage(from: position, filter: feed.filter, limit: feed.pageSize)
             position = page.next
             buffer = page.events.map { FeedEntry(event: $0, frame: nil) }
             index = 0
@@ -139,15 +139,16 @@ extension Ledger {
     /// means live from the head: the first event delivered is the first one committed
     /// after this call. Iterating is cancellable (cancel the task).
     public func events(from: UInt64?, filter: EventFilter, pollInterval: Duration = .milliseconds(250),
-                       pageSize: Int = 256) throws -> LedgerEventFeed {
-        let start = try from.map { Swift.max($0, 1) } ?? head().seq + 1
+                       pageSize: Int = 256) async throws -> LedgerEventFeed {
+        let start: UInt64
+        if let from { start = Swift.max(from, 1) } else { start = try await head().seq + 1 }
         return LedgerEventFeed(ledger: self, start: start, filter: filter, pollInterval: pollInterval, pageSize: Swift.max(pageSize, 1))
     }
 
     /// One page of the feed: matching events with `seq >= from` (at most `limit`, and
     /// at most a few thousand scanned), and the position to continue from.
-    func feedPage(from: UInt64, filter: EventFilter, limit: Int) throws -> (events: [RecordedEvent], next: UInt64, caughtUp: Bool) {
-        let page = try storage.read { r -> (events: [RecordedEvent], next: UInt64, head: UInt64) in
+    func feedPage(from: UInt64, filter: EventFilter, limit: Int) async throws -> (events: [RecordedEvent], next: UInt64, caughtUp: Bool) {
+        let page = try await read { r -> (events: [RecordedEvent], next: UInt64, head: UInt64) in
             let head = try r.head().seq
             guard from <= head else { return ([], from, head) }
             var out: [RecordedEvent] = []

@@ -63,8 +63,8 @@ final class FeedHub: @unchecked Sendable {
             if !running {
                 running = true
                 start = true
-                // A fresh window at the current head: older positions read the log.
-                known = (try? ledger?.head().seq) ?? 0
+                // Until the hub's task has read the head (`start`): an empty window at
+                // the last head known, positions up to it read the log.
                 window = []
                 windowFirst = 0
                 windowStart = known + 1
@@ -85,8 +85,24 @@ final class FeedHub: @unchecked Sendable {
         commits.ring()
     }
 
+    /// A fresh window at the current head, read without blocking a thread: older
+    /// positions read the log. The subscribers are rung: one that waited for events now
+    /// behind the window (committed before this read) reads them from the log.
+    private func start() async {
+        guard let ledger, let head = try? await ledger.head().seq else { return }
+        let bells: [Doorbell] = lock.withLock {
+            known = head
+            window = []
+            windowFirst = 0
+            windowStart = head + 1
+            return subscribers.values.map(\.bell)
+        }
+        for b in bells { b.ring() }
+    }
+
     private static func run(_ weakHub: FeedHub?) async {
         weak var hub = weakHub
+        await hub?.start()
         while true {
             guard let h = hub else { return }
             let poll: Duration? = h.lock.withLock {
@@ -96,14 +112,14 @@ final class FeedHub: @unchecked Sendable {
             guard let poll else { return }
             let bell = h.commits
             await bell.wait(timeout: poll)
-            hub?.refresh()
+            await hub?.refresh()
         }
     }
 
     /// Reads the events committed since the last read (at most `capacity`: older ones
     /// are read from the log by whoever still needs them) and rings every subscriber.
-    func refresh() {
-        guard let ledger, var head = try? ledger.head().seq else { return }
+    func refresh() async {
+        guard let ledger, var head = try? await ledger.head().seq else { return }
         // A pipelined commit of this process not yet durable: not delivered until it is
         // (the writer's commit observer rings again then).
         if let from = ledger.writer.nonDurableFrom, from > 0 { head = Swift.min(head, from - 1) }
@@ -113,7 +129,7 @@ final class FeedHub: @unchecked Sendable {
         var batch: [FeedEntry] = []
         var position = first
         while position <= head {
-            guard let page = try? ledger.feedPage(from: position, filter: .all, limit: 4096) else { return }
+            guard let page = try? await ledger.feedPage(from: position, filter: .all, limit: 4096) else { return }
             for e in page.events where e.seq <= head { batch.append(FeedEntry(event: e, frame: FeedEntry.sseFrame(e))) }
             if page.next <= position { break }
             position = page.next

@@ -8,8 +8,13 @@ import AuthLedgerCore
 /// Keys used so far: `subscription/<name>` (durable subscriptions), `ssf/…` (Shared Signals).
 extension Ledger {
     /// The stored value of `key`, or nil.
-    public func metaRecord(_ key: String) throws -> [UInt8]? {
-        try storage.read { r in try r.metaValue(key) }
+    public func metaRecord(_ key: String) async throws -> [UInt8]? {
+        try await read { r in try r.metaValue(key) }
+    }
+
+    /// `metaRecord(_:)` for synchronous callers (the CLI, tests).
+    public func metaRecordBlocking(_ key: String) throws -> [UInt8]? {
+        try readBlocking { r in try r.metaValue(key) }
     }
 
     /// Runs `body` inside one write transaction of the writer thread: it reads values

@@ -54,7 +54,7 @@ import Testing
         let findings = try StoreCheck.check(store: store, report: report)
         #expect(findings.problems.isEmpty, "\(findings)")
         #expect(findings.events == 1 + tasks + acks.count)
-        let shared = try ledger.state(of: "shared", asOf: .max).state
+        let shared = try ledger.stateBlocking(of: "shared", asOf: .max).state
         #expect(shared.version == UInt64(1 + tasks * 5 * 2))
     }
 
@@ -65,7 +65,7 @@ import Testing
         try await Self.registerInitial(ledger, "alice")
         let racers = 8
         for round in 0..<Rig.knob("AUTHLEDGER_RACE_ROUNDS", 20) {
-            let version = try ledger.state(of: "alice", asOf: .max).state.version
+            let version = try ledger.stateBlocking(of: "alice", asOf: .max).state.version
             // When several tasks append with the same expected version at once
             let outcomes = await withTaskGroup(of: (EventID, Result<AppendOutcome, Error>).self) { group in
                 for _ in 0..<racers {
@@ -87,9 +87,9 @@ import Testing
             for (id, r) in outcomes {
                 guard case let .failure(e) = r else { continue }
                 #expect((e as? LedgerError)?.code == .versionConflict, "round \(round): \(e)")
-                #expect(try ledger.events(user: "alice").allSatisfy { $0.id != id })
+                #expect(try ledger.eventsBlocking(user: "alice").allSatisfy { $0.id != id })
             }
-            #expect(try ledger.state(of: "alice", asOf: .max).state.version == version + 1)
+            #expect(try ledger.stateBlocking(of: "alice", asOf: .max).state.version == version + 1)
         }
         try ledger.verify()
     }

@@ -108,7 +108,7 @@ import Testing
             let ledger = try Ledger(lmdb: copy)
             let head = try ledger.verify()
             #expect(head.seq > 0)
-            let events = try ledger.events()
+            let events = try ledger.eventsBlocking()
             #expect(events.count <= final.count)
             #expect(zip(events, final).allSatisfy { $0.hash == $1.hash }, "copy \(copy) diverges from the store")
         }

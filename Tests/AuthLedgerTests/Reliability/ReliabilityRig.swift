@@ -151,7 +151,7 @@ enum Rig {
     /// Every recorded event of the store (an LMDB directory or a PostgreSQL URL), read
     /// in-process (no writer may run meanwhile).
     static func events(_ store: String) throws -> [RecordedEvent] {
-        try Ledger(store: store).events()
+        try Ledger(store: store).eventsBlocking()
     }
 
     /// Files of the store directory with their bytes (for byte-identity checks).
@@ -208,7 +208,7 @@ enum StoreCheck {
         var f = Findings()
         let ledger = try Ledger(store: store)
         do { try ledger.verify() } catch { f.problems.append("verify: \(error)") }
-        let events = try ledger.events()
+        let events = try ledger.eventsBlocking()
         f.events = events.count
         var byId: [String: RecordedEvent] = [:]
         for e in events { byId[e.id.description] = e }
@@ -233,8 +233,8 @@ enum StoreCheck {
             versions[e.event.stream] = v
         }
         for user in versions.keys where user != systemStream && (projectionsOf?.contains(user) ?? true) {
-            let maintained = try ledger.state(of: user, asOf: .max).state
-            let replayed = try ledger.state(of: user, asOf: .max, fromScratch: true).state
+            let maintained = try ledger.stateBlocking(of: user, asOf: .max).state
+            let replayed = try ledger.stateBlocking(of: user, asOf: .max, fromScratch: true).state
             if maintained != replayed { f.problems.append("projection of \(user) differs from a replay") }
         }
         return f

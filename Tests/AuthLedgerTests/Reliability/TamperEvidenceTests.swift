@@ -166,7 +166,7 @@ import Testing
         try Self.tamper(store) { txn, db in try txn.put(db, UInt64(2).bigEndianBytes, found) }
         // Then verify names seq 2, and reading the log refuses with tampered instead of stopping the process
         #expect(try Self.verifyNames(store) == 2)
-        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).events() }
+        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).eventsBlocking() }
     }
 
     @Test(arguments: [Int64.min / 2, -62_167_219_200_001, 253_402_300_800_000, Int64.max])
@@ -179,7 +179,7 @@ import Testing
             try txn.put(db, UInt64(3).bigEndianBytes, EventCodec.encode(r))
         }
         #expect(try Self.verifyNames(store) == 3)
-        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).events() }
+        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).eventsBlocking() }
     }
 
     @Test func editingDataMdbOnDiskIsNamed() throws {
@@ -225,7 +225,7 @@ import Testing
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
         let store = try Self.populated()
         try Self.tamperState(store, "bob") { $0.devices["pixel"]?.status = .active }
-        let before = try Ledger(lmdb: store).devices("bob", QueryOptions(asOf: .max))
+        let before = try Ledger(lmdb: store).devicesBlocking("bob", QueryOptions(asOf: .max))
         #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
         // Then verify names bob's last event, seq 10
         #expect(try Self.verifyNames(store) == 10)
@@ -244,7 +244,7 @@ import Testing
     // MARK: Exports
 
     static func exportLines(_ store: String) throws -> [String] {
-        try Ledger(store: store).events().map { $0.json.serialized() }
+        try Ledger(store: store).eventsBlocking().map { $0.json.serialized() }
     }
 
     static func importRefusal(_ lines: [String], _ storage: StorageKind) throws -> LedgerError? {

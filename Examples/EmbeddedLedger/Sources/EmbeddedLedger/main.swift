@@ -16,9 +16,9 @@ _ = try await ledger.perform(.register(Registration(user: user, deviceId: "phone
                              meta: StringMap([("actor", "user")]), clock: { now })
 _ = try await ledger.perform(.access(user: user, deviceId: "phone"), clock: { now })
 
-let devices = try ledger.devices(of: user, QueryOptions(asOf: now))
+let devices = try await ledger.devices(of: user, QueryOptions(asOf: now))
 for device in devices.devices {
     print("\(user) \(device.deviceId) \(device.status) via \(device.via ?? "-")")
 }
-print("head \(try ledger.head().seq), verified \(try ledger.verify().seq) events")
+print("head \(try await ledger.head().seq), verified \(try ledger.verify().seq) events")
 await ledger.close()

@@ -1,0 +1,123 @@
+@testable import AuthLedger
+@testable import AuthLedgerCore
+import AuthLedgerPostgres
+import AuthLedgerTestSupport
+import Foundation
+import Testing
+
+/// The async reads on PostgreSQL (`PostgresStorage.readAsync`): they never wait on a thread
+/// (no blocking wait of the store's connections moves), they answer as the blocking forms
+/// and as LMDB, also when a read runs again several times after fetching what it missed,
+/// and a store that is closed is a `storage_error`, not a crash or a hang.
+@Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
+struct AsyncReadTests {
+    /// Every answer a service reads, through the async forms, as one JSON document.
+    static func answers(_ ledger: Ledger, _ expectations: [ScenarioFixtureTests.Expectation]) async throws -> [JSON] {
+        var out: [JSON] = []
+        for e in expectations {
+            switch e.query {
+            case "devices": out.append(try await ledger.devices(e.user, e.options))
+            case "cooling": out.append(try await ledger.cooling(e.user, e.options))
+            case "pending": out.append(try await ledger.pending(e.user, e.options))
+            case "challenge": out.append(try await ledger.challenge(e.user, e.id!, e.options))
+            default: out.append(.array(try await ledger.history(e.user, e.options).map(\.json)))
+            }
+            out.append(.array(try await ledger.history(e.user, e.options, page: HistoryPage(after: 2, limit: 3)).map(\.json)))
+            let (state, position) = try await ledger.state(of: e.user, position: e.options.position, asOf: e.options.asOf, fromScratch: true)
+            out.append(.array([.int(Int64(position)), .int(Int64(state.version))]))
+        }
+        let head = try await ledger.head()
+        out.append(.string(hexString(head.hash.bytes)))
+        out.append(.array(try await ledger.events(from: 2, limit: 5).map(\.json)))
+        let (size, root) = try await ledger.treeHead()
+        out.append(.array([.int(Int64(size)), .string(hexString(root.bytes))]))
+        for seq in 1...size {
+            let p = try await ledger.inclusionProof(seq: seq)
+            out.append(.array(p.proof.map { .string(hexString($0.bytes)) } + [.string(hexString(p.leafHash.bytes)), .string(hexString(p.root.bytes))]))
+        }
+        let c = try await ledger.consistencyProof(from: 1, to: size)
+        out.append(.array(c.proof.map { .string(hexString($0.bytes)) } + [.string(hexString(c.oldRoot.bytes)), .string(hexString(c.newRoot.bytes))]))
+        out.append(.string(Data(try await ledger.hashTile(level: 0, index: 0, width: Int(size))).base64EncodedString()))
+        out.append(.string(Data(try await ledger.entryBundle(index: 0, width: Int(size))).base64EncodedString()))
+        out.append(.string(try await ledger.checkpoint(signer: CheckpointSigner(origin: "example.com/log", seed: Array(repeating: 7, count: 32)))))
+        out.append(.string("\(try await ledger.policy())"))
+        out.append(.int(Int64(try await ledger.unresolvedChallenges().challenges.count)))
+        out.append(try await ledger.metaRecord("checkpoint").map { .string(Data($0).base64EncodedString()) } ?? .null)
+        return out
+    }
+
+    /// The same answers through the blocking forms.
+    static func blockingAnswers(_ ledger: Ledger, _ expectations: [ScenarioFixtureTests.Expectation]) throws -> [JSON] {
+        try expectations.map { try ScenarioFixtureTests.answer(ledger, $0, fromScratch: false) }
+    }
+
+    @Test(arguments: ScenarioFixtureTests.scenarios)
+    func asyncReadsOnPostgreSQLNeverWaitOnAThreadAndAnswerAsLMDB(_ name: String) async throws {
+        // Given a scenario on LMDB and the same log on PostgreSQL, where an async read's first page is
+        // two rows (so that reads of a stream, the log or the tree run again several times)
+        let (events, expectations) = try ScenarioFixtureTests.load(name)
+        let lmdb = try StorageKind.lmdb.freshLedger()
+        let pg = try StorageKind.postgres.freshLedger()
+        try lmdb.appendBlocking(events)
+        // (The export carries the disclosures' salts: both stores hold the same bytes.)
+        try pg.appendBlocking(try inputs(try lmdb.exportText()))
+        let storage = try #require(pg.storage as? PostgresStorage)
+        storage.firstReadPage.set(2)
+        let waits = storage.connections.blockingWaits.value
+        let fills = storage.readFills.value
+        // When a service's reads are made through the async forms
+        let answers = try await Self.answers(pg, expectations)
+        // Then no blocking wait of the store's connections was made, the reads fetched
+        // what they missed and ran again, and the answers are LMDB's
+        #expect(storage.connections.blockingWaits.value == waits)
+        #expect(storage.readFills.value - fills > expectations.count)
+        #expect(answers == (try await Self.answers(lmdb, expectations)))
+        // And the views are the blocking forms' answers
+        let views = stride(from: 0, to: expectations.count * 3, by: 3).map { answers[$0] }
+        #expect(views == (try Self.blockingAnswers(pg, expectations)))
+        #expect(storage.connections.blockingWaits.value > waits)
+    }
+
+    @Test func aLongHistoryReadInSmallPagesIsTheBlockingOne() async throws {
+        // Given a user with 40 events (interleaved with another's) on PostgreSQL, and async
+        // reads whose first page is one row
+        let pg = try HistoryPageTests.ledger(40, .postgres)
+        let storage = try #require(pg.storage as? PostgresStorage)
+        storage.firstReadPage.set(1)
+        let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
+        let fills = storage.readFills.value
+        // When its history is read whole and in pages, and the log from the start
+        let whole = try await pg.history("alice", o)
+        // Then the stream was fetched in pages that grow (1, 1, 2, 4, … rows: 7 fetches
+        // for 40 rows, not 40), and each answer is the blocking form's
+        #expect(storage.readFills.value - fills >= 6)
+        #expect(storage.readFills.value - fills < 12)
+        #expect(whole.count == 40)
+        #expect(whole.map(\.json) == (try pg.historyBlocking("alice", o)).map(\.json))
+        let page = HistoryPage(after: 17, limit: 9)
+        #expect((try await pg.history("alice", o, page: page)).map(\.json) == (try pg.historyBlocking("alice", o, page: page)).map(\.json))
+        #expect((try await pg.events(from: 3, limit: 30)).map(\.json) == (try pg.eventsBlocking(from: 3, limit: 30)).map(\.json))
+        #expect((try await pg.devices(of: "alice", o)).json == (try pg.devicesBlocking(of: "alice", o)).json)
+    }
+
+    @Test func anAsyncReadOfAClosedStoreIsAStorageError() async throws {
+        // Given a PostgreSQL ledger that was closed
+        let pg = try StorageKind.postgres.freshLedger()
+        try pg.appendBlocking(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+            data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
+        #expect(try await pg.head().seq == 1)
+        await pg.close()
+        // When it is read through the async forms, then each read fails with storage_error
+        // (no crash, no hang), and the message names no URL or password
+        for read in [{ _ = try await pg.head() }, { _ = try await pg.devices(of: "alice", QueryOptions(asOf: .max)) },
+                     { _ = try await pg.treeHead() }] as [@Sendable () async throws -> Void] {
+            do {
+                try await read()
+                Issue.record("a read of a closed store answered")
+            } catch let e as LedgerError {
+                #expect(e.code == .storageError)
+                #expect(!e.message.contains("postgresql://") && !e.message.contains(StorageKind.postgresURL!))
+            }
+        }
+    }
+}
