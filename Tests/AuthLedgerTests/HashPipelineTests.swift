@@ -51,10 +51,10 @@ import Testing
         #expect(Self.hashedByPipeline(small) == 0)
         // The same bytes, chain and tree
         #expect(try large.exportText() == (try small.exportText()))
-        #expect(try large.treeHead() == (try small.treeHead()))
+        #expect(try large.treeHeadBlocking() == (try small.treeHeadBlocking()))
         #expect(try large.verify() == (try small.verify()))
         // And the outcome tells what was stored, in order
-        let stored = try large.events()
+        let stored = try large.eventsBlocking()
         #expect(outcome.appended.map(\.hash) == stored.map(\.hash))
         #expect(outcome.appended.map(\.seq) == Array(1...UInt64(lines.count)))
     }
@@ -67,7 +67,7 @@ import Testing
         #expect(Self.hashedByPipeline(large) == lines.count)
         _ = try large.verify()
         #expect(try large.contentText() == (try small.contentText()))
-        #expect(try large.devices("user-3", QueryOptions(asOf: .max)) == (try small.devices("user-3", QueryOptions(asOf: .max))))
+        #expect(try large.devicesBlocking("user-3", QueryOptions(asOf: .max)) == (try small.devicesBlocking("user-3", QueryOptions(asOf: .max))))
     }
 
     @Test func aDuplicateInsideALargeRequestIsSeen() throws {
@@ -83,7 +83,7 @@ import Testing
         let fresh = try Self.unsalted()
         let e = refusal { try fresh.importText(conflicting.joined(separator: "\n")) }
         #expect(e?.code == .duplicateEventId && e?.index == conflicting.count - 1)
-        #expect(try fresh.head() == .empty)
+        #expect(try fresh.headBlocking() == .empty)
     }
 
     @Test func aRefusedLargeRequestLeavesNothingAndTheNextOneIsRight() throws {
@@ -94,7 +94,7 @@ import Testing
         let ledger = try Self.unsalted(), reference = try Self.unsalted()
         let e = refusal { try ledger.importText(bad.joined(separator: "\n")) }
         #expect(e != nil && e?.index == 150)
-        #expect(try ledger.head() == .empty)
+        #expect(try ledger.headBlocking() == .empty)
         // Then the request without it appends from the same head as a store that never saw the refusal
         try ledger.importText(lines.joined(separator: "\n"))
         try reference.importText(lines.joined(separator: "\n"))

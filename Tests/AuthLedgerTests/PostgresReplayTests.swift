@@ -53,7 +53,7 @@ struct PostgresReplayTests {
         let store = try #require((ledger.storage as? PostgresStorage)?.location)
         let admin = try PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
         let before = try Self.digests(admin, store.schema)
-        let root = try ledger.treeHead().root
+        let root = try ledger.treeHeadBlocking().root
         let states = try Self.states(ledger)
         #expect(before[1] != 0 && states.0.count >= 2)
         // When it is replayed in runs of 1, 2 and 3 events (many runs, a last one cut short)
@@ -74,7 +74,7 @@ struct PostgresReplayTests {
             #expect(try Self.digests(admin, store.schema) != before)
             try ledger.replayBlocking()
             #expect(try Self.digests(admin, store.schema) == before)
-            #expect(try ledger.treeHead().root == root)
+            #expect(try ledger.treeHeadBlocking().root == root)
         }
         // When records and states are added, removed or changed behind the ledger's back,
         // then replay writes back exactly the ones the log gives
@@ -90,6 +90,6 @@ struct PostgresReplayTests {
             let replayed = try Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
         }
-        #expect(try ledger.verify() == ledger.head())
+        #expect(try ledger.verify() == ledger.headBlocking())
     }
 }
