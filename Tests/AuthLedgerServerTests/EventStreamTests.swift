@@ -117,7 +117,9 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aSlowSubscriberBlocksNeitherAppendsNorOthersAndIsCutOff(_ storage: StorageKind) async throws {
-        try await withServer(storage, configure: { $0.stallTimeout = .seconds(1); $0.heartbeatInterval = .milliseconds(500) }) { s in
+        // A stall of 3 s cuts a subscriber off: long enough that the reading one is not cut when
+        // a loaded machine holds the test's reader back for a second (it was cut at 1 s, load 6).
+        try await withServer(storage, configure: { $0.stallTimeout = .seconds(3); $0.heartbeatInterval = .milliseconds(500) }) { s in
             try await seed(s, accesses: 0)
             // A subscriber that never reads, and one that does
             let slow = try await s.openWithoutReading("/v1/events?from=1")
