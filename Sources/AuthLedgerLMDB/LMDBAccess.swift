@@ -20,11 +20,16 @@ final class LMDBAccess: StorageWriter {
     /// The key of a stream's maintained projection state: its index entry at version 0
     /// (versions start at 1), so that the state and the stream's newest entries share a
     /// leaf page of `streams` (`LMDBStorage.layout`).
-    static func stateKey(_ stream: String) -> [UInt8] { streamKey(stream, 0) }
+    static func stateKey(_ stream: String) -> [UInt8] { stateKey(storedKey: storedKey(stream)) }
+
+    /// The state key of a stored stream key: the key ‖ 0x00 ‖ version 0 (nine zero bytes).
+    static func stateKey(storedKey k: some Collection<UInt8>) -> [UInt8] {
+        Array(k) + [UInt8](repeating: 0, count: 9)
+    }
 
     /// The stored stream key of a state key (`stateKey`): nil for an index entry.
     static func storedKey(ofStateKey k: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard k.count >= 9, k[k.count - 9] == 0, k[(k.count - 8)...].allSatisfy({ $0 == 0 }) else { return nil }
+        guard k.count >= 9, k[(k.count - 9)...].allSatisfy({ $0 == 0 }) else { return nil }
         return UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)])
     }
 
@@ -238,7 +243,7 @@ final class LMDBAccess: StorageWriter {
 
     func clearProjectionStates() throws {
         var keys: [[UInt8]] = []
-        try forEachState { stream, _ in keys.append(Array(stream) + [0] + UInt64(0).bigEndianBytes); return true }
+        try forEachState { stream, _ in keys.append(LMDBAccess.stateKey(storedKey: stream)); return true }
         for k in keys { _ = try txn.delete(s.streams, k) }
     }
 

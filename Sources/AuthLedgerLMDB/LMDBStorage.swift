@@ -85,7 +85,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             let c = try txn.cursor(states)
             var entry = try c.first()
             while let (k, v) = entry {
-                moved.append((Array(k) + [0] + UInt64(0).bigEndianBytes, Array(v)))
+                moved.append((LMDBAccess.stateKey(storedKey: k), Array(v)))
                 entry = try c.next()
             }
             for (k, v) in moved { try txn.put(streams, k, v) }

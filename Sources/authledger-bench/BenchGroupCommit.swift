@@ -29,11 +29,13 @@ extension BenchRun {
         let names = ["streams", "states", "records"]
         let indexes = try names.prefix(randomPuts).map { try env.database($0) }
         let event = [UInt8](repeating: 0x65, count: 300), state = [UInt8](repeating: 0x73, count: 600)
+        // What the streams and records entries hold: a seq (8 bytes); 32 bytes as found in the store.
+        let entry = Array(state.prefix(8)), stored = Array(state.prefix(32))
         func userKey(_ u: UInt64) -> [UInt8] { var g = SplitMix64(seed: u); return g.next().bigEndianBytes8 }
         // Every user present already (a store in use): puts replace among existing keys.
         try env.write { txn in
             for (d, db) in indexes.enumerated() {
-                for u in 0..<UInt64(users) { try txn.put(db, userKey(u), d == 1 ? state : Array(state.prefix(32))) }
+                for u in 0..<UInt64(users) { try txn.put(db, userKey(u), d == 1 ? state : stored) }
             }
         }
         var seq: UInt64 = 0, next: UInt64 = 1, commits = 0
@@ -49,7 +51,7 @@ extension BenchRun {
                         let user = userKey(next % UInt64(users))
                         next += 1
                         // The streams entry is (user, version); the state and record keys the user.
-                        try txn.put(db, d == 0 ? user + seq.bigEndianBytes8 : user, d == 1 ? state : Array(state.prefix(8)))
+                        try txn.put(db, d == 0 ? user + seq.bigEndianBytes8 : user, d == 1 ? state : entry)
                     }
                 }
             }

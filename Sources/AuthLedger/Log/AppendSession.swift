@@ -249,8 +249,7 @@ final class AppendSession {
             head = Head(seq: seq, hash: head.hash)
             // Handed over and taken back a few at a time: a lock round per event would cost more than the hashing.
             if outbox.count == HashPipeline.handOver {
-                hashing!.submit(outbox)
-                outbox.removeAll(keepingCapacity: true)
+                handOver()
                 try storeHashed(all: false)
             }
             return true
@@ -273,14 +272,18 @@ final class AppendSession {
         appended.append(recorded)
     }
 
+    /// Gives `hashing` the admitted events not yet handed over.
+    private func handOver() {
+        guard !outbox.isEmpty else { return }
+        hashing!.submit(outbox)
+        outbox.removeAll(keepingCapacity: true)
+    }
+
     /// Stores what `hashing` has hashed (with `all`, every event handed to it), in `seq`
     /// order; once nothing is pending, the head has the last one's hash.
     private func storeHashed(all: Bool) throws {
         guard pipelining, all || !pendingIds.isEmpty else { return }
-        if all && !outbox.isEmpty {
-            hashing!.submit(outbox)
-            outbox.removeAll(keepingCapacity: true)
-        }
+        if all { handOver() }
         for h in hashing!.take(all: all) {
             try store(h.recorded, leaf: h.leaf, bytes: h.bytes)
             pendingIds.remove(h.recorded.event.id!)
