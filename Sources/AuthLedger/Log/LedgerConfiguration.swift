@@ -21,7 +21,8 @@ extension Ledger {
         /// The origin of signed checkpoints (their first line and key name). nil:
         /// ``CheckpointSigner/defaultOrigin``, which operators should replace by their log's name.
         public var origin: String?
-        /// How many partitions `replay` folds streams in at once (1 to 8). nil: one per core, at most 8.
+        /// How many partitions `replay` splits the streams into (1 to 8), run over the cores beside
+        /// the tree's check. nil: two per core, at most 8.
         public var replayPartitions: Int?
         /// Whether the group-commit writer pipelines durable commits (see docs/BENCHMARKS.md):
         /// off by default; an answer still waits until its events are durable.
