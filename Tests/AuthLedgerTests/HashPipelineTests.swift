@@ -101,4 +101,30 @@ import Testing
         #expect(try ledger.exportText() == (try reference.exportText()))
         #expect(try ledger.verify() == (try reference.verify()))
     }
+
+    @Test func largeRequestsBetweenSmallOnesGrowTheTreeFromWhereItStands() throws {
+        // Given the same events appended one by one, and as small and large requests in turn
+        // (the second thread hashes the tree's nodes from the edge the earlier requests left)
+        let lines = Self.events(users: 10, each: 30)
+        let mixed = try Self.unsalted(), single = try Self.unsalted()
+        for l in lines { try single.importText(l) }
+        var k = 0
+        for (n, large) in [(5, false), (100, true), (3, false), (92, true), (1, false), (60, true)] {
+            let part = lines[k..<(k + n)]
+            if large { try mixed.importText(part.joined(separator: "\n")) } else { for l in part { try mixed.importText(l) } }
+            k += n
+            // A large request refused at its end leaves the edge where it was
+            if large && k + 70 <= lines.count {
+                var bad = Array(lines[k..<(k + 70)])
+                bad.append(line("device.renamed", user: "user-1", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope","name":"x"}"#))
+                #expect(refusal { try mixed.importText(bad.joined(separator: "\n")) }?.index == 70)
+            }
+        }
+        for l in lines[k...] { try mixed.importText(l) }
+        #expect(Self.hashedByPipeline(mixed) >= 252)
+        // Then the stored tree, its proofs and the chain are the ones single appends give
+        #expect(try mixed.treeHeadBlocking() == (try single.treeHeadBlocking()))
+        #expect(try mixed.verify() == (try single.verify()))
+        #expect(try mixed.consistencyProofBlocking(from: 105, to: 300) == (try single.consistencyProofBlocking(from: 105, to: 300)))
+    }
 }

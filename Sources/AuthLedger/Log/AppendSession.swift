@@ -17,13 +17,11 @@ final class AppendSession {
     private var undoUsers: [String: UserState?] = [:]
     private var undoSystem: SystemState??
     private var inRequest = false
-    /// Whether personal values get salted commitments (SPEC 1.5). Off only for the
-    /// benchmark's comparison run: values are then hashed in clear.
     /// The writer's switches (sealing personal values, the Merkle tree): all on but in benchmark baselines.
     var switches = AppendSwitches()
-    // The Merkle tree's right edge (loaded at the first append), and its value when the request began.
     /// One buffer for every event's canonical bytes and stored bytes (no array per event).
     private var scratch: [UInt8] = []
+    /// The Merkle tree's right edge (loaded at the first append), and its value when the request began.
     private var tree: TreeFrontier?
     private var savedTree: TreeFrontier?
     /// The writer's second thread for a large request's hashes (nil: everything inline).
@@ -127,7 +125,9 @@ final class AppendSession {
         for stream in request.expectedVersions.keys { try AppendRequest.checkStreamKey(stream) }
         // (Recorded-form inputs are checked against the head's hash, event by event: inline.)
         if let hashing, request.inputs.count >= HashPipeline.minimumEvents, request.inputs.allSatisfy({ $0.claims.isEmpty }) {
-            pipelining = hashing.begin(prev: head.hash)
+            // The tree's nodes are hashed there too, from the edge at the head.
+            let edge = switches.maintainMerkleTree.load(ordering: .relaxed) ? try treeAtHead() : nil
+            pipelining = hashing.begin(prev: head.hash, tree: edge)
         }
         defer {
             if pipelining { hashing?.cancel() }
@@ -146,6 +146,7 @@ final class AppendSession {
             }
         }
         try storeHashed(all: true)
+        if pipelining, tree != nil { tree = hashing!.frontier }
         // Expected versions for streams the request did not touch still have to hold.
         for (stream, expected) in request.expectedVersions where !checkedVersions.contains(stream) {
             let current = stream == systemStream ? try systemState().version : try userState(stream).version
@@ -284,8 +285,14 @@ final class AppendSession {
     private func storeHashed(all: Bool) throws {
         guard pipelining, all || !pendingIds.isEmpty else { return }
         if all { handOver() }
-        for h in hashing!.take(all: all) {
-            try store(h.recorded, leaf: h.leaf, bytes: h.bytes)
+        let taken = hashing!.take(all: all)
+        var k = 0
+        for h in taken.events {
+            let e = h.recorded.event
+            try w.putEvent(seq: h.recorded.seq, id: e.id!, stream: e.stream, version: h.recorded.version, bytes: h.bytes)
+            for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try node.withBytes { try w.appendTreeHash(index, $0) } }
+            k += h.nodeCount
+            appended.append(h.recorded)
             pendingIds.remove(h.recorded.event.id!)
             if pendingIds.isEmpty { head = Head(seq: h.recorded.seq, hash: h.recorded.hash) }
         }
@@ -294,9 +301,16 @@ final class AppendSession {
     /// Adds the event's leaf to the Merkle tree, in the event's transaction.
     private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
         if !switches.maintainMerkleTree.load(ordering: .relaxed) { return }
-        if tree == nil { tree = try TreeFrontier.load(w, size: seq - 1) }
-        guard tree!.size == seq - 1 else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: seq) }
+        _ = try treeAtHead()
         try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
+    }
+
+    /// The Merkle tree's right edge over the events stored so far (loaded the first time).
+    private func treeAtHead() throws -> TreeFrontier {
+        let size = head.seq
+        if tree == nil { tree = try TreeFrontier.load(w, size: size) }
+        guard tree!.size == size else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: size + 1) }
+        return tree!
     }
 
     /// Destroys the personal values of `user`'s events before `seq` (SPEC 1.5), and the

@@ -4,11 +4,11 @@ import Foundation
 
 /// Hashing beside the rules: while the writer applies the rules to a large request's next
 /// events, a second thread computes each admitted event's leaf (its canonical bytes), chain
-/// hash and stored bytes, in `seq` order. The writer takes the results in that order and
+/// hash, stored bytes and Merkle nodes, in `seq` order. The writer takes the results in that order and
 /// puts them in its own transaction, so the store receives exactly what hashing inline
 /// gives — only computed on the other core. (Bulk appends run on one thread otherwise;
 /// the leaf, chain and encoding were about a quarter of their time.)
-// @unchecked: `jobs`, `hashed`, `working`, `prev`, `stopped` and `thread` are guarded by
+// @unchecked: `jobs`, `hashed`, `working`, `prev`, `tree`, `stopped` and `thread` are guarded by
 // `condition`; a `Job` and a `Hashed` are values handed over under it.
 final class HashPipeline: @unchecked Sendable {
     /// An admitted event: what its hashes depend on.
@@ -18,11 +18,19 @@ final class HashPipeline: @unchecked Sendable {
         let version: UInt64
     }
 
-    /// The event recorded (with `prev` and `hash`), its leaf for the Merkle tree and its stored bytes.
+    /// The event recorded (with `prev` and `hash`), its stored bytes, and how many of the
+    /// Merkle tree's nodes it completes (taken in order from `Taken.nodes`).
     struct Hashed {
         let recorded: RecordedEvent
-        let leaf: SHA256.Digest
         let bytes: [UInt8]
+        let nodeCount: Int
+    }
+
+    /// What `take` hands back: the events in `seq` order, and their tree nodes (stored index
+    /// and hash) one after the other (empty when no tree is maintained).
+    struct Taken {
+        var events: [Hashed] = []
+        var nodes: [(UInt64, TreeFrontier.Node)] = []
     }
 
     /// Requests with fewer events are hashed inline: handing a few events over costs more than it saves.
@@ -30,11 +38,13 @@ final class HashPipeline: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var jobs: [Job] = []
-    private var hashed: [Hashed] = []
+    private var hashed = Taken()
     /// Jobs the thread took and has not yet handed back.
     private var working = 0
     /// The chain hash the next job follows.
     private var prev = Hash32.zero
+    /// The Merkle tree's right edge after the jobs hashed so far (nil: no tree maintained).
+    private var tree: TreeFrontier?
     private var stopped = false
     private var thread: Thread?
     private var hashedCount = 0
@@ -46,14 +56,16 @@ final class HashPipeline: @unchecked Sendable {
         return hashedCount
     }
 
-    /// Starts a request's events after `prev` (the head's hash); false once stopped (the
+    /// Starts a request's events after `prev` (the head's hash) and `tree` (the Merkle
+    /// tree's right edge at the head, nil when none is maintained); false once stopped (the
     /// request is then hashed inline). Nothing may be pending.
-    func begin(prev: Hash32) -> Bool {
+    func begin(prev: Hash32, tree: TreeFrontier?) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        precondition(jobs.isEmpty && working == 0 && hashed.isEmpty, "a hash pipeline began with work pending")
+        precondition(jobs.isEmpty && working == 0 && hashed.events.isEmpty, "a hash pipeline began with work pending")
         if stopped { return false }
         self.prev = prev
+        self.tree = tree
         if thread == nil {
             let t = Thread { [self] in run() }
             t.name = "authledger-hash"
@@ -75,12 +87,19 @@ final class HashPipeline: @unchecked Sendable {
     }
 
     /// What is hashed so far, in `seq` order; with `all`, waits until every submitted job is.
-    func take(all: Bool) -> [Hashed] {
+    func take(all: Bool) -> Taken {
         condition.lock()
         defer { condition.unlock() }
         while all && (!jobs.isEmpty || working > 0) { condition.wait() }
-        defer { hashed = [] }
+        defer { hashed = Taken() }
         return hashed
+    }
+
+    /// The Merkle tree's right edge after every job hashed so far (after `take(all: true)`: the request's).
+    var frontier: TreeFrontier? {
+        condition.lock()
+        defer { condition.unlock() }
+        return tree
     }
 
     /// Drops what was submitted and not taken (a refused request; its writes are undone).
@@ -88,7 +107,7 @@ final class HashPipeline: @unchecked Sendable {
         condition.lock()
         jobs = []
         while working > 0 { condition.wait() }
-        hashed = []
+        hashed = Taken()
         condition.unlock()
     }
 
@@ -114,22 +133,28 @@ final class HashPipeline: @unchecked Sendable {
             jobs = []
             working = batch.count
             var prev = self.prev
+            var tree = self.tree
             condition.unlock()
-            var out: [Hashed] = []
-            out.reserveCapacity(batch.count)
+            var out = Taken()
+            out.events.reserveCapacity(batch.count)
+            if tree != nil { out.nodes.reserveCapacity(2 * batch.count + 8) }
             for job in batch {
                 let leaf = RecordedEvent.leaf(job.event, seq: job.seq, version: job.version, scratch: &scratch)
                 let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
                 let recorded = RecordedEvent(event: job.event, seq: job.seq, version: job.version, prev: prev, hash: hash)
                 var bytes: [UInt8] = []
                 EventCodec.encode(recorded, into: &bytes)
-                out.append(Hashed(recorded: recorded, leaf: leaf, bytes: bytes))
+                let before = out.nodes.count
+                tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
+                out.events.append(Hashed(recorded: recorded, bytes: bytes, nodeCount: out.nodes.count - before))
                 prev = hash
             }
             condition.lock()
             self.prev = prev
-            hashed += out
-            hashedCount += out.count
+            self.tree = tree
+            hashed.events += out.events
+            hashed.nodes += out.nodes
+            hashedCount += out.events.count
             working = 0
             condition.broadcast()
         }
