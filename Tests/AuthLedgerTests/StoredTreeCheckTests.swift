@@ -19,6 +19,7 @@ import Testing
         // Intact: the same, whatever the chunk size
         for chunk in [1, 2, 3, 64] {
             #expect(try ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
+            #expect(try Self.replayFindsTreeIntact(ledger, n, chunk: chunk), "replay's pieces, chunk \(chunk)")
         }
         // One event more or less than the tree covers: not the same
         #expect(try !ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n + 1)) })
@@ -32,12 +33,21 @@ import Testing
             let reopened = try Ledger(lmdb: path)
             for chunk in [1, 3, 64] {
                 #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
+                #expect(try !Self.replayFindsTreeIntact(reopened, n, chunk: chunk), "replay's pieces: hash \(index) of \(stored), chunk \(chunk)")
             }
             try reopened.replayBlocking()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
             #expect(try reopened.treeHeadBlocking().root == root)
             try reopened.verify()
         }
+    }
+
+    /// Whether replay's pieces (partitions and tree chunks over the cores, in any order)
+    /// find the stored tree intact: no leaves handed back for a rebuild.
+    static func replayFindsTreeIntact(_ ledger: Ledger, _ n: Int, chunk: Int) throws -> Bool {
+        let leaves = LeafBuffer()
+        ledger.replayInPieces(parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)
+        return try leaves.result!.get() == nil
     }
 
     /// The map's pages are found and let go; what is read afterwards is the same.

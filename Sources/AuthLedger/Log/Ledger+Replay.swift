@@ -6,11 +6,10 @@ extension Ledger {
     /// called now and then. Returns the number of events replayed.
     ///
     /// Streams are independent but for the policy, so the rebuild is partitioned by
-    /// stream (two partitions per core, run over the cores beside the tree's check):
-    /// every partition scans the log in `seq` order (LMDB scans at millions of events
-    /// per second), applies every `policy.set`, and decodes and folds only its own
-    /// users' events. The result is the same as a
-    /// sequential fold. States are written in the one write transaction, which also
+    /// stream (two partitions per core, run over the cores with the stored tree's check in
+    /// chunks): every partition scans the log in `seq` order (LMDB scans at millions of
+    /// events per second), applies every `policy.set`, and decodes and folds only its own
+    /// users' events. The result is the same as a sequential fold. States are written in the one write transaction, which also
     /// keeps other writers out while the partitions read the same snapshot. Runs alone on the
     /// writer thread while the calling task is suspended; the synchronous form is `replayBlocking`.
     @discardableResult
@@ -29,41 +28,15 @@ extension Ledger {
             let head = try w.head()
             try w.clearProjectionStates()
             try w.clearRecords()
-            // Two partitions per core by default: the tree's check is one piece as long as
-            // about two of them, and smaller pieces keep every core busy to the end.
+            // Two partitions per core by default: smaller pieces keep every core busy to the end.
             let parts = max(1, min(configuration.replayPartitions ?? 2 * ProcessInfo.processInfo.activeProcessorCount, 8))
             let box = ReplayPartitions(parts)
-            let storage = self.storage
             let report = progress.map { p in UncheckedSendable(p) }
             let leaves = LeafBuffer()
             if w is BatchScanning {
                 replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             } else {
-                // The tree's leaves first: it is the longest single piece of work, and
-                // `concurrentPerform` runs no more pieces at once than there are cores, so
-                // a piece started last would run alone on a core the partitions had left.
-                DispatchQueue.concurrentPerform(iterations: parts + 1) { piece in
-                    if piece == 0 {
-                        // The Merkle tree's leaves, beside the projections.
-                        // nil when the stored tree is intact (the usual case): nothing to rewrite.
-                        leaves.result = Result {
-                            try storage.read { r in
-                                try Ledger.storedTreeMatchesLog(r, through: head.seq) ? nil : try Ledger.leafHashes(r, through: head.seq)
-                            }
-                        }
-                        return
-                    }
-                    let part = piece - 1
-                    do {
-                        let result = try storage.read { r in
-                            try Ledger.replayPartition(r, part: part, of: parts, through: head.seq,
-                                                       progress: part == 0 ? report?.value : nil)
-                        }
-                        box.set(part, .success(result))
-                    } catch {
-                        box.set(part, .failure(error))
-                    }
-                }
+                replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             }
             // A partition's refusal (a stored event that does not decode or fold) is reported
             // first; a partition stopped because another consumer of the one scan failed is not.

@@ -249,39 +249,54 @@ extension Ledger {
 }
 
 extension Ledger {
-    /// Whether the stored tree is the one over the log's events through `through`,
-    /// checked in chunks of `chunk` events: their leaves are computed, the stored hashes
-    /// they determine are walked and compared, and the next chunk follows (both scans
-    /// resume where they stopped). Memory stays at one chunk of leaves instead of 32 bytes
-    /// per event; the pages both walks read are let go behind them.
-    static func storedTreeMatchesLog(_ r: any StorageReader, through: UInt64, chunk: Int = 65_536) throws -> Bool {
+    /// Whether the stored tree is the one over the log's events through `through`, checked
+    /// in chunks of `chunk` events (`storedTreeMatchesLog(_:from:to:)`, one after the other).
+    static func storedTreeMatchesLog(_ r: any StorageReader, through: UInt64, chunk: Int = treeCheckChunk) throws -> Bool {
         guard try r.treeHashCount() == MerkleTree.storedHashCount(through) else { return false }
-        var frontier = TreeFrontier()
-        var expected: [(UInt64, TreeFrontier.Node)] = []
-        var nextSeq: UInt64 = 1
-        var leaves = StoredLeaf()
-        while nextSeq <= through {
-            expected.removeAll(keepingCapacity: true)
-            var taken = 0
-            try r.scan(from: nextSeq) { seq, bytes in
-                guard seq <= through, taken < chunk else { return false }
-                guard seq == nextSeq else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
-                frontier.append(try leaves.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
-                nextSeq += 1
-                taken += 1
-                return true
-            }
-            guard taken > 0 else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
-            var k = 0
-            try r.scanTree(from: expected[0].0) { index, stored in
-                guard k < expected.count else { return false }
-                guard expected[k].0 == index, stored.count == 32, TreeFrontier.Node(stored) == expected[k].1 else { return false }
-                k += 1
-                return true
-            }
-            if k < expected.count { return false }
+        for (from, to) in treeCheckChunks(through: through, chunk: chunk) {
+            guard try storedTreeMatchesLog(r, from: from, to: to) else { return false }
         }
         return true
+    }
+
+    /// Events per chunk of the stored tree's check.
+    static let treeCheckChunk = 65_536
+
+    /// Events 1…`through` in chunks of `chunk`: (first seq, last seq) each.
+    static func treeCheckChunks(through: UInt64, chunk: Int = treeCheckChunk) -> [(UInt64, UInt64)] {
+        stride(from: UInt64(1), through: through, by: chunk).map { ($0, min(through, $0 + UInt64(chunk) - 1)) }
+    }
+
+    /// Whether the stored hashes that events `from`…`to` complete are the ones those events
+    /// give, over the stored tree of the events before them (its right edge read from the
+    /// store). Every stored hash is completed by exactly one event, and each is compared with
+    /// the hash of the stored children it was made from: so when every chunk of the log
+    /// agrees (checked in any order, or at once) and the count of stored hashes is right,
+    /// the whole stored tree is the log's. Memory stays at one chunk's hashes; the pages both
+    /// walks read are let go behind them.
+    static func storedTreeMatchesLog(_ r: any StorageReader, from: UInt64, to: UInt64) throws -> Bool {
+        var frontier: TreeFrontier
+        do { frontier = try TreeFrontier.load(r, size: from - 1) } catch let e as LedgerError where e.code == .tampered { return false }
+        var expected: [(UInt64, TreeFrontier.Node)] = []
+        expected.reserveCapacity(2 * Int(to - from + 1) + 64)
+        var nextSeq = from
+        var leaves = StoredLeaf()
+        try r.scan(from: from) { seq, bytes in
+            guard seq <= to else { return false }
+            guard seq == nextSeq else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
+            frontier.append(try leaves.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
+            nextSeq += 1
+            return true
+        }
+        guard nextSeq > to else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
+        var k = 0
+        try r.scanTree(from: expected[0].0) { index, stored in
+            guard k < expected.count else { return false }
+            guard expected[k].0 == index, stored.count == 32, TreeFrontier.Node(stored) == expected[k].1 else { return false }
+            k += 1
+            return true
+        }
+        return k == expected.count
     }
 }
 
