@@ -17,19 +17,23 @@ final class LMDBAccess: StorageWriter {
         storedKey(stream) + [0] + version.bigEndianBytes
     }
 
-    /// The key of a stream's maintained projection state: its index entry at version 0
-    /// (versions start at 1), so that the state and the stream's newest entries share a
-    /// leaf page of `streams` (`LMDBStorage.layout`).
+    /// The key of a stream's maintained projection state: its index entry at version
+    /// 2⁶⁴−1 (versions are at most 2⁶³−1), the last of the stream's entries, so that the
+    /// state and the stream's newest entries share a leaf page of `streams`
+    /// (`LMDBStorage.layout`).
     static func stateKey(_ stream: String) -> [UInt8] { stateKey(storedKey: storedKey(stream)) }
 
-    /// The state key of a stored stream key: the key ‖ 0x00 ‖ version 0 (nine zero bytes).
+    /// The version a state is stored at (`stateKey`).
+    static let stateVersion = UInt64.max
+
+    /// The state key of a stored stream key: the key ‖ 0x00 ‖ eight 0xFF bytes.
     static func stateKey(storedKey k: some Collection<UInt8>) -> [UInt8] {
-        Array(k) + [UInt8](repeating: 0, count: 9)
+        Array(k) + [0] + stateVersion.bigEndianBytes
     }
 
     /// The stored stream key of a state key (`stateKey`): nil for an index entry.
     static func storedKey(ofStateKey k: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard k.count >= 9, k[(k.count - 9)...].allSatisfy({ $0 == 0 }) else { return nil }
+        guard k.count >= 9, k[k.count - 9] == 0, k.loadBigEndianUInt64(at: k.count - 8) == stateVersion else { return nil }
         return UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)])
     }
 
@@ -86,10 +90,12 @@ final class LMDBAccess: StorageWriter {
     func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
         let prefix = LMDBAccess.storedKey(stream) + [0]
         let c = try txn.cursor(s.streams)
-        // Version 0 is the stream's projection state, not an index entry.
         var entry = try c.seek(prefix + max(version, 1).bigEndianBytes)
         while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
-            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
+            let version = k.loadBigEndianUInt64(at: prefix.count)
+            // The last entry is the stream's projection state, not an index entry.
+            if version == LMDBAccess.stateVersion { return }
+            if try !body(version, v.loadBigEndianUInt64()) { return }
             entry = try c.next()
         }
     }
@@ -142,7 +148,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     /// Visits `(stored stream key, state)` of every projection state in `streams` (one walk
-    /// over the index: the states are its version-0 entries) until `body` returns false.
+    /// over the index: the states are its entries at `stateVersion`) until `body` returns false.
     func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.streams)
         var entry = try c.first()

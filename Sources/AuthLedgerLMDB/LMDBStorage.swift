@@ -9,9 +9,9 @@ import LMDB
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
-/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq; at version 0, the
-///   stream's maintained projection state (beside its newest entries: a commit dirties one
-///   leaf page per user, not two)
+/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq; at version 2⁶⁴−1, after
+///   the stream's newest entry, its maintained projection state (on their leaf page: a
+///   commit dirties one leaf page per user, not two)
 /// - `states`: empty since layout 2 (`layout`); the states of an older store, moved to
 ///   `streams` when it is opened
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
@@ -63,15 +63,18 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
-    /// The key layout this release writes (meta `layout`): 2 keeps each projection state in
-    /// `streams` at version 0. A store without the value was written by an earlier release,
-    /// with the states in `states`.
-    static let layout: UInt8 = 2
+    /// The key layout this release writes (meta `layout`): 3 keeps each projection state in
+    /// `streams` after the stream's entries (`LMDBAccess.stateKey`). Layout 2 kept it at
+    /// version 0, before them: beside the newest entries only while a stream's entries fit
+    /// in one page. A store without the value was written by an earlier release, with the
+    /// states in `states`.
+    static let layout: UInt8 = 3
     static let layoutKey = Array("layout".utf8)
 
     /// Brings a store of an earlier layout to `layout` in one write transaction: its
-    /// projection states move from `states` to `streams` (bytes unchanged: no event, hash
-    /// or answer changes). A store of a later layout is refused, not misread.
+    /// projection states move from `states` (layout 1) or from version 0 of `streams`
+    /// (layout 2) to their place (bytes unchanged: no event, hash or answer changes). A
+    /// store of a later layout is refused, not misread.
     private func upgradeLayout() throws {
         let found = try environment.read { txn in try txn.get(meta, LMDBStorage.layoutKey) }
         if found == [LMDBStorage.layout] { return }
@@ -82,12 +85,24 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             // Again inside the write transaction: another process may have upgraded meanwhile.
             if try txn.get(meta, LMDBStorage.layoutKey) == [LMDBStorage.layout] { return }
             var moved: [([UInt8], [UInt8])] = []
+            var left: [[UInt8]] = []
             let c = try txn.cursor(states)
             var entry = try c.first()
             while let (k, v) = entry {
                 moved.append((LMDBAccess.stateKey(storedKey: k), Array(v)))
                 entry = try c.next()
             }
+            // Layout 2's states: the `streams` entries at version 0 (no event has version 0).
+            let s = try txn.cursor(streams)
+            entry = try s.first()
+            while let (k, v) = entry {
+                if k.count > 9, k.loadBigEndianUInt64(at: k.count - 8) == 0, k[k.count - 9] == 0 {
+                    left.append(Array(k))
+                    moved.append((LMDBAccess.stateKey(storedKey: k[..<(k.count - 9)]), Array(v)))
+                }
+                entry = try s.next()
+            }
+            for k in left { _ = try txn.delete(streams, k) }
             for (k, v) in moved { try txn.put(streams, k, v) }
             try txn.clear(states)
             try txn.put(meta, LMDBStorage.layoutKey, [LMDBStorage.layout])

@@ -60,21 +60,54 @@ import Testing
         try await Self.expectRecordedAnswers(store: store, "after replay")
     }
 
+    /// Where layouts 2 and 3 keep a stream's state in `streams`: its key ‖ 0x00 ‖ version
+    /// 0 (layout 2: before the stream's entries) or version 2⁶⁴−1 (layout 3: after them).
+    static func stateKey(_ user: String, layout: Int) -> [UInt8] {
+        Array(user.utf8) + [0] + (layout == 2 ? UInt64(0) : UInt64.max).bigEndianBytes
+    }
+
     /// What the raw databases hold: entries of `states`, the `layout` meta value, the
-    /// entries of `streams` at version 0 (states), and that entry of `user`.
-    static func rawLayout(_ store: String, user: String) throws -> (states: Int, layout: [UInt8]?, stateEntries: Int, streamsState: [UInt8]?) {
+    /// entries of `streams` at version 0 (layout 2's states) and at version 2⁶⁴−1 (layout
+    /// 3's), and `user`'s state where layout 3 keeps it.
+    static func rawLayout(_ store: String, user: String)
+        throws -> (states: Int, layout: [UInt8]?, versionZero: Int, stateEntries: Int, streamsState: [UInt8]?) {
         let env = try Environment(path: store)
         let states = try env.database("states"), meta = try env.database("meta"), streams = try env.database("streams")
         return try env.read { txn in
-            var stateEntries = 0
+            var (zero, last) = (0, 0)
             let c = try txn.cursor(streams)
             var entry = try c.first()
             while let (k, _) = entry {
-                if k.count > 9 && k[(k.count - 9)...].allSatisfy({ $0 == 0 }) { stateEntries += 1 }
+                if k.count > 9 && k[k.count - 9] == 0 {
+                    switch k.loadBigEndianUInt64(at: k.count - 8) {
+                    case 0: zero += 1
+                    case .max: last += 1
+                    default: break
+                    }
+                }
                 entry = try c.next()
             }
-            return (try txn.count(states), try txn.get(meta, Array("layout".utf8)), stateEntries,
-                    try txn.get(streams, Array(user.utf8) + [UInt8](repeating: 0, count: 9)))
+            return (try txn.count(states), try txn.get(meta, Array("layout".utf8)), zero, last,
+                    try txn.get(streams, stateKey(user, layout: 3)))
+        }
+    }
+
+    /// Rewrites the copy as the release of layout 2 left it when it opened the store: the
+    /// states at version 0 of `streams`, `layout` 2.
+    static func makeLayoutTwo(_ store: String) throws {
+        let env = try Environment(path: store)
+        let states = try env.database("states"), meta = try env.database("meta"), streams = try env.database("streams")
+        try env.write { txn in
+            var moved: [([UInt8], [UInt8])] = []
+            let c = try txn.cursor(states)
+            var entry = try c.first()
+            while let (k, v) = entry {
+                moved.append((Array(k) + [UInt8](repeating: 0, count: 9), Array(v)))
+                entry = try c.next()
+            }
+            for (k, v) in moved { try txn.put(streams, k, v) }
+            try txn.clear(states)
+            try txn.put(meta, Array("layout".utf8), [2])
         }
     }
 
@@ -82,13 +115,56 @@ import Testing
         let store = try Self.copy()
         // Given the old layout: states in their own database, no layout value
         let before = try Self.rawLayout(store, user: "alice")
-        #expect(before.states >= 10 && before.layout == nil && before.stateEntries == 0 && before.streamsState == nil)
+        #expect(before.states >= 10 && before.layout == nil && before.stateEntries == 0 && before.versionZero == 0 && before.streamsState == nil)
         let alice = try await Self.run(["devices", "alice", "--include-revoked", "--json", "--now", "2026-03-08T00:00:00Z"], store: store)
-        // Then opening it moved each state, bytes unchanged, into `streams` at version 0
+        // Then opening it moved each state, bytes unchanged, into `streams` after the stream's entries
         let after = try Self.rawLayout(store, user: "alice")
-        #expect(after.states == 0 && after.layout == [2] && after.stateEntries == before.states)
+        #expect(after.states == 0 && after.layout == [3] && after.stateEntries == before.states && after.versionZero == 0)
         #expect(after.streamsState != nil && after.streamsState?.isEmpty == false)
         #expect(alice.stdout == (try Self.answer(4)))
+        // Right after alice's newest index entry (the one a commit puts beside it): the
+        // entry before is one of alice's index entries, and no key of alice's sorts later
+        let previous = try #require(try Self.entryBefore(store, Self.stateKey("alice", layout: 3)))
+        let prefix = Array("alice".utf8) + [0]
+        #expect(previous.count == prefix.count + 8 && previous.starts(with: prefix))
+        #expect(previous.withUnsafeBytes { $0.loadBigEndianUInt64(at: prefix.count) } > 1)
+    }
+
+    /// The key of the `streams` entry just before `key`.
+    static func entryBefore(_ store: String, _ key: [UInt8]) throws -> [UInt8]? {
+        let env = try Environment(path: store)
+        let streams = try env.database("streams")
+        return try env.read { txn in
+            let c = try txn.cursor(streams)
+            guard try c.seek(key)?.0.elementsEqual(key) == true else { return nil }
+            return try c.prev().map { Array($0.0) }
+        }
+    }
+
+    @Test func aLayoutTwoStoreHasItsStatesMovedAfterTheirStreams() async throws {
+        // Given the store as layout 2 kept it: each state at version 0 of its stream
+        let store = try Self.copy()
+        let states = try Self.rawLayout(store, user: "alice").states
+        try Self.makeLayoutTwo(store)
+        let two = try Self.rawLayout(store, user: "alice")
+        #expect(two.layout == [2] && two.states == 0 && two.versionZero == states && two.stateEntries == 0)
+        let aliceBefore = try Self.stateAt(store, Self.stateKey("alice", layout: 2))
+        // When today's release opens it, then every state is after its stream's entries, bytes unchanged
+        try await Self.expectRecordedAnswers(store: store, "layout 2 opened")
+        let three = try Self.rawLayout(store, user: "alice")
+        #expect(three.layout == [3] && three.versionZero == 0 && three.stateEntries == states)
+        #expect(three.streamsState == aliceBefore && aliceBefore != nil)
+        // And it takes new events and answers the same after a rebuild
+        let replay = try await Self.run(["replay", "--json"], store: store)
+        #expect(replay.status == 0 && replay.json?["replayed"]?.intValue == 70, "\(replay.stdout) \(replay.stderr)")
+        try await Self.expectRecordedAnswers(store: store, "layout 2, after replay")
+        #expect(try Self.rawLayout(store, user: "alice").stateEntries == states)
+    }
+
+    static func stateAt(_ store: String, _ key: [UInt8]) throws -> [UInt8]? {
+        let env = try Environment(path: store)
+        let streams = try env.database("streams")
+        return try env.read { txn in try txn.get(streams, key) }
     }
 
     @Test func aStoreOfALaterLayoutIsRefused() async throws {
@@ -96,11 +172,11 @@ import Testing
         do {
             let env = try Environment(path: store)
             let meta = try env.database("meta")
-            try env.write { txn in try txn.put(meta, Array("layout".utf8), [3]) }
+            try env.write { txn in try txn.put(meta, Array("layout".utf8), [4]) }
         }
         let r = try await Self.run(["devices", "alice", "--json"], store: store)
         #expect(r.status == 1)
-        #expect(r.stderr.contains("storage_error") && r.stderr.contains("layout 3 is newer"), "\(r.stderr)")
+        #expect(r.stderr.contains("storage_error") && r.stderr.contains("layout 4 is newer"), "\(r.stderr)")
         let untouched = try Self.rawLayout(store, user: "alice")
         #expect(untouched.states >= 10 && untouched.stateEntries == 0, "nothing was moved")
     }

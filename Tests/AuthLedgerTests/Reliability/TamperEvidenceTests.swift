@@ -218,8 +218,8 @@ import Testing
         }
     }
 
-    /// Where the store keeps a user's projection state: its `streams` entry at version 0.
-    static func stateKey(_ user: String) -> [UInt8] { Array(user.utf8) + [UInt8](repeating: 0, count: 9) }
+    /// Where the store keeps a user's projection state: its `streams` entry after its index entries.
+    static func stateKey(_ user: String) -> [UInt8] { Array(user.utf8) + [0] + UInt64.max.bigEndianBytes }
 
     @Test func aRevokedDeviceReactivatedInTheProjectionIsNamed() throws {
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
