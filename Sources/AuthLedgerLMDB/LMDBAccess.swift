@@ -7,6 +7,8 @@ import LMDB
 final class LMDBAccess: StorageWriter {
     let s: LMDBStorage
     var txn: Transaction
+    /// Records per kind, counted in this transaction (nil: not counted, or changed since).
+    private var recordCounts: [UInt8: Int]?
 
     init(storage: LMDBStorage, txn: Transaction) {
         self.s = storage
@@ -64,20 +66,25 @@ final class LMDBAccess: StorageWriter {
         try txn.get(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id))
     }
 
+    /// Counts every kind in one walk of `streams` (`verify` asks for each kind in turn).
     func recordCount(_ kind: RecordKind) throws -> Int {
-        var n = 0
+        if let counts = recordCounts { return counts[kind.rawValue, default: 0] }
+        var counts: [UInt8: Int] = [:]
         try forEachEntry { k, _ in
-            if StreamEntry.kind(k) == .record(kind.rawValue) { n += 1 }
+            if case let .record(tag) = StreamEntry.kind(k) { counts[tag, default: 0] += 1 }
             return true
         }
-        return n
+        recordCounts = counts
+        return counts[kind.rawValue, default: 0]
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
+        recordCounts = nil
         try txn.put(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id), bytes)
     }
 
     func clearRecords() throws {
+        recordCounts = nil
         var keys: [[UInt8]] = []
         try forEachEntry { k, _ in
             if case .record = StreamEntry.kind(k) { keys.append(Array(k)) }
