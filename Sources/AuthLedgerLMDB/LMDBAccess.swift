@@ -9,8 +9,6 @@ final class LMDBAccess: StorageWriter {
     var txn: Transaction
     /// Records per kind, counted in this transaction (nil: not counted, or changed since).
     private var recordCounts: [UInt8: Int]?
-    /// A replay's states and records, written as a difference (`LMDBReplacement`).
-    var replacing = LMDBReplacement()
 
     init(storage: LMDBStorage, txn: Transaction) {
         self.s = storage
@@ -65,13 +63,11 @@ final class LMDBAccess: StorageWriter {
 
     // Records live in `streams`, in their user's range (`StreamEntry`).
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        try finishReplacement()
-        return try txn.get(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id))
+        try txn.get(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id))
     }
 
     /// Counts every kind in one walk of `streams` (`verify` asks for each kind in turn).
     func recordCount(_ kind: RecordKind) throws -> Int {
-        try finishReplacement()
         if let counts = recordCounts { return counts[kind.rawValue, default: 0] }
         var counts: [UInt8: Int] = [:]
         try forEachEntry { k, _ in
@@ -84,26 +80,25 @@ final class LMDBAccess: StorageWriter {
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
         recordCounts = nil
-        let key = StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id)
-        if replacing.records { try replacePut(key, bytes) } else { try txn.put(s.streams, key, bytes) }
+        try txn.put(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id), bytes)
     }
 
-    /// A replay's clear: its records are put again, and only the difference is written (`finishReplacement`).
     func clearRecords() throws {
         recordCounts = nil
-        replace(.record(0))
+        var keys: [[UInt8]] = []
+        try forEachEntry { k, _ in
+            if case .record = StreamEntry.kind(k) { keys.append(Array(k)) }
+            return true
+        }
+        for k in keys { _ = try txn.delete(s.streams, k) }
     }
 
-    /// Visits every entry of `streams` in key order until `body` returns false; the map's
-    /// pages the walk passed are let go behind it (a walk of every user's entries would
-    /// otherwise keep the whole index resident).
+    /// Visits every entry of `streams` in key order until `body` returns false.
     func forEachEntry(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.streams)
         var entry = try c.first()
-        var behind = MapPagesBehind(s.environment)
         while let (k, v) = entry {
             if try !body(k, v) { return }
-            behind.passed(v)
             entry = try c.next()
         }
     }
@@ -161,10 +156,7 @@ final class LMDBAccess: StorageWriter {
         try LMDBAccess.streamKey(stream, version).withUnsafeBytes { k in try txn.get(s.streams, k).map { $0.loadBigEndianUInt64() } }
     }
 
-    func projectionState(_ key: String) throws -> [UInt8]? {
-        try finishReplacement()
-        return try txn.get(s.streams, LMDBAccess.stateKey(key))
-    }
+    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.streams, LMDBAccess.stateKey(key)) }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEachState { k, v in try body(try streamName(ofStoredKey: k), v) }
@@ -173,7 +165,6 @@ final class LMDBAccess: StorageWriter {
     /// Visits `(stored stream key, state)` of every projection state in `streams` (one walk
     /// over the index: the states are its entries at `stateVersion`) until `body` returns false.
     func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try finishReplacement()
         try forEachEntry { k, v in
             guard StreamEntry.kind(k) == .state else { return true }
             return try body(UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)]), v)
@@ -273,12 +264,13 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        if replacing.states { try replacePut(LMDBAccess.stateKey(key), bytes) } else { try txn.put(s.streams, LMDBAccess.stateKey(key), bytes) }
+        try txn.put(s.streams, LMDBAccess.stateKey(key), bytes)
     }
 
-    /// A replay's clear: its states are put again, and only the difference is written (`finishReplacement`).
     func clearProjectionStates() throws {
-        replace(.state)
+        var keys: [[UInt8]] = []
+        try forEachState { stream, _ in keys.append(LMDBAccess.stateKey(storedKey: stream)); return true }
+        for k in keys { _ = try txn.delete(s.streams, k) }
     }
 
     func setCheckpoint(_ seq: UInt64) throws {
@@ -290,7 +282,6 @@ final class LMDBAccess: StorageWriter {
     }
 
     func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try finishReplacement()
         let parent = txn
         let child = try parent.beginChild()
         txn = child

@@ -142,7 +142,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
             defer { mapPages.committed(environment) }
-            return try environment.write { txn in try LMDBAccess(storage: self, txn: txn).run(body) }
+            return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
         } catch let e as LMDBError {
             throw e.ledgerError
         }
@@ -157,7 +157,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             defer { mapPages.committed(environment) }
             let value = try environment.write(deferMetaSync: true) { txn in
                 id = txn.id
-                return try LMDBAccess(storage: self, txn: txn).run(body)
+                return try body(LMDBAccess(storage: self, txn: txn))
             }
             // A transaction that wrote nothing commits (and syncs) nothing: LMDB returns early.
             let committed = environment.lastTransactionID >= id

@@ -13,7 +13,7 @@ enum DeviceProofsCodec {
     }
 
     static func encode(_ s: UserState, into w: inout ByteWriter) {
-        let devices = StateCodec.ordered(s.devices).filter(hasProofs)
+        let devices = s.devices.values.filter(hasProofs)
         w.varint(UInt64(devices.count))
         for d in devices {
             w.string(d.deviceId)

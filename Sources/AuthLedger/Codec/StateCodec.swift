@@ -12,34 +12,27 @@ package enum StateCodec {
         w.u8(s.everRegistered ? 1 : 0)
         w.optTime(s.coolingUntil)
         w.varint(UInt64(s.devices.count))
-        for d in ordered(s.devices) {
+        for d in s.devices.values {
             w.string(d.deviceId); w.optString(d.name); w.optString(d.kind); w.optString(d.platform)
             w.optString(d.appId); w.optString(d.pushToken); w.optString(d.binding); w.optString(d.via)
             w.u8(d.status.rawValue); w.optTime(d.requestedAt); w.optTime(d.registeredAt)
             w.optTime(d.lastAccessAt); w.optTime(d.revokedAt)
         }
         w.varint(UInt64(s.challenges.count))
-        for c in ordered(s.challenges) { w.challenge(c) }
+        for c in s.challenges.values { w.challenge(c) }
         w.varint(UInt64(s.otps.count))
-        for o in ordered(s.otps) { w.otp(o) }
+        for o in s.otps.values { w.otp(o) }
         w.optString(s.latestOtpId)
         w.varint(UInt64(s.otpIssueTimes.count))
         for t in s.otpIssueTimes { w.time(t) }
         w.varint(UInt64(s.grants.count))
-        for g in ordered(s.grants) { w.grant(g) }
+        for g in s.grants.values { w.grant(g) }
         // Appended only when set: states written before erasure existed decode unchanged.
         let proofs = DeviceProofsCodec.hasProofs(s)
         if s.erased || proofs { w.u8(s.erased ? 1 : 0) }
         // Then, only when there are any, the device proofs (SPEC 11).
         if proofs { DeviceProofsCodec.encode(s, into: &w) }
         return w.bytes
-    }
-
-    /// A dictionary's values in the order of their keys: equal states encode to equal bytes
-    /// (a dictionary's own order differs from one process, or one instance, to the next), so
-    /// a replay rewrites only the states that changed (`LMDBReplacement`).
-    static func ordered<V>(_ d: [String: V]) -> [V] {
-        d.count < 2 ? Array(d.values) : d.sorted { $0.key < $1.key }.map(\.value)
     }
 
     package static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
