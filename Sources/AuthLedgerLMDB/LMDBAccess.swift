@@ -7,8 +7,6 @@ import LMDB
 final class LMDBAccess: StorageWriter {
     let s: LMDBStorage
     var txn: Transaction
-    /// Records per kind, counted in this transaction (nil: not counted, or changed since).
-    private var recordCounts: [UInt8: Int]?
 
     init(storage: LMDBStorage, txn: Transaction) {
         self.s = storage
@@ -66,25 +64,20 @@ final class LMDBAccess: StorageWriter {
         try txn.get(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id))
     }
 
-    /// Counts every kind in one walk of `streams` (`verify` asks for each kind in turn).
     func recordCount(_ kind: RecordKind) throws -> Int {
-        if let counts = recordCounts { return counts[kind.rawValue, default: 0] }
-        var counts: [UInt8: Int] = [:]
+        var n = 0
         try forEachEntry { k, _ in
-            if case let .record(tag) = StreamEntry.kind(k) { counts[tag, default: 0] += 1 }
+            if StreamEntry.kind(k) == .record(kind.rawValue) { n += 1 }
             return true
         }
-        recordCounts = counts
-        return counts[kind.rawValue, default: 0]
+        return n
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        recordCounts = nil
         try txn.put(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id), bytes)
     }
 
     func clearRecords() throws {
-        recordCounts = nil
         var keys: [[UInt8]] = []
         try forEachEntry { k, _ in
             if case .record = StreamEntry.kind(k) { keys.append(Array(k)) }
