@@ -31,6 +31,11 @@ final class LMDBAccess: StorageWriter {
         Array(k) + [0] + stateVersion.bigEndianBytes
     }
 
+    /// The stored stream key of a state key (`stateKey`): nil for an index entry.
+    static func storedKey(ofStateKey k: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard k.count >= 9, k[k.count - 9] == 0, k.loadBigEndianUInt64(at: k.count - 8) == stateVersion else { return nil }
+        return UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)])
+    }
 
     /// The key bytes of a stream in `streams` and `states`. LMDB keys are at most 511
     /// bytes, but a user key may be 128 characters (up to 512 UTF-8 bytes) and the
@@ -59,41 +64,27 @@ final class LMDBAccess: StorageWriter {
         }
     }
 
-    // Records live in `streams`, in their user's range (`StreamEntry`).
-    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        try txn.get(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id))
+    /// The key of a user's record: user ‖ 0x00 ‖ id (neither has control characters, so
+    /// the split is unique), or when that is longer than LMDB's 511-byte limit, 0x01 ‖
+    /// SHA-256 of it (0x01 never starts a user key).
+    static func recordKey(_ user: String, _ id: String) -> [UInt8] {
+        let k = Array(user.utf8) + [0] + Array(id.utf8)
+        if k.count <= 511 { return k }
+        return [1] + Array(SHA256.hash(data: k))
     }
 
-    func recordCount(_ kind: RecordKind) throws -> Int {
-        var n = 0
-        try forEachEntry { k, _ in
-            if StreamEntry.kind(k) == .record(kind.rawValue) { n += 1 }
-            return true
-        }
-        return n
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
+        try txn.get(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id))
     }
+
+    func recordCount(_ kind: RecordKind) throws -> Int { try txn.count(s.records[kind]!) }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.streams, StreamEntry.recordKey(kind.rawValue, owner: kind.owner(user), id: id), bytes)
+        try txn.put(s.records[kind]!, LMDBAccess.recordKey(kind.owner(user), id), bytes)
     }
 
     func clearRecords() throws {
-        var keys: [[UInt8]] = []
-        try forEachEntry { k, _ in
-            if case .record = StreamEntry.kind(k) { keys.append(Array(k)) }
-            return true
-        }
-        for k in keys { _ = try txn.delete(s.streams, k) }
-    }
-
-    /// Visits every entry of `streams` in key order until `body` returns false.
-    func forEachEntry(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        let c = try txn.cursor(s.streams)
-        var entry = try c.first()
-        while let (k, v) = entry {
-            if try !body(k, v) { return }
-            entry = try c.next()
-        }
+        for kind in RecordKind.allCases { try txn.clear(s.records[kind]!) }
     }
 
     func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
@@ -101,9 +92,10 @@ final class LMDBAccess: StorageWriter {
         let c = try txn.cursor(s.streams)
         var entry = try c.seek(prefix + max(version, 1).bigEndianBytes)
         while let (k, v) = entry, k.count == prefix.count + 8, k.starts(with: prefix) {
-            // After the index entries come the stream's records and its projection state.
-            if k[prefix.count] > 0x7F { return }
-            if try !body(k.loadBigEndianUInt64(at: prefix.count), v.loadBigEndianUInt64()) { return }
+            let version = k.loadBigEndianUInt64(at: prefix.count)
+            // The last entry is the stream's projection state, not an index entry.
+            if version == LMDBAccess.stateVersion { return }
+            if try !body(version, v.loadBigEndianUInt64()) { return }
             entry = try c.next()
         }
     }
@@ -158,9 +150,11 @@ final class LMDBAccess: StorageWriter {
     /// Visits `(stored stream key, state)` of every projection state in `streams` (one walk
     /// over the index: the states are its entries at `stateVersion`) until `body` returns false.
     func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try forEachEntry { k, v in
-            guard StreamEntry.kind(k) == .state else { return true }
-            return try body(UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)]), v)
+        let c = try txn.cursor(s.streams)
+        var entry = try c.first()
+        while let (k, v) = entry {
+            if let stream = LMDBAccess.storedKey(ofStateKey: k), try !body(stream, v) { return }
+            entry = try c.next()
         }
     }
 
@@ -172,16 +166,9 @@ final class LMDBAccess: StorageWriter {
     func metaValue(_ key: String) throws -> [UInt8]? { try txn.get(s.meta, Array(key.utf8)) }
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
-        // Whatever is neither a state nor a record counts as an index entry (so a stray key shows).
-        var entries = 0
-        try forEachEntry { k, _ in
-            switch StreamEntry.kind(k) {
-            case .state, .record: break
-            case .index, .unknown: entries += 1
-            }
-            return true
-        }
-        return (try txn.count(s.events), try txn.count(s.ids), entries)
+        var states = 0
+        try forEachState { _, _ in states += 1; return true }
+        return (try txn.count(s.events), try txn.count(s.ids), try txn.count(s.streams) - states)
     }
 
     // The values store is keyed by seq alone (appended in order, like `events`: a batch

@@ -9,16 +9,15 @@ import LMDB
 ///
 /// - `events`: seq (8 bytes, big-endian) → encoded event
 /// - `ids`: event id (16 bytes) → seq
-/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq; after the stream's entries,
-///   its challenge, OTP, grant and link records (`RecordKind`), then its maintained
-///   projection state, on the same leaf page as its newest entries: a commit dirties one
-///   leaf page per user, not two or three (`StreamEntry`)
+/// - `streams`: stream key ‖ 0x00 ‖ version (big-endian) → seq; at version 2⁶⁴−1, after
+///   the stream's newest entry, its maintained projection state (on their leaf page: a
+///   commit dirties one leaf page per user, not two)
 /// - `states`: empty since layout 2 (`layout`); the states of an older store, moved to
 ///   `streams` when it is opened
 /// - `meta`: `head` (seq ‖ hash), `checkpoint` (seq), and other small values
 /// - `tree`: stored Merkle hash index (8 bytes, big-endian) → 32-byte hash (`MerkleTree`)
-/// - `challenges`, `otps`, `grants`, `links`: empty since layout 3; the records of an older
-///   store (user ‖ 0x00 ‖ id → encoded record), moved to `streams` when it is opened
+/// - `challenges`, `otps`, `grants`: user ‖ 0x00 ‖ id → encoded record (`RecordKind`)
+/// - `links`: 0x00 ‖ link hash → user and verification id (`RecordKind.link`)
 /// - `personal`: seq (8 bytes, big-endian) → the event's personal values and salts
 ///   (SPEC 1.5), apart from the hashed event bytes so that erasure can destroy them
 ///
@@ -64,19 +63,18 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
         }
     }
 
-    /// The key layout this release writes (meta `layout`): 3 keeps each stream's records and
-    /// projection state in `streams` after the stream's entries (`StreamEntry`). Layout 2
-    /// kept the state at version 0, before them (beside the newest entries only while a
-    /// stream's entries fit in one page), and records in a database per kind. A store
-    /// without the value was written by an earlier release, with the states in `states`.
+    /// The key layout this release writes (meta `layout`): 3 keeps each projection state in
+    /// `streams` after the stream's entries (`LMDBAccess.stateKey`). Layout 2 kept it at
+    /// version 0, before them: beside the newest entries only while a stream's entries fit
+    /// in one page. A store without the value was written by an earlier release, with the
+    /// states in `states`.
     static let layout: UInt8 = 3
     static let layoutKey = Array("layout".utf8)
 
     /// Brings a store of an earlier layout to `layout` in one write transaction: its
     /// projection states move from `states` (layout 1) or from version 0 of `streams`
-    /// (layout 2), and its records from their databases, to their places in `streams`
-    /// (bytes unchanged: no event, hash or answer changes). A store of a later layout is
-    /// refused, not misread.
+    /// (layout 2) to their place (bytes unchanged: no event, hash or answer changes). A
+    /// store of a later layout is refused, not misread.
     private func upgradeLayout() throws {
         let found = try environment.read { txn in try txn.get(meta, LMDBStorage.layoutKey) }
         if found == [LMDBStorage.layout] { return }
@@ -104,18 +102,6 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
                 }
                 entry = try s.next()
             }
-            for (kind, db) in records {
-                let r = try txn.cursor(db)
-                entry = try r.first()
-                while let (k, v) = entry {
-                    guard let key = StreamEntry.movedRecordKey(kind.rawValue, old: k) else {
-                        throw LedgerError(.tampered, "a stored \(kind) record has a malformed key")
-                    }
-                    moved.append((key, Array(v)))
-                    entry = try r.next()
-                }
-            }
-            for db in records.values { try txn.clear(db) }
             for k in left { _ = try txn.delete(streams, k) }
             for (k, v) in moved { try txn.put(streams, k, v) }
             try txn.clear(states)

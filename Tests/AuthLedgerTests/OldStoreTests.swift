@@ -70,13 +70,11 @@ import Testing
     /// entries of `streams` at version 0 (layout 2's states) and at version 2⁶⁴−1 (layout
     /// 3's), and `user`'s state where layout 3 keeps it.
     static func rawLayout(_ store: String, user: String)
-        throws -> (states: Int, layout: [UInt8]?, versionZero: Int, stateEntries: Int, streamsState: [UInt8]?,
-                   recordDatabases: Int, streamsRecords: Int) {
+        throws -> (states: Int, layout: [UInt8]?, versionZero: Int, stateEntries: Int, streamsState: [UInt8]?) {
         let env = try Environment(path: store)
         let states = try env.database("states"), meta = try env.database("meta"), streams = try env.database("streams")
-        let recordDatabases = try ["challenges", "otps", "grants", "links"].map { try env.database($0) }
         return try env.read { txn in
-            var (zero, last, records) = (0, 0, 0)
+            var (zero, last) = (0, 0)
             let c = try txn.cursor(streams)
             var entry = try c.first()
             while let (k, _) = entry {
@@ -87,13 +85,10 @@ import Testing
                     default: break
                     }
                 }
-                // user ‖ 0x00 ‖ 0xFE ‖ kind ‖ id (the fixture's users and ids are short)
-                if let split = k.firstIndex(of: 0), split + 1 < k.count, k[split + 1] == 0xFE { records += 1 }
                 entry = try c.next()
             }
             return (try txn.count(states), try txn.get(meta, Array("layout".utf8)), zero, last,
-                    try txn.get(streams, stateKey(user, layout: 3)),
-                    try recordDatabases.reduce(0) { try $0 + txn.count($1) }, records)
+                    try txn.get(streams, stateKey(user, layout: 3)))
         }
     }
 
@@ -121,35 +116,28 @@ import Testing
         // Given the old layout: states in their own database, no layout value
         let before = try Self.rawLayout(store, user: "alice")
         #expect(before.states >= 10 && before.layout == nil && before.stateEntries == 0 && before.versionZero == 0 && before.streamsState == nil)
-        #expect(before.recordDatabases >= 5 && before.streamsRecords == 0)
         let alice = try await Self.run(["devices", "alice", "--include-revoked", "--json", "--now", "2026-03-08T00:00:00Z"], store: store)
         // Then opening it moved each state, bytes unchanged, into `streams` after the stream's entries
         let after = try Self.rawLayout(store, user: "alice")
         #expect(after.states == 0 && after.layout == [3] && after.stateEntries == before.states && after.versionZero == 0)
-        #expect(after.recordDatabases == 0 && after.streamsRecords == before.recordDatabases)
         #expect(after.streamsState != nil && after.streamsState?.isEmpty == false)
         #expect(alice.stdout == (try Self.answer(4)))
-        // Right after alice's records, which follow her newest index entry (the one a commit
-        // puts beside them): walking back from the state, her records, then an index entry
+        // Right after alice's newest index entry (the one a commit puts beside it): the
+        // entry before is one of alice's index entries, and no key of alice's sorts later
+        let previous = try #require(try Self.entryBefore(store, Self.stateKey("alice", layout: 3)))
         let prefix = Array("alice".utf8) + [0]
-        let behind = try Self.entriesBefore(store, Self.stateKey("alice", layout: 3), count: 12)
-        let records = behind.prefix { $0.starts(with: prefix + [0xFE]) }
-        #expect(records.count >= 1)
-        let newest = try #require(behind.dropFirst(records.count).first)
-        #expect(newest.count == prefix.count + 8 && newest.starts(with: prefix))
-        #expect(newest.withUnsafeBytes { $0.loadBigEndianUInt64(at: prefix.count) } > 1)
+        #expect(previous.count == prefix.count + 8 && previous.starts(with: prefix))
+        #expect(previous.withUnsafeBytes { $0.loadBigEndianUInt64(at: prefix.count) } > 1)
     }
 
-    /// The keys of up to `count` `streams` entries before `key`, nearest first.
-    static func entriesBefore(_ store: String, _ key: [UInt8], count: Int) throws -> [[UInt8]] {
+    /// The key of the `streams` entry just before `key`.
+    static func entryBefore(_ store: String, _ key: [UInt8]) throws -> [UInt8]? {
         let env = try Environment(path: store)
         let streams = try env.database("streams")
         return try env.read { txn in
             let c = try txn.cursor(streams)
-            guard try c.seek(key)?.0.elementsEqual(key) == true else { return [] }
-            var keys: [[UInt8]] = []
-            while keys.count < count, let (k, _) = try c.prev() { keys.append(Array(k)) }
-            return keys
+            guard try c.seek(key)?.0.elementsEqual(key) == true else { return nil }
+            return try c.prev().map { Array($0.0) }
         }
     }
 
@@ -165,7 +153,6 @@ import Testing
         try await Self.expectRecordedAnswers(store: store, "layout 2 opened")
         let three = try Self.rawLayout(store, user: "alice")
         #expect(three.layout == [3] && three.versionZero == 0 && three.stateEntries == states)
-        #expect(three.recordDatabases == 0 && three.streamsRecords == two.recordDatabases && two.recordDatabases >= 5)
         #expect(three.streamsState == aliceBefore && aliceBefore != nil)
         // And it takes new events and answers the same after a rebuild
         let replay = try await Self.run(["replay", "--json"], store: store)
