@@ -97,4 +97,19 @@ struct AsyncWriteTests {
         #expect(try await pg.metaRecord("async-write-test") == [7])
         #expect(try storage.integers("SELECT count(*) FROM \(storage.tables.personal) WHERE seq < 3") == [0])
     }
+
+    @Test func theSweepersExpiryOnPostgreSQLNeverWaitsOnAThread() async throws {
+        // Given a PostgreSQL ledger with one unresolved challenge (alice's c1, due at 09:11)
+        let pg = try StorageKind.postgres.freshLedger()
+        let storage = try #require(pg.storage as? PostgresStorage)
+        _ = try pg.importText(PersonalDataTests.history)
+        let waits = storage.connections.blockingWaits.value
+        // When the due challenges are expired through the async form, before and after it is due
+        #expect(try await pg.expireDueChallenges(now: t("2026-03-01T09:10:00Z")).isEmpty)
+        let expired = try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z"))
+        // Then c1 was expired, once, and no thread waited for PostgreSQL
+        #expect(expired.map(\.event.type) == [.challengeExpired])
+        #expect(try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z")).isEmpty)
+        #expect(storage.connections.blockingWaits.value == waits)
+    }
 }
