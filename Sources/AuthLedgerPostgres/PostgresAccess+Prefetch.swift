@@ -64,15 +64,17 @@ extension PostgresAccess {
     /// Reads the frontier of the locked head and `index` in one statement (a write
     /// transaction's first tree read that the cache cannot answer).
     func fetchFrontier(also index: UInt64) throws {
-        frontierFetched = true
         // All stored by earlier transactions: nothing unsent is needed (and nothing is sent,
         // so a request's deferred writes stay deferred).
         var wanted = startHead.map { Self.frontierIndexes($0.seq) } ?? []
         wanted.append(index)
         wanted = wanted.filter { cache.tree[$0] == nil }
-        guard !wanted.isEmpty else { return }
+        guard !wanted.isEmpty else { frontierFetched = true; return }
+        // (Fetched once read: a wait-free run's miss here leaves the next request of the
+        // run asking for the frontier again, the same statement, not hash by hash.)
         let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx = ANY($1::int8[])",
                             binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
+        frontierFetched = true
         for row in rows {
             let (i, hash) = try decode2(row, Int64.self, ByteBuffer.self, doing: "read the tree's frontier")
             cache.tree[UInt64(bitPattern: i)] = Array(hash.readableBytesView)

@@ -50,6 +50,10 @@ struct PostgresStatementKey: Hashable {
     let binds: PostgresBindings
 }
 
+extension PostgresStatement {
+    var key: PostgresStatementKey { PostgresStatementKey(sql: sql, binds: binds) }
+}
+
 /// Thrown by a read of a wait-free run that was not fetched yet (a request's own failure:
 /// the run is discarded once it ended).
 struct PostgresMiss: Error {}
@@ -81,6 +85,9 @@ extension PostgresAccess {
     /// Records `need` and returns the miss to throw (or, after a send, the blocking fallback).
     func missed(_ need: PostgresNeed) -> any Error {
         if run.sent { return mustBlock() }
+        if case let .rows(st) = need, run.needs.contains(where: { if case let .rows(other) = $0 { other.key == st.key } else { false } }) {
+            return PostgresMiss()
+        }
         run.needs.append(need)
         return PostgresMiss()
     }
@@ -99,7 +106,7 @@ extension PostgresAccess {
 
     /// The rows of `st` fetched for this transaction, or a miss.
     func answered(_ st: PostgresStatement) throws -> [PostgresRow] {
-        if let rows = run.answers[PostgresStatementKey(sql: st.sql, binds: st.binds)] { return rows }
+        if let rows = run.answers[st.key] { return rows }
         throw missed(.rows(st))
     }
 
@@ -134,7 +141,7 @@ extension PostgresAccess {
             case .rows(let st):
                 let answer = answers.removeFirst()
                 try settle([answer], [st.doing])
-                run.answers[PostgresStatementKey(sql: st.sql, binds: st.binds)] = Array(try answer.get().rows)
+                run.answers[st.key] = Array(try answer.get().rows)
             case .ahead(let ahead):
                 let n = statements(ahead).count
                 try apply(ahead, Array(answers.prefix(n)))

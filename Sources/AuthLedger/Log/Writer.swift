@@ -16,6 +16,9 @@ import Foundation
 // @unchecked: the queue, counters and held batch are guarded by `lock` (an NSCondition:
 // the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
+    /// A request's work in its group's transaction. It may run more than once (a store's
+    /// `writeAsync` runs the group again after fetching what it missed): only the last
+    /// run's writes and value count, so it has no other effect.
     typealias Job = (AppendSession) throws -> any Sendable
     enum Work {
         /// A request of the group-commit API, run in the batch's transaction.
