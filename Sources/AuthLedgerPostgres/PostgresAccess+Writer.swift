@@ -25,7 +25,7 @@ extension PostgresAccess {
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearProjectionStates() throws {
         forgetReads()
-        try sendAll()
+        try sendWrites()
         replacing.states = [:]
     }
 
@@ -38,7 +38,7 @@ extension PostgresAccess {
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearRecords() throws {
         forgetReads()
-        try sendAll()
+        try sendWrites()
         replacing.records = [:]
     }
 
@@ -73,7 +73,8 @@ extension PostgresAccess {
         forgetReads()
         treeCleared = true
         lastAtLevel = [:]
-        try send("DELETE FROM \(t.tree)", doing: "clear the tree")
+        try sendWrites()
+        try sendNow("DELETE FROM \(t.tree)", PostgresBindings(), "clear the tree")
     }
 
     /// One request of a commit group (see the type's comment): deferred, its writes are a

@@ -110,14 +110,21 @@ final class PostgresAccess: StorageWriter {
     }
 
     /// Sends every write so far, opening the current request's savepoint first if it has
-    /// none (before a scan, a clear, an erasure: what the layers cannot answer or order).
+    /// none (before a scan, an erasure: what the layers cannot answer or order).
     func sendAll() throws {
+        try sendWrites()
+        if !replacing.isEmpty { try sendReplacement() }
+    }
+
+    /// `sendAll` but for a replacement (`PostgresReplacement`), which stays for the end:
+    /// before a clear, whose table's new contents follow (a replay clears the projections,
+    /// then the records: the projections' replacement is not sent empty in between).
+    func sendWrites() throws {
         // (Wait-free: with nothing to send, no savepoint either: a read then needs nothing sent.)
-        if waitFree && pending.isEmpty && (requestPending?.isEmpty ?? true) && replacing.isEmpty { return }
+        if waitFree && pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
         if requestPending != nil && !savepointOpen { try openSavepoint() }
         try sendPending(&pending)
         if requestPending != nil { try sendPending(&requestPending!) }
-        if replacing.states != nil || replacing.records != nil { try sendReplacement() }
     }
 
     var savepointName: String { "authledger_\(savepoints)" }
