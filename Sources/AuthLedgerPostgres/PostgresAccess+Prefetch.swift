@@ -46,6 +46,8 @@ extension PostgresAccess {
     func forgetReads() {
         cache = PostgresReadCache()
         frontierFetched = false
+        // (Wait-free with nothing sent, the answers fetched are still what the transaction sees.)
+        if run.sent { run.answers = [:] }
     }
 
     /// The stored indexes of the Merkle tree's frontier for `size` leaves (`TreeFrontier.load`'s reads).
@@ -62,15 +64,17 @@ extension PostgresAccess {
     /// Reads the frontier of the locked head and `index` in one statement (a write
     /// transaction's first tree read that the cache cannot answer).
     func fetchFrontier(also index: UInt64) throws {
-        frontierFetched = true
         // All stored by earlier transactions: nothing unsent is needed (and nothing is sent,
         // so a request's deferred writes stay deferred).
         var wanted = startHead.map { Self.frontierIndexes($0.seq) } ?? []
         wanted.append(index)
         wanted = wanted.filter { cache.tree[$0] == nil }
-        guard !wanted.isEmpty else { return }
+        guard !wanted.isEmpty else { frontierFetched = true; return }
+        // (Fetched once read: a wait-free run's miss here leaves the next request of the
+        // run asking for the frontier again, the same statement, not hash by hash.)
         let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx = ANY($1::int8[])",
                             binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
+        frontierFetched = true
         for row in rows {
             let (i, hash) = try decode2(row, Int64.self, ByteBuffer.self, doing: "read the tree's frontier")
             cache.tree[UInt64(bitPattern: i)] = Array(hash.readableBytesView)
@@ -82,65 +86,80 @@ extension PostgresAccess {
 
     /// Reads ahead, in one statement per kind sent together (one round trip), the
     /// projection states, records and event ids a group will ask for and that neither the
-    /// layers nor the cache know; absences are kept too.
+    /// layers nor the cache know; absences are kept too. Wait-free, what is to be read is
+    /// a miss (`PostgresAccess+WaitFree.swift`), fetched before the body runs again.
     func prefetch(states keys: [String], records wanted: [(RecordKind, String, String)], ids: [EventID]) throws {
-        let stateKeys = Array(Set(keys)).filter { k in cache.states[k] == nil && layered({ $0.state(k) }) == nil }
-        let recordKeys = Array(Set(wanted.map { PostgresPendingWrites.RecordKey(kind: Int16($0.0.rawValue), owner: $0.0.owner($0.1), id: $0.2) }))
-            .filter { k in cache.records[k] == nil && layered({ $0.record(k) }) == nil }
-        let idKeys = Array(Set(ids)).filter { id in cache.ids[id] == nil && layered({ $0.seq(id: id) }) == nil }
-        guard !stateKeys.isEmpty || !recordKeys.isEmpty || !idKeys.isEmpty else { return }
+        let ahead = PostgresAhead(
+            states: Array(Set(keys)).filter { k in cache.states[k] == nil && layered({ $0.state(k) }) == nil },
+            records: Array(Set(wanted.map { PostgresPendingWrites.RecordKey(kind: Int16($0.0.rawValue), owner: $0.0.owner($0.1), id: $0.2) }))
+                .filter { k in cache.records[k] == nil && layered({ $0.record(k) }) == nil },
+            ids: Array(Set(ids)).filter { id in cache.ids[id] == nil && layered({ $0.seq(id: id) }) == nil })
+        guard !ahead.isEmpty else { return }
+        if waitFree { throw missed(.ahead(ahead)) }
         // What was sent is answered first (its failure is reported, not the aborted
         // transaction's); nothing unsent is needed: the layers answer for their keys.
         try drain()
-        // Each answers the positions (1-based) of the keys it found, with their values.
-        var sent: [(EventLoopFuture<PostgresQueryResult>, String)] = []
-        if !stateKeys.isEmpty {
-            sent.append((s.send("""
+        let sent = statements(ahead).map { s.send($0.sql, $0.binds) }
+        try apply(ahead, try s.answer(EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)))
+    }
+
+    /// The statements reading `ahead` (each answers the positions, 1-based, of the keys it found, with their values).
+    func statements(_ ahead: PostgresAhead) -> [PostgresStatement] {
+        var out: [PostgresStatement] = []
+        if !ahead.states.isEmpty {
+            out.append(PostgresStatement("""
                 SELECT k.n, s.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.states) s ON s.key = k.key
-                """, binds { $0.append(stateKeys.map { Self.text($0) }) }), "read projections"))
+                """, binds { $0.append(ahead.states.map { Self.text($0) }) }, doing: "read projections"))
         }
-        if !recordKeys.isEmpty {
-            sent.append((s.send("""
+        if !ahead.records.isEmpty {
+            out.append(PostgresStatement("""
                 SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
                 JOIN \(t.records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
                 """, binds {
-                    $0.append(recordKeys.map(\.kind)); $0.append(recordKeys.map { Self.text($0.owner) })
-                    $0.append(recordKeys.map { Self.text($0.id) })
-                }), "read records"))
+                    $0.append(ahead.records.map(\.kind)); $0.append(ahead.records.map { Self.text($0.owner) })
+                    $0.append(ahead.records.map { Self.text($0.id) })
+                }, doing: "read records"))
         }
-        if !idKeys.isEmpty {
-            sent.append((s.send("""
+        if !ahead.ids.isEmpty {
+            out.append(PostgresStatement("""
                 SELECT k.n, e.seq FROM unnest($1::bytea[]) WITH ORDINALITY AS k(id, n) JOIN \(t.events) e ON e.id = k.id
-                """, binds { $0.append(idKeys.map { Self.bytes($0.bytes) }) }), "find event ids"))
+                """, binds { $0.append(ahead.ids.map { Self.bytes($0.bytes) }) }, doing: "find event ids"))
         }
-        var results: [PostgresQueryResult] = []
-        var failure: PostgresFailure?
-        for (future, doing) in sent {
-            do { results.append(try s.answer(future)) } catch {
-                if failure == nil { failure = PostgresFailure(error, doing: doing, location: s.location) }
-            }
-        }
-        if let failure { throw reported(failure) }
-        func found<V: PostgresDecodable>(_ r: PostgresQueryResult, _ type: V.Type, doing: String, _ each: (Int, V) -> Void) throws {
-            for row in r.rows {
+        return out
+    }
+
+    /// Keeps what `statements(ahead)` answered (`results`, in their order), absences too.
+    func apply(_ ahead: PostgresAhead, _ results: [Result<PostgresQueryResult, any Error>]) throws {
+        let doing = statements(ahead).map(\.doing)
+        try settle(results, doing)
+        func found<V: PostgresDecodable>(_ r: Result<PostgresQueryResult, any Error>, _ type: V.Type, doing: String, _ each: (Int, V) -> Void) throws {
+            for row in try r.get().rows {
                 let (n, v) = try decode2(row, Int64.self, V.self, doing: doing)
                 each(Int(n) - 1, v)
             }
         }
         var k = 0
-        if !stateKeys.isEmpty {
-            for key in stateKeys { cache.states[key] = .some(nil) }
-            try found(results[k], ByteBuffer.self, doing: "read projections") { cache.states[stateKeys[$0]] = .some(Array($1.readableBytesView)) }
+        if !ahead.states.isEmpty {
+            for key in ahead.states { cache.states[key] = .some(nil) }
+            try found(results[k], ByteBuffer.self, doing: "read projections") { cache.states[ahead.states[$0]] = .some(Array($1.readableBytesView)) }
             k += 1
         }
-        if !recordKeys.isEmpty {
-            for key in recordKeys { cache.records[key] = .some(nil) }
-            try found(results[k], ByteBuffer.self, doing: "read records") { cache.records[recordKeys[$0]] = .some(Array($1.readableBytesView)) }
+        if !ahead.records.isEmpty {
+            for key in ahead.records { cache.records[key] = .some(nil) }
+            try found(results[k], ByteBuffer.self, doing: "read records") { cache.records[ahead.records[$0]] = .some(Array($1.readableBytesView)) }
             k += 1
         }
-        if !idKeys.isEmpty {
-            for id in idKeys { cache.ids[id] = .some(nil) }
-            try found(results[k], Int64.self, doing: "find event ids") { cache.ids[idKeys[$0]] = .some(UInt64(bitPattern: $1)) }
+        if !ahead.ids.isEmpty {
+            for id in ahead.ids { cache.ids[id] = .some(nil) }
+            try found(results[k], Int64.self, doing: "find event ids") { cache.ids[ahead.ids[$0]] = .some(UInt64(bitPattern: $1)) }
         }
     }
+}
+
+/// What a group reads ahead and the cache does not know (see `PostgresAccess.prefetch`).
+struct PostgresAhead {
+    var states: [String]
+    var records: [PostgresPendingWrites.RecordKey]
+    var ids: [EventID]
+    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty }
 }

@@ -10,45 +10,50 @@ extension PostgresAccess: BatchScanning {
     func events(from: UInt64, count: Int) throws -> () throws -> LogBatch {
         try sendAll()
         try drain()
-        let sent = s.send("""
+        let run = Self.sendRun(s, t, from: from, count: count)
+        return { [s] in try Self.run(try s.answer(run), from: from, count: count, location: s.location) }
+    }
+
+    /// Sends the two statements of a run: its events, and the tree hashes their leaves complete.
+    static func sendRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        let tree = LogBatch.treeRange(from: from, count: count)
+        let events = PostgresStatement("""
             SELECT array_agg(r.seq), array_agg(r.bytes), array_agg(r.p) FROM (
                 SELECT e.seq, e.bytes, p.bytes AS p FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 WHERE e.seq >= $1 AND e.seq < $2 ORDER BY e.seq) r
-            """, binds { $0.append(Self.int(from)); $0.append(Self.int(from + UInt64(count))) })
-        return { [s] in
-            let cells = try Self.cells(try s.answer(sent), doing: "scan the log", location: s.location)
-            guard cells.count == 3 else { throw Self.malformed("scan the log") }
-            // The events' and the personal values' arrays side by side in one buffer.
-            let data = cells[1] + cells[2]
-            let (events, personal) = try data.withUnsafeBytes { all in
-                try (Self.elements(UnsafeRawBufferPointer(rebasing: all[0..<cells[1].count]), base: 0),
-                     Self.elements(UnsafeRawBufferPointer(rebasing: all[cells[1].count...]), base: cells[1].count))
-            }
-            // Every seq of the run, in order: the arrays were aggregated from seq order.
-            try cells[0].withUnsafeBytes { raw in
-                let ranges = try Self.elements(raw, base: 0)
-                guard ranges.count == count, events.count == count, personal.count == count else {
-                    throw LedgerError(.tampered, "event missing", seq: from + UInt64(min(ranges.count, events.count)))
-                }
-                for (k, range) in ranges.enumerated() {
-                    guard let range, range.count == 8,
-                          UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)) == from + UInt64(k),
-                          events[k] != nil else { throw LedgerError(.tampered, "event missing", seq: from + UInt64(k)) }
-                }
-            }
-            return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal)
-        }
+            """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) }
+        let hashes = PostgresStatement("SELECT array_agg(r.hash) FROM (SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 AND idx < $2 ORDER BY idx) r",
+                                       doing: "scan the tree") { $0.append(int(tree.lowerBound)); $0.append(int(tree.upperBound)) }
+        let sent = [events, hashes].map { s.send($0.sql, $0.binds) }
+        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
     }
 
-    func treeHashes(from: UInt64, count: Int) throws -> [UInt8] {
-        try sendAll()
-        try drain()
-        let sent = s.send("SELECT array_agg(r.hash) FROM (SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 AND idx < $2 ORDER BY idx) r",
-                          binds { $0.append(Self.int(from)); $0.append(Self.int(from + UInt64(count))) })
-        let cells = try Self.cells(try s.answer(sent), doing: "scan the tree", location: s.location)
-        guard cells.count == 1 else { throw Self.malformed("scan the tree") }
-        // idx is unique: `count` rows in the range are every index of it.
-        return try cells[0].withUnsafeBytes { raw in
+    /// The run from the answers of `sendRun`.
+    static func run(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> LogBatch {
+        let cells = try Self.cells(answers[0], doing: "scan the log", location: location)
+        guard cells.count == 3 else { throw Self.malformed("scan the log") }
+        // The events' and the personal values' arrays side by side in one buffer.
+        let data = cells[1] + cells[2]
+        let (events, personal) = try data.withUnsafeBytes { all in
+            try (Self.elements(UnsafeRawBufferPointer(rebasing: all[0..<cells[1].count]), base: 0),
+                 Self.elements(UnsafeRawBufferPointer(rebasing: all[cells[1].count...]), base: cells[1].count))
+        }
+        // Every seq of the run, in order: the arrays were aggregated from seq order.
+        try cells[0].withUnsafeBytes { raw in
+            let ranges = try Self.elements(raw, base: 0)
+            guard ranges.count == count, events.count == count, personal.count == count else {
+                throw LedgerError(.tampered, "event missing", seq: from + UInt64(min(ranges.count, events.count)))
+            }
+            for (k, range) in ranges.enumerated() {
+                guard let range, range.count == 8,
+                      UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)) == from + UInt64(k),
+                      events[k] != nil else { throw LedgerError(.tampered, "event missing", seq: from + UInt64(k)) }
+            }
+        }
+        let hashes = try Self.cells(answers[1], doing: "scan the tree", location: location)
+        guard hashes.count == 1 else { throw Self.malformed("scan the tree") }
+        // idx is unique: as many hashes as indexes in the range are every index of it.
+        let tree = try hashes[0].withUnsafeBytes { raw in
             var out = [UInt8]()
             out.reserveCapacity(32 * count)
             for range in try Self.elements(raw, base: 0) {
@@ -57,17 +62,27 @@ extension PostgresAccess: BatchScanning {
             }
             return out
         }
+        return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal, tree: tree)
     }
 
     /// Two ends of the primary key's index, not a scan of the table.
     func treeHashesOutside(_ count: UInt64) throws -> Bool {
-        let rows = try qAll("SELECT coalesce((SELECT max(idx) FROM \(t.tree)) >= $1 OR (SELECT min(idx) FROM \(t.tree)) < 0, false)",
-                            binds { $0.append(Self.int(count)) }, doing: "check the tree")
-        return try rows.first.map { try decode($0, Bool.self, doing: "check the tree") } ?? true
+        try Self.treeOutside(qAll(Self.treeOutsideStatement(t, count)))
+    }
+
+    static func treeOutsideStatement(_ t: PostgresTables, _ count: UInt64) -> PostgresStatement {
+        PostgresStatement("SELECT coalesce((SELECT max(idx) FROM \(t.tree)) >= $1 OR (SELECT min(idx) FROM \(t.tree)) < 0, false)",
+                          doing: "check the tree") { $0.append(int(count)) }
+    }
+
+    static func treeOutside(_ rows: [PostgresRow]) throws -> Bool {
+        try rows.first.map { try PostgresRows.decode($0, Bool.self, doing: "check the tree") } ?? true
     }
 
     /// The cells of a one-row answer as bytes (empty for NULL: an aggregate over no rows).
-    private static func cells(_ result: PostgresQueryResult, doing: String, location: PostgresLocation) throws -> [[UInt8]] {
+    private static func cells(_ answer: Result<PostgresQueryResult, any Error>, doing: String, location: PostgresLocation) throws -> [[UInt8]] {
+        let result: PostgresQueryResult
+        do { result = try answer.get() } catch { throw PostgresFailure(error, doing: doing, location: location) }
         guard let row = result.rows.first else { throw malformed(doing) }
         return row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
     }

@@ -25,7 +25,7 @@ extension PostgresAccess {
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearProjectionStates() throws {
         forgetReads()
-        try sendAll()
+        try sendWrites()
         replacing.states = [:]
     }
 
@@ -38,7 +38,7 @@ extension PostgresAccess {
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
     func clearRecords() throws {
         forgetReads()
-        try sendAll()
+        try sendWrites()
         replacing.records = [:]
     }
 
@@ -55,6 +55,8 @@ extension PostgresAccess {
     }
 
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
+        // A write whose answer the request needs at once: not wait-free.
+        if waitFree { throw mustBlock() }
         forgetReads()
         let rows = try qAll("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
                             binds { $0.append(Self.text(user)); $0.append(Self.int(before)) }, doing: "erase personal values")
@@ -71,7 +73,8 @@ extension PostgresAccess {
         forgetReads()
         treeCleared = true
         lastAtLevel = [:]
-        try send("DELETE FROM \(t.tree)", doing: "clear the tree")
+        try sendWrites()
+        try sendNow("DELETE FROM \(t.tree)", PostgresBindings(), "clear the tree")
     }
 
     /// One request of a commit group (see the type's comment): deferred, its writes are a
@@ -96,7 +99,7 @@ extension PostgresAccess {
                 try sendPending(&requestPending!)
                 // Strict: a refused statement is this request's (its failure rolls back below).
                 if !deferred { try drain() }
-                inFlight.append((s.send("RELEASE SAVEPOINT \(savepointName)", PostgresBindings()), "release savepoint"))
+                try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
             } else {
                 pending.merge(requestPending!)
                 if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
@@ -111,7 +114,14 @@ extension PostgresAccess {
     }
 
     /// Rolls the current savepoint back: every statement in flight was sent after it.
+    /// (Wait-free, it is sent without waiting: its answer is collected with the others at
+    /// the end, and a failure then makes the group run again strict.)
     func rollbackToSavepoint() throws {
+        if waitFree {
+            forgetReads()
+            try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
+            return
+        }
         _ = try? drain()
         forgetReads()
         do {
@@ -123,11 +133,13 @@ extension PostgresAccess {
 
     /// A savepoint inside a request's: always a real one, after everything before it was sent and answered.
     func nestedSavepoint<T>(_ body: () throws -> T) throws -> T {
+        // Its statements are answered before it is released: not wait-free.
+        if waitFree { throw mustBlock() }
         try sendAll()
         try drain()
         savepoints += 1
         defer { savepoints -= 1 }
-        inFlight.append((s.send("SAVEPOINT \(savepointName)", PostgresBindings()), "savepoint"))
+        try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         let result: T
         let headBefore = knownHead
         do {
@@ -140,7 +152,7 @@ extension PostgresAccess {
             try rollbackToSavepoint()
             throw error
         }
-        inFlight.append((s.send("RELEASE SAVEPOINT \(savepointName)", PostgresBindings()), "release savepoint"))
+        try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
         return result
     }
 }

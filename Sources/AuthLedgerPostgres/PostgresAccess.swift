@@ -60,6 +60,12 @@ final class PostgresAccess: StorageWriter {
     var changedSince: (head: Head, streams: Set<String>)?
     /// The new contents of the tables a replay cleared, sent at the end (`PostgresReplacement`).
     var replacing = PostgresReplacement()
+    /// Wait-free (an async write, `PostgresStorage+WriteAsync.swift`): nothing here waits for an
+    /// answer; a read not answered yet is a miss, fetched and followed by a run again
+    /// (`PostgresAccess+WaitFree.swift`).
+    var waitFree = false
+    /// The current run's state of a wait-free transaction (see `PostgresWaitFree`).
+    var run = PostgresWaitFree()
 
     init(session: PostgresSession, tables: PostgresTables, instance: String, deferred: Bool = false, head: Head? = nil) {
         self.s = session
@@ -92,27 +98,45 @@ final class PostgresAccess: StorageWriter {
         let statements = layer.statements(t, instance: instance)
         cache.remember(layer)
         layer = PostgresPendingWrites()
-        for (sql, b, doing) in statements { inFlight.append((s.send(sql, b), doing)) }
-        if inFlight.count >= 256 { try drain() }
+        for (sql, b, doing) in statements { try sendNow(sql, b, doing) }
+    }
+
+    /// Sends one statement; its answer is collected by `drain` (past 256 in flight, at
+    /// once — but in a wait-free transaction, which never waits, at its end).
+    func sendNow(_ sql: String, _ b: PostgresBindings, _ doing: String) throws {
+        if waitFree { wrote() }
+        inFlight.append((s.send(sql, b), doing))
+        if inFlight.count >= 256 && !waitFree { try drainNow() }
     }
 
     /// Sends every write so far, opening the current request's savepoint first if it has
-    /// none (before a scan, a clear, an erasure: what the layers cannot answer or order).
+    /// none (before a scan, an erasure: what the layers cannot answer or order).
     func sendAll() throws {
+        try sendWrites()
+        if !replacing.isEmpty { try sendReplacement() }
+    }
+
+    /// `sendAll` but for a replacement (`PostgresReplacement`), which stays for the end:
+    /// before a clear, whose table's new contents follow (a replay clears the projections,
+    /// then the records: the projections' replacement is not sent empty in between).
+    func sendWrites() throws {
+        // (Wait-free: with nothing to send, no savepoint either: a read then needs nothing sent.)
+        if waitFree && pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
         if requestPending != nil && !savepointOpen { try openSavepoint() }
         try sendPending(&pending)
         if requestPending != nil { try sendPending(&requestPending!) }
-        if replacing.states != nil || replacing.records != nil { try sendReplacement() }
     }
 
     var savepointName: String { "authledger_\(savepoints)" }
 
     /// Sends the current request's SAVEPOINT, after the group's writes, once every
     /// statement before it was answered (a rollback to it then forgets only the request's).
+    /// (Wait-free, every answer is collected at the end: a refusal then makes the whole
+    /// group run again strict anyway.)
     func openSavepoint() throws {
         try sendPending(&pending)
-        try drain()
-        inFlight.append((s.send("SAVEPOINT \(savepointName)", PostgresBindings()), "savepoint"))
+        if !waitFree { try drain() }
+        try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         savepointOpen = true
     }
 
@@ -156,31 +180,44 @@ final class PostgresAccess: StorageWriter {
     /// Sends a statement after every write recorded before it.
     func send(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws {
         try sendAll()
-        inFlight.append((s.send(sql, b), doing))
-        if inFlight.count >= 256 { try drain() }
+        try sendNow(sql, b, doing)
     }
 
     /// A failure as this transaction reports it: in a deferred transaction a refused
     /// statement cannot be pinned on one request, so the whole attempt goes and runs again strict.
     func reported(_ e: PostgresFailure) -> PostgresFailure { deferred ? e.retryingStrict : e }
 
-    /// Waits for every statement sent; throws the first failure.
+    /// Waits for every statement sent; throws the first failure. A wait-free transaction
+    /// never waits: it collects the answers at its end (`drainAsync`), and a step that would
+    /// need them earlier makes it run blocking instead (`mustBlock`).
     func drain() throws {
+        if waitFree {
+            if inFlight.isEmpty { return }
+            throw mustBlock()
+        }
+        try drainNow()
+    }
+
+    /// Waits for every statement sent (one wait for all); throws the first failure.
+    private func drainNow() throws {
         let sent = inFlight
         inFlight = []
-        var first: PostgresFailure?
-        for (future, doing) in sent {
-            do { _ = try s.answer(future) } catch {
-                if first == nil { first = PostgresFailure(error, doing: doing, location: s.location) }
-            }
+        guard let first = sent.first else { return }
+        try settle(try s.answer(EventLoopFuture.whenAllComplete(sent.map(\.0), on: first.0.eventLoop)), sent.map(\.1))
+    }
+
+    /// The answers of statements sent: throws the first failure (as this transaction reports it).
+    func settle(_ answers: [Result<PostgresQueryResult, any Error>], _ doing: [String]) throws {
+        for (answer, doing) in zip(answers, doing) {
+            if case let .failure(error) = answer { throw reported(PostgresFailure(error, doing: doing, location: s.location)) }
         }
-        if let first { throw reported(first) }
     }
 
     /// A read: the statements before it are answered first (their failure is reported,
     /// not the "transaction is aborted" of the read). Point reads look in the layers
     /// before they come here, and need nothing sent; scans call `sendAll` first.
     func q(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        if waitFree { return try answered(PostgresStatement(sql, b, doing: doing)) }
         try drain()
         do {
             return try s.query(sql, b, doing: doing)

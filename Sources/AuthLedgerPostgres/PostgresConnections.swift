@@ -12,19 +12,23 @@ import PostgresNIO
 /// Who waits, and why: `StorageBackend`'s `read` and `write` are synchronous by design
 /// (LMDB transactions are bound to the thread that runs them). On PostgreSQL the threads
 /// that call them wait for PostgresNIO's answers, in one place, `PostgresSession.answer`
-/// (and `acquire` for a new connection): the ledger's writer thread, the replay's worker
-/// threads, and the callers of the blocking forms (`…Blocking`, the CLI, tests, whole-log
-/// work such as `verify` and an export) — the library's own threads or the caller's, never
-/// the cooperative pool's. An async read (`readAsync`, `PostgresSnapshot+Fill.swift`) never
-/// waits: it acquires with `acquireAsync` and awaits each answer (`PostgresSession.run`).
-/// Statements of the blocking path go through PostgresNIO's `EventLoopFuture` API, several
-/// sent before any answer is awaited where the protocol allows (a write's BEGIN, lock and
-/// catch-up; its group statement and COMMIT). The connections run on an event loop group
-/// of their own (one thread), never shared with the HTTP server's, so no wait can ever
-/// block the loop that must complete it; and nothing waits on a Swift-concurrency task
-/// (the cooperative pool has two threads on a 2-core machine: a blocked task waiting for
-/// another task could starve it). `blockingWaits` counts the waits (tests check that async
-/// reads add none).
+/// (and `acquire` for a new connection): the callers of the blocking forms (`…Blocking`,
+/// the CLI, tests, whole-log work such as `verify` and an export, `erase`, opening a store
+/// and its commit listener's connection, a replay's rebuild of a tree that is not the
+/// log's), and the writer's thread in two rare cases of
+/// `writeAsync` (a strict retry after PostgreSQL refused a statement, a body that needs an
+/// answer at once) — the library's own threads or the caller's, never the cooperative
+/// pool's. The async paths never wait: a read (`readAsync`, `PostgresSnapshot+Fill.swift`),
+/// the writer's groups, the sweeper's expiry and a replay's write (`writeAsync`,
+/// `PostgresAccess+WaitFree.swift`) and its scan (`scanRuns`) acquire with `acquireAsync`
+/// and await each answer. Statements go through PostgresNIO's `EventLoopFuture` API,
+/// several sent before any answer is awaited where the protocol allows (a write's BEGIN,
+/// lock and catch-up; its group statement and COMMIT). The connections run on an event
+/// loop group of their own (one thread), never shared with the HTTP server's, so no wait
+/// can ever block the loop that must complete it; and nothing waits on a Swift-concurrency
+/// task (the cooperative pool has two threads on a 2-core machine: a blocked task waiting
+/// for another task could starve it). `blockingWaits` counts the waits (tests check that
+/// async reads, appends, the sweeper's expiry and a replay add none).
 // @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
 package final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
@@ -75,7 +79,7 @@ package final class PostgresConnections: @unchecked Sendable {
     package let blockingWaits = PostgresCounter()
 
     /// An idle connection, or a new one, the calling thread waiting for the connection
-    /// (the writer's, replay's and blocking forms' threads).
+    /// (the blocking forms' threads).
     package func acquire() throws -> PostgresSession {
         if let s = try take() { return s }
         return try connected { try PostgresSession.answer($0, counting: blockingWaits) }
@@ -179,8 +183,8 @@ package struct PostgresSession: Sendable {
     }
 
     /// The answer of a statement sent: the one place where the synchronous storage API
-    /// waits for PostgresNIO (see `PostgresConnections`; the writer's and the replay's own
-    /// threads, never an event loop or the cooperative pool).
+    /// waits for PostgresNIO (see `PostgresConnections`: the blocking forms' callers and,
+    /// rarely, the writer's own thread; never an event loop or the cooperative pool).
     func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
         try Self.answer(future, counting: blockingWaits)
     }

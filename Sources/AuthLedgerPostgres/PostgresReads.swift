@@ -15,6 +15,12 @@ struct PostgresStatement: Sendable {
         build(&b)
         binds = b
     }
+
+    init(_ sql: String, _ binds: PostgresBindings, doing: String) {
+        self.sql = sql
+        self.binds = binds
+        self.doing = doing
+    }
 }
 
 /// The read statements of the store, each in one place: the synchronous reader

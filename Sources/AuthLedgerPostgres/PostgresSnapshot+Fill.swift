@@ -143,7 +143,7 @@ extension PostgresStorage {
 
     /// Sends `statement` (COMMIT or ROLLBACK) and releases the connection once it is answered:
     /// reused when it ended the transaction, closed when it failed.
-    private func end(_ s: PostgresSession, _ statement: String) {
+    func end(_ s: PostgresSession, _ statement: String) {
         let connections = self.connections
         s.send(statement, PostgresBindings()).whenComplete { answer in
             connections.release(s, reusable: (try? answer.get()) != nil)

@@ -77,11 +77,18 @@ package final class PostgresStorage: StorageBackend, Sendable {
     /// a savepoint per request, so that only the refused request fails.
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
-            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, deferred: true, body)
+            return try transaction(Self.writeBegin, lockHead: true, deferred: true, body)
         } catch let e as PostgresFailure where e.retryStrict {
-            strictRetries.add(1)
-            return try transaction("BEGIN ISOLATION LEVEL READ COMMITTED", lockHead: true, deferred: false, body)
+            return try writeStrict(body)
         }
+    }
+
+    static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
+
+    /// A write again strict, after PostgreSQL refused a statement of its deferred attempt.
+    func writeStrict<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        strictRetries.add(1)
+        return try transaction(Self.writeBegin, lockHead: true, deferred: false, body)
     }
 
     /// Rows of the first page of each range an async read fetches (`PostgresSnapshot`);
@@ -92,49 +99,25 @@ package final class PostgresStorage: StorageBackend, Sendable {
 
     /// Write transactions run again strict after a refusal (for tests and diagnostics).
     package let strictRetries = PostgresCounter()
+    /// Fetches of what a wait-free write's run missed, each followed by a run again (`writeAsync`).
+    package let writeFills = PostgresCounter()
+    /// Async writes done blocking after all (`writeAsync`: a strict retry, or a body that needs an answer at once).
+    package let blockingWrites = PostgresCounter()
 
     /// What this process's last write left: its head, and the Merkle tree's frontier there
     /// (see `PostgresStorage+CatchUp.swift`). A write that locks that same head needs no
     /// tree read; one that finds another head (another server appended) catches up.
-    private let kept = Mutex<PostgresKept?>(nil)
+    let kept = Mutex<PostgresKept?>(nil)
 
-    private func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+    func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         let s = try connections.acquire()
         var reusable = false
         defer { connections.release(s, reusable: reusable) }
         do {
-            // BEGIN, the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`) are
-            // sent together: one round trip.
-            let begun = s.send(begin, PostgresBindings())
-            // The locked row is the head every write of this transaction starts from.
-            var head: Head?
-            var caughtUp: PostgresQueryResult?
             let keptBefore = lockHead ? kept.withLock { $0 } : nil
-            if lockHead {
-                let locked = s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings())
-                let (sql, b) = catchUpQuery(keptBefore)
-                let meta = s.send(sql, b)
-                do { _ = try s.answer(begun) } catch {
-                    _ = try? s.answer(locked); _ = try? s.answer(meta)
-                    throw PostgresFailure(error, doing: "begin", location: s.location)
-                }
-                let rows: PostgresQueryResult
-                do { rows = try s.answer(locked) } catch {
-                    _ = try? s.answer(meta)
-                    throw PostgresFailure(error, doing: "lock the head", location: s.location)
-                }
-                if let row = rows.rows.first {
-                    head = try PostgresAccess.decodeHead(row)
-                }
-                do { caughtUp = try s.answer(meta) } catch {
-                    throw PostgresFailure(error, doing: "catch up", location: s.location)
-                }
-            } else {
-                do { _ = try s.answer(begun) } catch { throw PostgresFailure(error, doing: "begin", location: s.location) }
-            }
+            let access = try opened(s, try s.answer(open(s, begin, lockHead: lockHead, kept: keptBefore)),
+                                    kept: keptBefore, deferred: deferred)
             let result: T
-            let access = PostgresAccess(session: s, tables: tables, instance: instance, deferred: deferred, head: head)
-            if let caughtUp { try applyCatchUp(caughtUp.rows, kept: keptBefore, head: head, to: access) }
             let committing: EventLoopFuture<PostgresQueryResult>
             do {
                 result = try body(access)
@@ -153,27 +136,55 @@ package final class PostgresStorage: StorageBackend, Sendable {
                 if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
                 throw error
             }
-            // A failed COMMIT leaves the outcome unknown to us: the connection is dropped,
-            // the caller is told storage_error, and a retry with the same event ids is
-            // answered as duplicates if the commit did happen.
-            let committed: PostgresQueryResult
-            do { committed = try s.answer(committing) } catch {
-                kept.withLock { $0 = nil }
-                throw PostgresFailure(error, doing: "commit", location: s.location)
-            }
-            // PostgreSQL answers COMMIT of a transaction that had failed with ROLLBACK:
-            // nothing was committed, nothing may be acknowledged.
-            guard committed.metadata.command == "COMMIT" else {
-                reusable = true
-                throw LedgerError(.storageError, "PostgreSQL rolled the transaction back at COMMIT; nothing of it was written")
-            }
-            if lockHead { keepFrontier(access) }
-            reusable = true
+            try committed(Result { try s.answer(committing) }, access, lockHead: lockHead, reusable: &reusable)
             return result
         } catch let e as PostgresFailure {
             if e.retryStrict { throw e }
             throw e.ledgerError
         }
+    }
+
+    /// BEGIN, and for a write the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`),
+    /// sent together: one round trip.
+    func open(_ s: PostgresSession, _ begin: String, lockHead: Bool, kept: PostgresKept?) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        var sent = [s.send(begin, PostgresBindings())]
+        if lockHead {
+            // The locked row is the head every write of this transaction starts from.
+            sent.append(s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings()))
+            let (sql, b) = catchUpQuery(kept)
+            sent.append(s.send(sql, b))
+        }
+        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
+    }
+
+    /// The transaction's access once `open` was answered: from the locked head, caught up.
+    func opened(_ s: PostgresSession, _ answers: [Result<PostgresQueryResult, any Error>], kept: PostgresKept?,
+                deferred: Bool) throws -> PostgresAccess {
+        for (answer, doing) in zip(answers, ["begin", "lock the head", "catch up"]) {
+            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
+        }
+        let head = answers.count > 1 ? try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) } : nil
+        let access = PostgresAccess(session: s, tables: tables, instance: instance, deferred: deferred, head: head)
+        if answers.count > 2 { try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access) }
+        return access
+    }
+
+    /// Takes COMMIT's answer. A failed COMMIT leaves the outcome unknown to us: the
+    /// connection is dropped, the caller is told storage_error, and a retry with the same
+    /// event ids is answered as duplicates if the commit did happen. PostgreSQL answers
+    /// COMMIT of a transaction that had failed with ROLLBACK: nothing was committed,
+    /// nothing may be acknowledged.
+    func committed(_ answer: Result<PostgresQueryResult, any Error>, _ access: PostgresAccess, lockHead: Bool, reusable: inout Bool) throws {
+        let committed: PostgresQueryResult
+        do { committed = try answer.get() } catch {
+            kept.withLock { $0 = nil }
+            throw PostgresFailure(error, doing: "commit", location: access.s.location)
+        }
+        reusable = true
+        guard committed.metadata.command == "COMMIT" else {
+            throw LedgerError(.storageError, "PostgreSQL rolled the transaction back at COMMIT; nothing of it was written")
+        }
+        if lockHead { keepFrontier(access) }
     }
 
     /// After a commit: what the next write catches up from — the new head, and its tree

@@ -60,47 +60,66 @@ extension Ledger {
 
     /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
     /// `expiresAt` at `now`. Returns the events appended. The due challenges are found and
-    /// expired alone on the writer thread while the calling task is suspended; the
+    /// expired alone on the writer's task while the calling task is suspended (found with an
+    /// async read, expired with `writeAsync`: on PostgreSQL no thread waits); the
     /// synchronous form is `expireDueChallengesBlocking`.
     @discardableResult
     public func expireDueChallenges(now: Timestamp) async throws -> [RecordedEvent] {
-        try await writer.exclusive { [self] in try expireOnWriter(now: now) }
+        try await writer.exclusiveAsync { [self] in
+            let due = try await storage.readAsync { r in try Ledger.dueChallenges(r, now: now) }
+            guard !due.isEmpty else { return [] }
+            return expired(try await storage.writeAsync { w in try Ledger.expire(due, now: now, w) })
+        }
     }
 
     /// `expireDueChallenges` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
     @discardableResult
     public func expireDueChallengesBlocking(now: Timestamp) throws -> [RecordedEvent] {
-        try writer.exclusive { [self] in try expireOnWriter(now: now) }
+        try writer.exclusive { [self] in
+            let due = try storage.read { r in try Ledger.dueChallenges(r, now: now) }
+            guard !due.isEmpty else { return [] }
+            return expired(try storage.write { w in try Ledger.expire(due, now: now, w) })
+        }
     }
 
-    private func expireOnWriter(now: Timestamp) throws -> [RecordedEvent] {
-        var due: [(String, String)] = []
-        try storage.read { r in
-            try r.scanProjectionStates { key, bytes in
-                guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
-                for c in s.challenges.values where c.isOverdue(at: now) {
-                    due.append((key, c.challengeId))
-                }
-                return true
+    /// The unresolved challenges past `expiresAt` at `now`: (user, challenge id).
+    private static func dueChallenges(_ r: any StorageReader, now: Timestamp) throws -> [Due] {
+        var due: [Due] = []
+        try r.scanProjectionStates { key, bytes in
+            guard key != systemStream, let s = try? StateCodec.decode(bytes, user: key) else { return true }
+            for c in s.challenges.values where c.isOverdue(at: now) {
+                due.append(Due(user: key, challenge: c.challengeId))
             }
+            return true
         }
-        guard !due.isEmpty else { return [] }
+        return due
+    }
+
+    private struct Due: Sendable {
+        let user: String
+        let challenge: String
+    }
+
+    /// Appends `challenge.expired` for each of `due` that is still unresolved.
+    private static func expire(_ due: [Due], now: Timestamp, _ w: any StorageWriter) throws -> [RecordedEvent] {
         let meta = StringMap([("actor", "system")])
-        let appended = try storage.write { w in
-            let session = try AppendSession(w)
-            var out: [RecordedEvent] = []
-            for (user, cid) in due {
-                guard let state = try? session.userState(user) else { continue }
-                let at = max(now, state.lastAt ?? now)
-                let request = AppendRequest([EventInput(event: Event(user: user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: cid)), meta: meta))])
-                // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
-                if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
-                    out += r.appended
-                }
+        let session = try AppendSession(w)
+        var out: [RecordedEvent] = []
+        for d in due {
+            guard let state = try? session.userState(d.user) else { continue }
+            let at = max(now, state.lastAt ?? now)
+            let request = AppendRequest([EventInput(event: Event(user: d.user, at: at, payload: .challengeExpired(ChallengeExpired(challengeId: d.challenge)), meta: meta))])
+            // Another writer may have resolved it meanwhile: skip refusals, keep the rest.
+            if let r = try? session.isolated({ try session.applyUnisolated(request) }) {
+                out += r.appended
             }
-            try session.finish()
-            return out
         }
+        try session.finish()
+        return out
+    }
+
+    /// Tells the subscribers of `appended`, and returns it.
+    private func expired(_ appended: [RecordedEvent]) -> [RecordedEvent] {
         if let last = appended.last { notifyCommit(Head(seq: last.seq, hash: last.hash)) }
         return appended
     }

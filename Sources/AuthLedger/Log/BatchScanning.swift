@@ -1,3 +1,5 @@
+import AuthLedgerCore
+
 /// Large contiguous runs of the log and of the stored tree, for a backend whose scan is dear
 /// per row (PostgreSQL: a network message and a generic decode per row). The replay then
 /// scans the log once and hands each run to all its partitions and to its tree check,
@@ -5,15 +7,24 @@
 /// that scans in place (LMDB) does not offer it.
 package protocol BatchScanning {
     /// Sends the read of events `from..<from + count` (all stored: `seq` is gap-free) with
-    /// their personal values, and returns without waiting for it: the caller decodes the
+    /// their personal values and the stored tree hashes their leaves complete
+    /// (`LogBatch.treeRange`), and returns without waiting for them: the caller decodes the
     /// previous run while this one is on its way. Calling the result waits for the run.
     func events(from: UInt64, count: Int) throws -> () throws -> LogBatch
-    /// The stored tree hashes with index `from..<from + count`, 32 bytes each, in index order.
-    func treeHashes(from: UInt64, count: Int) throws -> [UInt8]
     /// Whether a tree hash is stored outside indexes `0..<count` (a quick check where a count
     /// of the hashes would read them all: with every index of the range read and found,
     /// none outside means exactly `count` hashes).
     func treeHashesOutside(_ count: UInt64) throws -> Bool
+}
+
+/// The replay's one scan read without any thread waiting for the store (PostgreSQL: its
+/// answers awaited), on a connection of its own, in one snapshot.
+package protocol AsyncBatchScanning: StorageBackend {
+    /// Calls `start` with whether a tree hash is stored outside `0..<storedHashCount(through)`
+    /// (`BatchScanning.treeHashesOutside`), then `put` with events 1…`through` in runs of
+    /// `run` events (`BatchScanning.events`), in order, until it returns false. The next
+    /// run's read is in flight while `put` takes the current one.
+    func scanRuns(through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
 }
 
 /// Events `first..<first + count` of the log as stored, with their personal values.
@@ -25,12 +36,22 @@ package struct LogBatch: Sendable {
     package let events: [Range<Int>]
     /// Event `first + k`: its personal values in `data`, nil when it has none (or they were erased).
     package let personal: [Range<Int>?]
+    /// The stored tree hashes of `treeRange(first, count)`, 32 bytes each in index order
+    /// (fewer when some are not stored).
+    package let tree: [UInt8]
 
-    package init(first: UInt64, data: [UInt8], events: [Range<Int>], personal: [Range<Int>?]) {
+    package init(first: UInt64, data: [UInt8], events: [Range<Int>], personal: [Range<Int>?], tree: [UInt8]) {
         self.first = first
         self.data = data
         self.events = events
         self.personal = personal
+        self.tree = tree
+    }
+
+    /// The indexes of the tree hashes that the leaves of events `from..<from + count`
+    /// complete (hashes are stored in the order they are completed).
+    package static func treeRange(from: UInt64, count: Int) -> Range<UInt64> {
+        MerkleTree.storedHashCount(from - 1)..<MerkleTree.storedHashCount(from - 1 + UInt64(count))
     }
 
     var count: Int { events.count }

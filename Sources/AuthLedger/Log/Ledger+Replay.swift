@@ -9,12 +9,20 @@ extension Ledger {
     /// stream (two partitions per core, run over the cores with the stored tree's check in
     /// chunks): every partition scans the log in `seq` order (LMDB scans at millions of
     /// events per second), applies every `policy.set`, and decodes and folds only its own
-    /// users' events. The result is the same as a sequential fold. States are written in the one write transaction, which also
-    /// keeps other writers out while the partitions read the same snapshot. Runs alone on the
+    /// users' events. The result is the same as a sequential fold. States are written in the
+    /// one write transaction, which also keeps other writers out while the partitions read the same snapshot. Runs alone on the
     /// writer thread while the calling task is suspended; the synchronous form is `replayBlocking`.
     @discardableResult
     public func replay(progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) async throws -> UInt64 {
-        try await writer.exclusive { [self] in try replayOnWriter(progress: progress) }
+        if let scanning = storage as? AsyncBatchScanning {
+            do {
+                return try await writer.exclusiveAsync { [self] in try await replayWaitFree(scanning, progress: progress) }
+            } catch is AwaitingUnsupported {
+                // The write could not stay wait-free (`StorageBackend.writeAsync`) and was
+                // rolled back: the blocking replay instead.
+            }
+        }
+        return try await writer.exclusive { [self] in try replayOnWriter(progress: progress) }
     }
 
     /// `replay` for synchronous callers (the CLI, tests, opening a store): the same work, the calling thread waiting for it.
@@ -23,48 +31,74 @@ extension Ledger {
         try writer.exclusive { [self] in try replayOnWriter(progress: progress) }
     }
 
+    /// Two partitions per core by default: smaller pieces keep every core busy to the end.
+    private var replayParts: Int { max(1, min(configuration.replayPartitions ?? 2 * ProcessInfo.processInfo.activeProcessorCount, 8)) }
+
+    /// The replay on the writer's task on a store that scans without waiting (PostgreSQL):
+    /// its write transaction (`writeAsync`) locks the head, the log is scanned while the
+    /// transaction waits for it (`awaiting`: between two runs of the body), and the results
+    /// are written by the body's next run. No thread waits for the store.
+    private func replayWaitFree(_ scanning: any AsyncBatchScanning, progress: (@Sendable (UInt64, UInt64) -> Void)?) async throws -> UInt64 {
+        let parts = replayParts
+        let report = progress.map { p in UncheckedSendable<(UInt64, UInt64) -> Void>(p) }
+        return try await storage.writeAsync { w in
+            let head = try w.head()
+            let scan = try w.awaiting { [self] in await replayOnceAsync(scanning, parts: parts, through: head.seq, progress: report) }
+            try w.clearProjectionStates()
+            try w.clearRecords()
+            return try Ledger.writeReplay(w, head: head, scan, progress: progress)
+        }
+    }
+
     private func replayOnWriter(progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
         try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
             try w.clearRecords()
-            // Two partitions per core by default: smaller pieces keep every core busy to the end.
-            let parts = max(1, min(configuration.replayPartitions ?? 2 * ProcessInfo.processInfo.activeProcessorCount, 8))
-            let box = ReplayPartitions(parts)
+            let parts = replayParts
+            let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
+            let (box, leaves) = (scan.box, scan.leaves)
             let report = progress.map { p in UncheckedSendable(p) }
-            let leaves = LeafBuffer()
             if w is BatchScanning {
                 replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             } else {
                 replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             }
-            // A partition's refusal (a stored event that does not decode or fold) is reported
-            // first; a partition stopped because another consumer of the one scan failed is not.
-            for part in 0..<parts { if case let .failure(e)? = box.results[part], !(e is ReplayFeed.Stopped) { throw e } }
-            // The tree next (only when it is not intact), its leaves freed before the states are written.
-            if let all = try leaves.result!.get() { try Ledger.rebuildTree(w, leaves: all) }
-            leaves.result = nil
-            var n: UInt64 = 0
-            var system = SystemState()
-            for part in 0..<parts {
-                // Taken out of the box and consumed from the end: each encoded state and
-                // record is freed as soon as the transaction holds its copy, so the two
-                // never coexist in full (1M events: ~40 MB less at the peak).
-                var r = try box.take(part).get()
-                while let (user, bytes) = r.states.popLast() { try w.putProjectionState(user, bytes) }
-                while let (kind, user, id, bytes) = r.records.popLast() { try w.putRecord(kind, user: user, id: id, bytes) }
-                n += r.userEvents
-                if part == 0 { system = r.system; n += r.system.version }
-            }
-            if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
-            try w.setCheckpoint(head.seq)
-            // Tells writers that cached states from before this rebuild are not to be reused.
-            let (a, b) = RandomBits.shared.next2()
-            try w.putMetaValue(Ledger.projectionGenerationKey, a.bigEndianBytes8 + b.bigEndianBytes8)
-            try w.putMetaValue(Ledger.projectionLayoutKey, head.seq > 0 ? Ledger.projectionLayout : nil)
-            progress?(n, head.seq)
-            return n
+            return try Ledger.writeReplay(w, head: head, scan, progress: progress)
         }
+    }
+
+    /// Writes what the partitions folded and, when the stored tree is not the log's, the tree.
+    private static func writeReplay(_ w: any StorageWriter, head: Head, _ scan: ReplayScan,
+                                    progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
+        let (box, leaves, parts) = (scan.box, scan.leaves, scan.box.results.count)
+        // A partition's refusal (a stored event that does not decode or fold) is reported
+        // first; a partition stopped because another consumer of the one scan failed is not.
+        for part in 0..<parts { if case let .failure(e)? = box.results[part], !(e is ReplayFeed.Stopped) { throw e } }
+        // The tree next (only when it is not intact), its leaves freed before the states are written.
+        guard let tree = leaves.result else { throw LedgerError(.storageError, "the replay's results were already written") }
+        if let all = try tree.get() { try Ledger.rebuildTree(w, leaves: all) }
+        leaves.result = nil
+        var n: UInt64 = 0
+        var system = SystemState()
+        for part in 0..<parts {
+            // Taken out of the box and consumed from the end: each encoded state and
+            // record is freed as soon as the transaction holds its copy, so the two
+            // never coexist in full (1M events: ~40 MB less at the peak).
+            var r = try box.take(part).get()
+            while let (user, bytes) = r.states.popLast() { try w.putProjectionState(user, bytes) }
+            while let (kind, user, id, bytes) = r.records.popLast() { try w.putRecord(kind, user: user, id: id, bytes) }
+            n += r.userEvents
+            if part == 0 { system = r.system; n += r.system.version }
+        }
+        if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
+        try w.setCheckpoint(head.seq)
+        // Tells writers that cached states from before this rebuild are not to be reused.
+        let (a, b) = RandomBits.shared.next2()
+        try w.putMetaValue(Ledger.projectionGenerationKey, a.bigEndianBytes8 + b.bigEndianBytes8)
+        try w.putMetaValue(Ledger.projectionLayoutKey, head.seq > 0 ? Ledger.projectionLayout : nil)
+        progress?(n, head.seq)
+        return n
     }
 
     /// Meta key changed by every rebuild of the projections.

@@ -7,41 +7,72 @@ extension Ledger {
     nonisolated(unsafe) static var replayRun = 4096
 
     /// The replay's partitions and its tree check fed by one scan of the log, for a backend
-    /// whose scan is dear per row (`BatchScanning`: PostgreSQL). One thread reads the log in
-    /// runs, the next run's read in flight while the consumers decode the current one; each
+    /// whose scan is dear per row (`BatchScanning`: PostgreSQL). The log is read in runs,
+    /// the next run's read in flight while the consumers decode the current one; each
     /// partition folds its own users' events of every run, the tree check hashes every
-    /// event. The results land where the partitions' own scans put them (`box`, `leaves`).
+    /// event and compares with the stored hashes the run brought. The results land where
+    /// the partitions' own scans put them (`box`, `leaves`). Here the calling thread reads
+    /// the log, waiting for each run (`replayBlocking`); `replayOnceAsync` awaits them.
     func replayOnce(parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
                     progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) {
         let feed = ReplayFeed(consumers: parts + 1)
+        let consumers = consume(feed, parts: parts, through: through, box: box, leaves: leaves, progress: progress)
+        do {
+            try storage.read { r in try Ledger.scanRuns(r, through: through, into: feed) }
+            feed.finish()
+        } catch {
+            feed.finish(error)
+        }
+        consumers.wait()
+    }
+
+    /// `replayOnce` with the log read by `scanning` without any thread waiting for the store
+    /// (the calling task awaits each run; only the consumers' threads hold it back, when
+    /// they are `ReplayFeed`'s runs behind).
+    func replayOnceAsync(_ scanning: any AsyncBatchScanning, parts: Int, through: UInt64,
+                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) async -> ReplayScan {
+        let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
+        let feed = ReplayFeed(consumers: parts + 1)
+        let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress)
+        do {
+            try await scanning.scanRuns(through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
+            feed.finish()
+        } catch {
+            feed.finish(error)
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in consumers.notify(queue: .global()) { c.resume() } }
+        return scan
+    }
+
+    /// Starts the consumers of `feed`: `parts` partitions and the tree check, on threads of
+    /// their own; the group is left when they all ended.
+    private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
+                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> DispatchGroup {
         let storage = self.storage
-        ReplayFeed.threads(parts + 2) { k in
-            if k == parts + 1 {
-                do {
-                    try storage.read { r in try Ledger.scanRuns(r, through: through, into: feed) }
-                    feed.finish()
-                } catch {
-                    feed.finish(error)
+        return ReplayFeed.threads(parts + 1) { k in
+            if k == parts {
+                // A tree that is not the log's is rebuilt from the leaves, read again (a
+                // rare case, and a blocking read on this thread).
+                leaves.result = Result {
+                    try Ledger.treeCheck(feed) ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through) }
                 }
-            } else if k == parts {
-                leaves.result = Result { try storage.read { r in try Ledger.treeCheck(r, through: through, feed: feed) } }
                 if case .failure = leaves.result { feed.stop() }
-            } else {
-                do {
-                    var fold = PartitionFold(part: k, parts: parts)
-                    var run = 0
-                    while let batch = try feed.take(run) {
-                        run += 1
-                        try batch.forEach { seq, bytes, personal in
-                            if k == 0 && seq % 65_536 == 0 { progress?.value(seq, through) }
-                            try fold.fold(seq, bytes) { seq, bytes in try Ledger.storedEvent(seq, bytes, personal) }
-                        }
+                return
+            }
+            do {
+                var fold = PartitionFold(part: k, parts: parts)
+                var run = 0
+                while let batch = try feed.take(run) {
+                    run += 1
+                    try batch.forEach { seq, bytes, personal in
+                        if k == 0 && seq % 65_536 == 0 { progress?.value(seq, through) }
+                        try fold.fold(seq, bytes) { seq, bytes in try Ledger.storedEvent(seq, bytes, personal) }
                     }
-                    box.set(k, .success(fold.result()))
-                } catch {
-                    box.set(k, .failure(error))
-                    feed.stop()
                 }
+                box.set(k, .success(fold.result()))
+            } catch {
+                box.set(k, .failure(error))
+                feed.stop()
             }
         }
     }
@@ -49,6 +80,7 @@ extension Ledger {
     /// Reads events 1…`through` in runs into `feed`, two reads in flight.
     private static func scanRuns(_ r: any StorageReader, through: UInt64, into feed: ReplayFeed) throws {
         guard let scan = r as? BatchScanning else { throw LedgerError(.storageError, "the store does not read the log in runs") }
+        feed.begin(treeInside: try !scan.treeHashesOutside(MerkleTree.storedHashCount(through)))
         var next: UInt64 = 1
         func request() throws -> (() throws -> LogBatch)? {
             guard next <= through else { return nil }
@@ -72,27 +104,26 @@ extension Ledger {
         return e
     }
 
-    /// `storedTreeMatchesLog` on the runs of the feed: nil when the stored tree is the one
-    /// over the log (compared run by run with the stored hashes those runs determine), else
-    /// the leaf hashes to rebuild it from (read again: a rare case). Takes every run either way.
-    private static func treeCheck(_ r: any StorageReader, through: UInt64, feed: ReplayFeed) throws -> [UInt8]? {
-        let tree = r as? BatchScanning
-        var intact = try tree.map { try !$0.treeHashesOutside(MerkleTree.storedHashCount(through)) } ?? false
+    /// `storedTreeMatchesLog` on the runs of the feed: whether the stored tree is the one
+    /// over the log, compared run by run with the stored hashes each run brought (those its
+    /// leaves complete). Takes every run either way.
+    private static func treeCheck(_ feed: ReplayFeed) throws -> Bool {
+        var intact = try feed.treeInside()
         var frontier = TreeFrontier()
         var hashing = StoredLeaf()
         var expected: [(UInt64, TreeFrontier.Node)] = []
         var run = 0
         while let batch = try feed.take(run) {
             run += 1
-            guard intact, let tree else { continue }
+            guard intact else { continue }
             expected.removeAll(keepingCapacity: true)
             try batch.forEach { seq, bytes, _ in
                 frontier.append(try hashing.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
             }
             guard let from = expected.first?.0 else { continue }
-            let stored = try tree.treeHashes(from: from, count: expected.count)
-            guard stored.count == 32 * expected.count else { intact = false; continue }
-            stored.withUnsafeBytes { all in
+            guard from == LogBatch.treeRange(from: batch.first, count: batch.count).lowerBound,
+                  batch.tree.count == 32 * expected.count else { intact = false; continue }
+            batch.tree.withUnsafeBytes { all in
                 for (k, (index, node)) in expected.enumerated()
                 where index != from + UInt64(k) || TreeFrontier.Node(UnsafeRawBufferPointer(rebasing: all[(32 * k)..<(32 * k + 32)])) != node {
                     intact = false
@@ -100,6 +131,12 @@ extension Ledger {
                 }
             }
         }
-        return intact ? nil : try leafHashes(r, through: through)
+        return intact
     }
+}
+
+/// What the replay's one scan left: the partitions' results and the tree's leaves (nil: intact).
+struct ReplayScan: Sendable {
+    let box: ReplayPartitions
+    let leaves: LeafBuffer
 }

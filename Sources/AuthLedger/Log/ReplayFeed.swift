@@ -13,6 +13,8 @@ final class ReplayFeed: @unchecked Sendable {
     private var produced = 0
     private var finished = false
     private var failure: Error?
+    /// Whether the stored tree has no hash outside the log's (nil: not told yet).
+    private var inside: Bool?
 
     /// Set by a consumer that failed (the scan stops; the other consumers are told this).
     struct Stopped: Error {}
@@ -32,6 +34,24 @@ final class ReplayFeed: @unchecked Sendable {
         produced += 1
         condition.broadcast()
         return true
+    }
+
+    /// The scan tells, before its first run, whether the stored tree has no hash outside the
+    /// log's (`BatchScanning.treeHashesOutside`).
+    func begin(treeInside: Bool) {
+        condition.lock()
+        inside = treeInside
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// What the scan told with `begin`, waiting for it (false when it ended without telling).
+    func treeInside() throws -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while inside == nil && !finished && failure == nil { condition.wait() }
+        if let failure { throw failure }
+        return inside ?? false
     }
 
     /// The scan ended, with `error` when it failed.
@@ -64,10 +84,10 @@ final class ReplayFeed: @unchecked Sendable {
         return run.batch
     }
 
-    /// Runs `body(0..<n)` on `n` threads of their own (they wait for one another, which
-    /// `DispatchQueue.concurrentPerform` does not allow: it may run them one after another)
-    /// and returns when all ended.
-    static func threads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    /// Starts `body(0..<n)` on `n` threads of their own (they wait for one another, which
+    /// `DispatchQueue.concurrentPerform` does not allow: it may run them one after another);
+    /// the group is left when all ended.
+    static func threads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
         let done = DispatchGroup()
         for k in 0..<n {
             done.enter()
@@ -78,6 +98,6 @@ final class ReplayFeed: @unchecked Sendable {
             t.stackSize = 4 << 20
             t.start()
         }
-        done.wait()
+        return done
     }
 }

@@ -13,7 +13,7 @@ final class ReplayPartitions: Sendable {
     func take(_ k: Int) -> Result<Ledger.ReplayPartition, Error> {
         slots.withLock { s in
             defer { s[k] = nil }
-            return s[k]!
+            return s[k] ?? .failure(LedgerError(.storageError, "the replay's results were already written"))
         }
     }
 }

@@ -9,6 +9,12 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// it only reads. Default: `read` (LMDB reads memory-mapped pages in place).
     func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+    /// `write` for the writer's task: the same transaction and guarantees (durable when it
+    /// returns), and the calling thread does not wait on another thread's I/O. `body` may
+    /// run more than once (PostgreSQL runs it again after fetching what it missed, its
+    /// writes of a discarded run never sent). Default: `write` (LMDB's commit is the
+    /// calling thread's own fdatasync, and its transaction is bound to that thread).
+    func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
     func purgeDeleted() throws
     /// `write` whose commit may return before it is durable (pipelined commit, see
@@ -31,4 +37,5 @@ package protocol StorageBackend: AnyObject, Sendable {
 
 extension StorageBackend {
     package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
+    package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
 }

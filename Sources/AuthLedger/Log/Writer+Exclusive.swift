@@ -23,9 +23,17 @@ extension Writer {
     /// `exclusive` for async callers: the work runs alone on the writer thread while the
     /// calling task is suspended (no thread of the cooperative pool waits for it).
     func exclusive<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
+        try await exclusiveAsync { try work() }
+    }
+
+    /// `exclusive` of work that awaits (a replay's scan on PostgreSQL): it runs alone on the
+    /// writer's task while the calling task is suspended.
+    func exclusiveAsync<T: Sendable>(_ work: @escaping () async throws -> T) async throws -> T {
         let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
             let outcome = ExclusiveOutcome<T>()
-            enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
+            enqueue(Pending(work: .alone({
+                do { outcome.result = .success(try await work()) } catch { outcome.result = .failure(error) }
+            }), done: { r in
                 // A closed ledger refuses without running it.
                 if let result = outcome.result { c.resume(with: result.map { $0 as any Sendable }) } else { c.resume(with: r) }
             }))

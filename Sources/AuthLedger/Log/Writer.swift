@@ -1,7 +1,9 @@
 import AuthLedgerCore
 import Foundation
 
-/// The writer: one dedicated OS thread runs every write transaction of a `Ledger`.
+/// The writer: one dedicated OS thread runs every write transaction of a `Ledger` — a
+/// task whose executor is that thread (`WriterExecutor`), so that a write that awaits
+/// its store (PostgreSQL's `writeAsync`) leaves the thread idle instead of blocked.
 /// Requests of the asynchronous API (`append`, `perform`) queue to it and are committed
 /// together in one durable transaction (group commit); each caller is resumed only after
 /// that commit, and a refused request refuses only itself (each runs in its own nested
@@ -14,12 +16,15 @@ import Foundation
 // @unchecked: the queue, counters and held batch are guarded by `lock` (an NSCondition:
 // the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
+    /// A request's work in its group's transaction. It may run more than once (a store's
+    /// `writeAsync` runs the group again after fetching what it missed): only the last
+    /// run's writes and value count, so it has no other effect.
     typealias Job = (AppendSession) throws -> any Sendable
     enum Work {
         /// A request of the group-commit API, run in the batch's transaction.
         case request(Job)
-        /// Synchronous work with its own transaction(s), run alone.
-        case alone(() -> Void)
+        /// Work with its own transaction(s), run alone (synchronous work, or work that awaits).
+        case alone(() async -> Void)
     }
     struct Pending {
         let work: Work
@@ -29,7 +34,7 @@ final class Writer: @unchecked Sendable {
         /// An append request's inputs, read ahead for the whole group (`AppendSession.prefetch`).
         var inputs: [EventInput] = []
     }
-    /// The writer thread, once it runs (under `lock`).
+    /// The writer thread, once the loop runs (under `lock`).
     private var thread: pthread_t?
 
     let storage: any StorageBackend
@@ -85,14 +90,15 @@ final class Writer: @unchecked Sendable {
     init(storage: any StorageBackend, maxBatch: Int = 1024) {
         self.storage = storage
         self.maxBatch = maxBatch
-        // The thread is not stored: it keeps itself (and this writer) alive while it runs,
-        // and releases both when `stop()` ends the loop. Storing it made a cycle
-        // (writer → thread → closure → writer) that kept every closed ledger's LMDB
-        // environment — file descriptors and memory map — open for the process' lifetime.
-        let t = Thread { self.loop() }
-        t.name = "authledger-writer"
-        t.qualityOfService = .userInitiated
-        t.start()
+        // Neither the task nor the thread is stored: the task keeps this writer alive while
+        // it runs, and the thread ends with it. Storing them made a cycle (writer → thread →
+        // closure → writer) that kept every closed ledger's LMDB environment — file
+        // descriptors and memory map — open for the process' lifetime.
+        let executor = WriterExecutor(name: "authledger-writer")
+        Task(executorPreference: executor) {
+            await self.loop()
+            executor.stop()
+        }
     }
 
     /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
@@ -165,44 +171,54 @@ final class Writer: @unchecked Sendable {
     private var ended = false
     private var closeWaiters: [CheckedContinuation<Void, Never>] = []
 
-    private func loop() {
-        lock.lock()
-        thread = pthread_self()
-        lock.unlock()
+    /// What the loop does next.
+    private enum Step {
+        case settle
+        case alone(Pending)
+        case batch([Pending], pipelined: Bool)
+        case end([CheckedContinuation<Void, Never>])
+    }
+
+    private func loop() async {
+        lock.withLock { thread = pthread_self() }
         while true {
-            lock.lock()
-            while queue.isEmpty && !stopped && held == nil { lock.wait() }
-            if queue.isEmpty {
-                lock.unlock()
+            switch nextStep() {
+            case .settle:
                 // Idle with a batch held: make it durable now rather than wait for the next.
-                if held != nil { settleHeld(); continue }
-                lock.lock()
-                ended = true
-                let waiters = closeWaiters
-                closeWaiters = []
-                lock.unlock()
+                settleHeld()
+            case .alone(let p):
+                // What was committed before it is acknowledged first, durable.
+                if held != nil { settleHeld() }
+                if case let .alone(work) = p.work { await work() }
+                p.done(.success(()))
+            case .batch(let batch, let pipelined):
+                if !pipelined && held != nil { settleHeld() }
+                await run(batch, pipelined: pipelined)
+            case .end(let waiters):
                 hashing.stop()
                 for w in waiters { w.resume() }
                 return
             }
-            if case let .alone(work) = queue[0].work {
-                let p = queue.removeFirst()
-                lock.unlock()
-                // What was committed before it is acknowledged first, durable.
-                if held != nil { settleHeld() }
-                work()
-                p.done(.success(()))
-                continue
-            }
-            fill()
-            let batch = Array(queue.prefix { $0.isRequest }.prefix(maxBatch))
-            lastBatch = batch.count
-            queue.removeFirst(batch.count)
-            let pipelined = pipelinedValue
-            lock.unlock()
-            if !pipelined && held != nil { settleHeld() }
-            run(batch, pipelined: pipelined)
         }
+    }
+
+    /// Waits for work and takes it off the queue.
+    private func nextStep() -> Step {
+        lock.lock()
+        defer { lock.unlock() }
+        while queue.isEmpty && !stopped && held == nil { lock.wait() }
+        if queue.isEmpty {
+            if held != nil { return .settle }
+            ended = true
+            defer { closeWaiters = [] }
+            return .end(closeWaiters)
+        }
+        if !queue[0].isRequest { return .alone(queue.removeFirst()) }
+        fill()
+        let batch = Array(queue.prefix { $0.isRequest }.prefix(maxBatch))
+        lastBatch = batch.count
+        queue.removeFirst(batch.count)
+        return .batch(batch, pipelined: pipelinedValue)
     }
 
     /// Group commit fill: the callers the last commit answered come back within
@@ -258,18 +274,18 @@ final class Writer: @unchecked Sendable {
         for (p, r) in zip(h.batch, h.results) { p.done(r) }
     }
 
-    private func run(_ batch: [Pending], pipelined: Bool) {
+    private func run(_ batch: [Pending], pipelined: Bool) async {
         var results: [Result<any Sendable, Error>] = []
         let started = DispatchTime.now().uptimeNanoseconds
         var bodyDone = started
         defer {
             let now = DispatchTime.now().uptimeNanoseconds
-            lock.lock()
-            batches += 1
-            requests += batch.count
-            busyNanoseconds += now - started
-            commitNanoseconds += now - bodyDone
-            lock.unlock()
+            lock.withLock {
+                batches += 1
+                requests += batch.count
+                busyNanoseconds += now - started
+                commitNanoseconds += now - bodyDone
+            }
         }
         do {
             var startSeq: UInt64 = 0
@@ -286,19 +302,33 @@ final class Writer: @unchecked Sendable {
                 // a replay rewritten the projections: the cache is only used when the
                 // head and the projections' generation are still the ones it reflects.
                 let generation = try w.metaValue(Ledger.projectionGenerationKey)
+                let (headBefore, systemBefore) = (cachedHead, cachedSystem)
+                var adopted = true
                 if let cachedHead, cachedHead == session.head, cachedGeneration == generation {
                     session.adopt(users: &cachedUsers, system: cachedSystem)
                 } else if let cachedHead, cachedGeneration == generation, let changed = try w.streamsChanged(since: cachedHead) {
                     // Another server appended since: only the streams it appended to are stale.
                     for stream in changed { cachedUsers[stream] = nil }
                     session.adopt(users: &cachedUsers, system: changed.contains(systemStream) ? nil : cachedSystem)
+                } else {
+                    adopted = false
                 }
                 cachedUsers = [:]
                 cachedSystem = nil
                 cachedHead = nil
                 cachedGeneration = generation
                 // What the group's append requests will read, read ahead at once (PostgreSQL: one round trip).
-                if w.readsAhead { try session.prefetch(batch.flatMap(\.inputs)) }
+                if w.readsAhead {
+                    do { try session.prefetch(batch.flatMap(\.inputs)) } catch {
+                        // PostgreSQL's wait-free write fetches it and runs the body again: the
+                        // cache, not changed yet, goes back for that run.
+                        if adopted {
+                            session.adopt(users: &cachedUsers, system: nil)
+                            (cachedHead, cachedSystem) = (headBefore, systemBefore)
+                        }
+                        throw error
+                    }
+                }
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }
@@ -341,7 +371,7 @@ final class Writer: @unchecked Sendable {
                 publishNonDurable()
                 for h in durableNow { release(h) }
             } else {
-                let head = try storage.write(body)
+                let head = try await storage.writeAsync(body)
                 if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
                 didCommit?(head)
                 for (p, r) in zip(batch, results) { p.done(r) }

@@ -1,0 +1,82 @@
+import AuthLedger
+import AuthLedgerCore
+import NIOCore
+import PostgresNIO
+
+extension PostgresStorage {
+    /// `write` for the writer's task (`Writer`): the same transaction — the head's lock, a
+    /// deferred attempt, COMMIT before it returns — and no thread waits for PostgresNIO:
+    /// the connection is acquired and every answer awaited, and `body` runs wait-free
+    /// (`PostgresAccess+WaitFree.swift`), again after each fetch of what it missed.
+    ///
+    /// Two cases still wait, on the calling thread (the writer's own, never the cooperative
+    /// pool): after PostgreSQL refused a statement of the attempt, the write runs again
+    /// strict (each request's statements answered before the next: a refusal the rules
+    /// could not foresee, rare), and a body that needs an answer at once (an erasure,
+    /// a nested savepoint, a read after it sent statements) is rolled back and done
+    /// blocking. `blockingWrites` counts them.
+    package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T {
+        do {
+            return try await waitFreeTransaction(body)
+        } catch let e as PostgresFailure where e.retryStrict {
+            blockingWrites.add(1)
+            return try writeStrict(body)
+        } catch is PostgresMustBlock {
+            blockingWrites.add(1)
+            return try write(body)
+        }
+    }
+
+    /// A wait-free run stops being one after this many runs (a body that keeps missing).
+    static let maxRuns = 64
+
+    private func waitFreeTransaction<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T {
+        let s = try await connections.acquireAsync()
+        var reusable = false
+        defer { connections.release(s, reusable: reusable) }
+        do {
+            let keptBefore = kept.withLock { $0 }
+            let access = try opened(s, try await open(s, Self.writeBegin, lockHead: true, kept: keptBefore).get(),
+                                    kept: keptBefore, deferred: true)
+            access.waitFree = true
+            access.run.frontierFetched = access.frontierFetched
+            let result: T
+            let committing: EventLoopFuture<PostgresQueryResult>
+            do {
+                var runs = 0
+                while true {
+                    access.beginRun()
+                    let outcome = Result { try body(access) }
+                    if access.run.mustBlock { throw PostgresMustBlock() }
+                    if access.run.needs.isEmpty {
+                        result = try outcome.get()
+                        break
+                    }
+                    runs += 1
+                    if runs >= Self.maxRuns { throw PostgresMustBlock() }
+                    try await access.fill()
+                    writeFills.add(1)
+                }
+                try access.finishWrites()
+                // COMMIT goes with the group's statement (see `transaction`).
+                committing = s.send("COMMIT", PostgresBindings())
+                do { try await access.drainAsync() } catch {
+                    _ = try? await committing.get()
+                    throw error
+                }
+            } catch {
+                access.discardPending()
+                _ = try? await access.drainAsync()
+                if (try? await s.send("ROLLBACK", PostgresBindings()).get()) != nil { reusable = true }
+                throw error
+            }
+            let answer: Result<PostgresQueryResult, any Error>
+            do { answer = .success(try await committing.get()) } catch { answer = .failure(error) }
+            try committed(answer, access, lockHead: true, reusable: &reusable)
+            return result
+        } catch let e as PostgresFailure {
+            if e.retryStrict { throw e }
+            throw e.ledgerError
+        }
+    }
+}
