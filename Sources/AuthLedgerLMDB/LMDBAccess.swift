@@ -31,9 +31,10 @@ final class LMDBAccess: StorageWriter {
         Array(k) + [0] + stateVersion.bigEndianBytes
     }
 
-    /// The stored stream key of a state key (`stateKey`): nil for an index entry.
-    static func storedKey(ofStateKey k: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard k.count >= 9, k[k.count - 9] == 0, k.loadBigEndianUInt64(at: k.count - 8) == stateVersion else { return nil }
+    /// The stored stream key of a state key (`stateKey`; `version` 0 for layout 2's): nil
+    /// for an index entry.
+    static func storedKey(ofStateKey k: UnsafeRawBufferPointer, version: UInt64 = stateVersion) -> UnsafeRawBufferPointer? {
+        guard k.count >= 9, k[k.count - 9] == 0, k.loadBigEndianUInt64(at: k.count - 8) == version else { return nil }
         return UnsafeRawBufferPointer(rebasing: k[..<(k.count - 9)])
     }
 

@@ -96,9 +96,9 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             let s = try txn.cursor(streams)
             entry = try s.first()
             while let (k, v) = entry {
-                if k.count > 9, k.loadBigEndianUInt64(at: k.count - 8) == 0, k[k.count - 9] == 0 {
+                if let stream = LMDBAccess.storedKey(ofStateKey: k, version: 0) {
                     left.append(Array(k))
-                    moved.append((LMDBAccess.stateKey(storedKey: k[..<(k.count - 9)]), Array(v)))
+                    moved.append((LMDBAccess.stateKey(storedKey: stream), Array(v)))
                 }
                 entry = try s.next()
             }

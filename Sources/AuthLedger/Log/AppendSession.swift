@@ -260,16 +260,16 @@ final class AppendSession {
         let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         EventCodec.encode(recorded, into: &scratch)
-        try store(recorded, leaf: leaf, bytes: scratch)
+        try store(recorded, bytes: scratch) { try appendToTree(leaf, seq: seq) }
         head = Head(seq: seq, hash: hash)
         return true
     }
 
-    /// Puts a recorded event, its index entries and its Merkle nodes.
-    private func store(_ recorded: RecordedEvent, leaf: SHA256.Digest, bytes: [UInt8]) throws {
+    /// Puts a recorded event and its index entries, then its Merkle nodes (`tree`).
+    private func store(_ recorded: RecordedEvent, bytes: [UInt8], tree: () throws -> Void) throws {
         let e = recorded.event
         try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
-        try appendToTree(leaf, seq: recorded.seq)
+        try tree()
         appended.append(recorded)
     }
 
@@ -288,11 +288,10 @@ final class AppendSession {
         let taken = hashing!.take(all: all)
         var k = 0
         for h in taken.events {
-            let e = h.recorded.event
-            try w.putEvent(seq: h.recorded.seq, id: e.id!, stream: e.stream, version: h.recorded.version, bytes: h.bytes)
-            for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try node.withBytes { try w.appendTreeHash(index, $0) } }
+            try store(h.recorded, bytes: h.bytes) {
+                for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try w.appendTreeHash(index, node) }
+            }
             k += h.nodeCount
-            appended.append(h.recorded)
             pendingIds.remove(h.recorded.event.id!)
             if pendingIds.isEmpty { head = Head(seq: h.recorded.seq, hash: h.recorded.hash) }
         }
@@ -302,7 +301,7 @@ final class AppendSession {
     private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
         if !switches.maintainMerkleTree.load(ordering: .relaxed) { return }
         _ = try treeAtHead()
-        try tree!.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
+        try tree!.append(leaf) { index, _, node in try w.appendTreeHash(index, node) }
     }
 
     /// The Merkle tree's right edge over the events stored so far (loaded the first time).

@@ -242,7 +242,7 @@ extension Ledger {
         try leaves.withUnsafeBytes { all in
             for k in stride(from: 0, to: all.count, by: 32) {
                 let leaf = TreeFrontier.Node(UnsafeRawBufferPointer(rebasing: all[k..<(k + 32)]))
-                try frontier.append(leaf) { index, _, node in try node.withBytes { try w.appendTreeHash(index, $0) } }
+                try frontier.append(leaf) { index, _, node in try w.appendTreeHash(index, node) }
             }
         }
     }

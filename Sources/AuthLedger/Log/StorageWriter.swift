@@ -31,6 +31,11 @@ package protocol StorageWriter: StorageReader {
 }
 
 extension StorageWriter {
+    /// Appends a Merkle node at its stored index (`TreeFrontier.append` gives both).
+    func appendTreeHash(_ index: UInt64, _ node: TreeFrontier.Node) throws {
+        try node.withBytes { try appendTreeHash(index, $0) }
+    }
+
     package func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
         throw AwaitingUnsupported()
     }
