@@ -7,6 +7,13 @@ import LMDB
 final class LMDBAccess: StorageWriter {
     let s: LMDBStorage
     var txn: Transaction
+    /// After `clearProjectionStates`: the state keys the transaction has not put again, gone
+    /// for its reads at once and deleted when it ends (`finish`).
+    private var clearedStates: Set<[UInt8]>?
+    /// States put by this transaction, and the map's regions once a replay's many puts let
+    /// go of its pages (`putProjectionState`).
+    private var statesPut = 0
+    private var mapRegions: [Range<UInt>]?
 
     init(storage: LMDBStorage, txn: Transaction) {
         self.s = storage
@@ -142,20 +149,37 @@ final class LMDBAccess: StorageWriter {
         try LMDBAccess.streamKey(stream, version).withUnsafeBytes { k in try txn.get(s.streams, k).map { $0.loadBigEndianUInt64() } }
     }
 
-    func projectionState(_ key: String) throws -> [UInt8]? { try txn.get(s.streams, LMDBAccess.stateKey(key)) }
+    func projectionState(_ key: String) throws -> [UInt8]? {
+        let k = LMDBAccess.stateKey(key)
+        if clearedStates?.contains(k) == true { return nil }
+        return try txn.get(s.streams, k)
+    }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
         try forEachState { k, v in try body(try streamName(ofStoredKey: k), v) }
     }
 
-    /// Visits `(stored stream key, state)` of every projection state in `streams` (one walk
-    /// over the index: the states are its entries at `stateVersion`) until `body` returns false.
+    /// Visits `(stored stream key, state)` of every projection state in `streams` until
+    /// `body` returns false (none a `clearProjectionStates` of this transaction removed).
+    /// A state is its stream's last entry (`stateVersion`): from a stream's first entry the
+    /// walk seeks straight to its state key, so it reads a page or two per stream, not every
+    /// entry of the index, and lets go of the map's pages behind it.
     func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.streams)
+        var behind = MapPagesBehind(s.environment)
         var entry = try c.first()
         while let (k, v) = entry {
-            if let stream = LMDBAccess.storedKey(ofStateKey: k), try !body(stream, v) { return }
-            entry = try c.next()
+            behind.passed(k)
+            if let stream = LMDBAccess.storedKey(ofStateKey: k) {
+                if clearedStates?.contains(Array(k)) != true, try !body(stream, v) { return }
+                entry = try c.next()
+            } else if k.count >= 9, k[k.count - 9] == 0 {
+                // An index entry: on to its stream's state (or the next stream, if it has none).
+                let state = LMDBAccess.stateKey(storedKey: k[..<(k.count - 9)])
+                entry = try c.seek(state)
+            } else {
+                entry = try c.next()
+            }
         }
     }
 
@@ -245,13 +269,36 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try txn.put(s.streams, LMDBAccess.stateKey(key), bytes)
+        let k = LMDBAccess.stateKey(key)
+        try txn.put(s.streams, k, bytes)
+        clearedStates?.remove(k)
+        // A replay puts every user's state in one transaction, each on a page of its own
+        // across the file: every thousand, the map's pages the puts read are let go
+        // (they are clean; the transaction's changes are on the heap), or the whole file
+        // would be resident by the end (the kernel maps the neighbours of each page read).
+        statesPut += 1
+        if statesPut % 1_024 == 0 {
+            if mapRegions == nil { mapRegions = s.environment.mappedRegions() }
+            Environment.release(mapRegions!)
+        }
     }
 
+    /// Every state is gone for this transaction at once, but only the keys it does not put
+    /// again are deleted, when it ends (`finish`): a replay, which puts every state again,
+    /// then dirties each state's page once, when it writes it, rather than also at its start,
+    /// where the copies of every page holding a state stayed on the heap while the
+    /// partitions folded.
     func clearProjectionStates() throws {
-        var keys: [[UInt8]] = []
-        try forEachState { stream, _ in keys.append(LMDBAccess.stateKey(storedKey: stream)); return true }
-        for k in keys { _ = try txn.delete(s.streams, k) }
+        var keys = clearedStates ?? []
+        try forEachState { stream, _ in keys.insert(LMDBAccess.stateKey(storedKey: stream)); return true }
+        clearedStates = keys
+    }
+
+    /// Before the transaction commits: deletes the states cleared and not put again.
+    func finish() throws {
+        guard let keys = clearedStates else { return }
+        clearedStates = nil
+        for k in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { _ = try txn.delete(s.streams, k) }
     }
 
     func setCheckpoint(_ seq: UInt64) throws {
@@ -267,11 +314,13 @@ final class LMDBAccess: StorageWriter {
         let child = try parent.beginChild()
         txn = child
         defer { txn = parent }
+        let cleared = clearedStates
         let result: T
         do {
             result = try body()
         } catch {
             child.abort()
+            clearedStates = cleared
             throw error
         }
         // A failed commit has freed the child already (LMDB): no abort after it.

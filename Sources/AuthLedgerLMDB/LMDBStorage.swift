@@ -128,7 +128,12 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
             defer { mapPages.committed(environment) }
-            return try environment.write { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+            return try environment.write { txn in
+                let access = LMDBAccess(storage: self, txn: txn)
+                let value = try body(access)
+                try access.finish()
+                return value
+            }
         } catch let e as LMDBError {
             throw e.ledgerError
         }
@@ -143,7 +148,10 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             defer { mapPages.committed(environment) }
             let value = try environment.write(deferMetaSync: true) { txn in
                 id = txn.id
-                return try body(LMDBAccess(storage: self, txn: txn))
+                let access = LMDBAccess(storage: self, txn: txn)
+                let value = try body(access)
+                try access.finish()
+                return value
             }
             // A transaction that wrote nothing commits (and syncs) nothing: LMDB returns early.
             let committed = environment.lastTransactionID >= id

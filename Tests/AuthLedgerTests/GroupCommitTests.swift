@@ -215,6 +215,58 @@ import Testing
         #expect(ok.appended.map(\.version) == [2])
     }
 
+    /// A replay rebuilds the states from the log: a state whose stream has no event goes,
+    /// a damaged one is written again, an intact one keeps its bytes.
+    @Test(arguments: StorageKind.all) func aReplayRemovesStatesWithoutEventsAndRewritesTheRest(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
+        _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), access("alice", at: 5)]))
+        let before = try ledger.storage.read { r in (try r.projectionState("alice"), try r.projectionState("bob")) }
+        #expect(before.0 != nil && before.1 != nil)
+        try ledger.storage.write { w in
+            try w.putProjectionState("ghost", StateCodec.encode(UserState(user: "ghost")))
+            try w.putProjectionState("bob", StateCodec.encode(UserState(user: "bob")))
+        }
+        try ledger.replayBlocking()
+        let after = try ledger.storage.read { r in
+            var names: [String] = []
+            try r.scanProjectionStates { name, _ in names.append(name); return true }
+            return (try r.projectionState("alice"), try r.projectionState("bob"), try r.projectionState("ghost"), names)
+        }
+        #expect(after.0 == before.0)
+        #expect(after.1 == before.1)
+        #expect(after.2 == nil)
+        #expect(after.3.sorted() == ["alice", "bob"])
+    }
+
+    /// `clearProjectionStates` takes every state away for the rest of the transaction at
+    /// once (LMDB deletes the keys not put again only when the transaction ends); a state
+    /// put in a savepoint that failed stays cleared.
+    @Test(arguments: StorageKind.all) func clearedStatesAreGoneForTheTransactionAndOnlyThosePutAgainStay(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
+        _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), register("carol")]))
+        struct Refused: Error {}
+        let fresh: [UInt8] = StateCodec.encode(UserState(user: "alice"))
+        try ledger.storage.write { w in
+            try w.clearProjectionStates()
+            #expect(try w.projectionState("alice") == nil)
+            #expect(try w.projectionState("carol") == nil)
+            try w.putProjectionState("alice", fresh)
+            #expect(try w.projectionState("alice") == fresh)
+            #expect(throws: Refused.self) {
+                try w.savepoint { try w.putProjectionState("bob", fresh); throw Refused() }
+            }
+            #expect(try w.projectionState("bob") == nil)
+        }
+        let after = try ledger.storage.read { r in
+            var names: [String] = []
+            try r.scanProjectionStates { name, _ in names.append(name); return true }
+            return (try r.projectionState("alice"), try r.projectionState("bob"), names)
+        }
+        #expect(after.0 == fresh)
+        #expect(after.1 == nil)
+        #expect(after.2 == ["alice"])
+    }
+
     @Test(arguments: StorageKind.all) func acknowledgedEventsAreInTheLogAfterReopening(_ storage: StorageKind) async throws {
         let path = storage.freshStore()
         var acked: [RecordedEvent] = []
