@@ -87,6 +87,8 @@ extension PostgresAccess {
     }
 
     func projectionState(_ key: String) throws -> [UInt8]? {
+        // After `clearProjectionStates`: only the states put since.
+        if let states = replacing.states { return states[key] }
         if let bytes = layered({ $0.state(key) }) { return bytes }
         if let known = cache.states[key] { return known }
         let bytes = try bytesValue(t.state(key))

@@ -82,7 +82,7 @@ extension PostgresAccess {
     /// strict, a SAVEPOINT whose statements are all answered before it is released.
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         if requestPending != nil { return try nestedSavepoint(body) }
-        let headBefore = knownHead
+        let (headBefore, replacingBefore) = (knownHead, replacing)
         savepoints += 1
         requestPending = PostgresPendingWrites()
         savepointOpen = false
@@ -106,7 +106,7 @@ extension PostgresAccess {
             }
         } catch {
             requestPending = PostgresPendingWrites()
-            knownHead = headBefore
+            (knownHead, replacing) = (headBefore, replacingBefore)
             if savepointOpen { try rollbackToSavepoint() }
             throw error
         }
@@ -141,14 +141,14 @@ extension PostgresAccess {
         defer { savepoints -= 1 }
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         let result: T
-        let headBefore = knownHead
+        let (headBefore, replacingBefore) = (knownHead, replacing)
         do {
             result = try body()
             try sendPending(&requestPending!)
             try drain()
         } catch {
             requestPending = PostgresPendingWrites()
-            knownHead = headBefore
+            (knownHead, replacing) = (headBefore, replacingBefore)
             try rollbackToSavepoint()
             throw error
         }

@@ -6,6 +6,8 @@ package protocol StorageWriter: StorageReader {
     func putEvent(seq: UInt64, id: EventID, stream: String, version: UInt64, bytes: [UInt8]) throws
     func setHead(_ head: Head) throws
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws
+    /// Removes every projection state: from here on the transaction reads only the states
+    /// it puts again (a rebuild puts them all). A savepoint that fails undoes its puts.
     func clearProjectionStates() throws
     /// Stores (replaces) a user's record; written in the transaction of the event that changed it.
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws
