@@ -67,6 +67,14 @@ import Testing
         #expect(Self.hashedByPipeline(large) == lines.count)
         _ = try large.verify()
         #expect(try large.contentText() == (try small.contentText()))
+        // The second thread sealed them (fresh salts): every personal value has its
+        // commitment and its own salt, read back from the values store, as inline sealing gives
+        let a = try large.eventsBlocking(), b = try small.eventsBlocking()
+        #expect(a.map { $0.event.personal?.entries.map(\.pointer) } == b.map { $0.event.personal?.entries.map(\.pointer) })
+        let salts = a.flatMap { $0.event.personal?.entries.map(\.salt) ?? [] }
+        #expect(salts.count == 7 + 7 * 5, "each user's device name, and the address of 5 of its 14 accesses")
+        #expect(!salts.contains(nil) && Set(salts).count == salts.count)
+        #expect(a.map(\.event.personal) == (try large.eventsBlocking()).map(\.event.personal))
         #expect(try large.devicesBlocking("user-3", QueryOptions(asOf: .max)) == (try small.devicesBlocking("user-3", QueryOptions(asOf: .max))))
     }
 

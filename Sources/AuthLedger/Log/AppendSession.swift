@@ -188,8 +188,16 @@ final class AppendSession {
         if event.id == nil { event.id = .random() }
         // Personal values get their salted commitments (SPEC 1.5): the leaf hashes those,
         // the event's bytes keep only the digests, the values and salts go to the values store.
+        // In a large request, fresh salts are drawn and hashed on the hashing thread
+        // (`HashPipeline.Job.seal`): only disclosures can make sealing fail, and the rules
+        // read only the commitments of erased values, which came with the input.
+        var sealLater = false
         if switches.sealPersonalData.load(ordering: .relaxed) {
-            try PersonalData.seal(&event, disclosures: input.disclosures)
+            if pipelining && input.disclosures == nil && input.claims.isEmpty {
+                sealLater = true
+            } else {
+                try PersonalData.seal(&event, disclosures: input.disclosures)
+            }
         } else if input.disclosures != nil || event.personal != nil {
             throw LedgerError.invalid("this ledger does not take commitments", field: "disclosures")
         }
@@ -240,11 +248,12 @@ final class AppendSession {
             dirtyUsers.insert(stream)
         }
         if let user = event.user {
-            if let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
+            // A pipelined event's values come back with its hashes (`storeHashed`).
+            if !pipelining, let values = PersonalCodec.encode(event) { try w.putPersonalValues(user: user, seq: seq, values) }
             if event.type == .userErased { try erase(user, before: seq) }
         }
         if pipelining {
-            outbox.append(HashPipeline.Job(event: event, seq: seq, version: version))
+            outbox.append(HashPipeline.Job(event: event, seq: seq, version: version, seal: sealLater))
             pendingIds.insert(event.id!)
             // The head's hash follows when the events are stored (`storeHashed`).
             head = Head(seq: seq, hash: head.hash)
@@ -288,6 +297,9 @@ final class AppendSession {
         let taken = hashing!.take(all: all)
         var k = 0
         for h in taken.events {
+            if let values = h.values, let user = h.recorded.event.user {
+                try w.putPersonalValues(user: user, seq: h.recorded.seq, values)
+            }
             try store(h.recorded, bytes: h.bytes) {
                 for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try w.appendTreeHash(index, node) }
             }

@@ -3,8 +3,9 @@ import Crypto
 import Foundation
 
 /// Hashing beside the rules: while the writer applies the rules to a large request's next
-/// events, a second thread computes each admitted event's leaf (its canonical bytes), chain
-/// hash, stored bytes and Merkle nodes, in `seq` order. The writer takes the results in that order and
+/// events, a second thread seals each admitted event's personal values (fresh salts and
+/// their commitments) and computes its leaf (its canonical bytes), chain hash, stored bytes,
+/// values-store bytes and Merkle nodes, in `seq` order. The writer takes the results in that order and
 /// puts them in its own transaction, so the store receives exactly what hashing inline
 /// gives — only computed on the other core. (Bulk appends run on one thread otherwise;
 /// the leaf, chain and encoding were about a quarter of their time.)
@@ -16,13 +17,18 @@ final class HashPipeline: @unchecked Sendable {
         let event: Event
         let seq: UInt64
         let version: UInt64
+        /// Whether the event's personal values still need their commitments, with fresh
+        /// salts (`PersonalData.sealWithNewSalts`), before it is hashed.
+        let seal: Bool
     }
 
-    /// The event recorded (with `prev` and `hash`), its stored bytes, and how many of the
-    /// Merkle tree's nodes it completes (taken in order from `Taken.nodes`).
+    /// The event recorded (with `prev` and `hash`, sealed), its stored bytes, its personal
+    /// values for the values store (nil: none, or no user), and how many of the Merkle
+    /// tree's nodes it completes (taken in order from `Taken.nodes`).
     struct Hashed {
         let recorded: RecordedEvent
         let bytes: [UInt8]
+        let values: [UInt8]?
         let nodeCount: Int
     }
 
@@ -139,14 +145,17 @@ final class HashPipeline: @unchecked Sendable {
             out.events.reserveCapacity(batch.count)
             if tree != nil { out.nodes.reserveCapacity(2 * batch.count + 8) }
             for job in batch {
-                let leaf = RecordedEvent.leaf(job.event, seq: job.seq, version: job.version, scratch: &scratch)
+                var event = job.event
+                if job.seal { PersonalData.sealWithNewSalts(&event) }
+                let leaf = RecordedEvent.leaf(event, seq: job.seq, version: job.version, scratch: &scratch)
                 let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
-                let recorded = RecordedEvent(event: job.event, seq: job.seq, version: job.version, prev: prev, hash: hash)
+                let recorded = RecordedEvent(event: event, seq: job.seq, version: job.version, prev: prev, hash: hash)
                 var bytes: [UInt8] = []
                 EventCodec.encode(recorded, into: &bytes)
+                let values = event.user == nil ? nil : PersonalCodec.encode(event)
                 let before = out.nodes.count
                 tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
-                out.events.append(Hashed(recorded: recorded, bytes: bytes, nodeCount: out.nodes.count - before))
+                out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before))
                 prev = hash
             }
             condition.lock()

@@ -158,26 +158,34 @@ public enum PersonalData {
     /// (recorded-form input, e.g. an export) or a fresh one. Commitments of erased values
     /// that came with the input are kept. `e.personal` is nil when the event has none.
     package static func seal(_ e: inout Event, disclosures: StringMap?) throws(LedgerError) {
+        guard let disclosures else { return sealWithNewSalts(&e) }
+        let clear = clearValues(e)
+        for (pointer, _) in clear where disclosures[pointer] == nil {
+            throw .invalid("personal value at \(pointer) has no disclosure", field: "disclosures")
+        }
+        for (pointer, _) in disclosures.pairs where !clear.contains(where: { $0.pointer == pointer }) {
+            throw .invalid("disclosure \(EventDecoder.clip(pointer)) names no personal value", field: "disclosures")
+        }
+        commit(&e, clear) { disclosures[$0]! }
+    }
+
+    /// `seal` without disclosures: a fresh salt for each clear value. It cannot fail, so an
+    /// appended event may be sealed after the rules judged it (on the hashing thread of a
+    /// large request): the rules read only the commitments of erased values, which came with
+    /// the input.
+    package static func sealWithNewSalts(_ e: inout Event) {
+        commit(&e, clearValues(e)) { _ in newSalt() }
+    }
+
+    /// Sets `e.personal`: a commitment for each of the `clear` values with the salt `salt`
+    /// gives its pointer, then the commitments of erased values that came with the input.
+    private static func commit(_ e: inout Event, _ clear: [(pointer: String, value: String)], salt: (String) -> String) {
         let erased = e.personal?.entries.filter { $0.salt == nil } ?? []
         var entries: [PersonalEntry] = []
-        let clear = clearValues(e)
         entries.reserveCapacity(clear.count + erased.count)
         for (pointer, value) in clear {
-            let salt: String
-            if let disclosures {
-                guard let s = disclosures[pointer] else {
-                    throw .invalid("personal value at \(pointer) has no disclosure", field: "disclosures")
-                }
-                salt = s
-            } else {
-                salt = newSalt()
-            }
-            entries.append(PersonalEntry(pointer: pointer, digest: digest(salt: salt, value: value), salt: salt))
-        }
-        if let disclosures {
-            for (pointer, _) in disclosures.pairs where !clear.contains(where: { $0.pointer == pointer }) {
-                throw .invalid("disclosure \(EventDecoder.clip(pointer)) names no personal value", field: "disclosures")
-            }
+            let s = salt(pointer)
+            entries.append(PersonalEntry(pointer: pointer, digest: digest(salt: s, value: value), salt: s))
         }
         entries += erased
         e.personal = entries.isEmpty ? nil : PersonalValues(entries)
