@@ -81,6 +81,21 @@ struct PostgresReplayTests {
             #expect(try Self.digests(admin, store.schema) == before)
             #expect(try ledger.treeHeadBlocking().root == root)
         }
+        // When a stored event's hash, prev or id is changed, then replay refuses the log
+        // (`tampered` at that seq) instead of rebuilding the tree over it; restored, it replays
+        for offset in [34, 2, 80] {
+            let flip = "UPDATE \(store.schema).events SET bytes = set_byte(bytes, \(offset), get_byte(bytes, \(offset)) # 1) WHERE seq = 3"
+            _ = try admin.integers(flip)
+            do {
+                _ = try await Self.replay(ledger, async: async)
+                Issue.record("byte \(offset) of event 3 changed: replayed")
+            } catch let e as LedgerError {
+                #expect(e.code == .tampered && e.seq == 3, "byte \(offset): \(e)")
+            }
+            _ = try admin.integers(flip)
+            _ = try await Self.replay(ledger, async: async)
+            #expect(try Self.digests(admin, store.schema) == before)
+        }
         // When records and states are added, removed or changed behind the ledger's back,
         // then replay writes back exactly the ones the log gives
         for change in ["INSERT INTO {S}.records VALUES (1, '\\x01', '\\x02', '\\x03')",

@@ -44,6 +44,50 @@ import Testing
 
     /// Whether replay's pieces (partitions and tree chunks over the cores, in any order)
     /// find the stored tree intact: no leaves handed back for a rebuild.
+    /// Replay checks the hash chain beside the tree: a stored event whose `hash`, `prev` or
+    /// content (its id) was changed is `tampered` at its seq, in whichever chunk it falls,
+    /// and the tree is not rebuilt over it. Restored, the log replays again.
+    @Test(arguments: [(34, "hash does not match the event's content"), (2, "prev does not link to the previous hash"),
+                      (80, "hash does not match the event's content")] as [(Int, String)])
+    func replayRefusesALogWhoseChainIsBroken(_ offset: Int, _ message: String) throws {
+        let path = Support.tempDir("chaincheck")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let n = 40
+        let ledger = try VerifiableLogTests.ledger(events: n, path: path)
+        let root = try ledger.treeHeadBlocking().root
+        for seq in [1, 17, UInt64(n)] as [UInt64] {
+            try Self.flipEventByte(path, seq: seq, at: offset)
+            let changed = try Ledger(lmdb: path)
+            for chunk in [1, 3, 64] {
+                let e = Self.refusal { _ = try Self.replayFindsTreeIntact(changed, n, chunk: chunk) }
+                #expect(e?.code == .tampered && e?.seq == seq && e?.message == message, "seq \(seq), chunk \(chunk): \(String(describing: e))")
+            }
+            let e = Self.refusal { try changed.replayBlocking() }
+            #expect(e?.code == .tampered && e?.seq == seq, "seq \(seq): \(String(describing: e))")
+            try Self.flipEventByte(path, seq: seq, at: offset)
+            let restored = try Ledger(lmdb: path)
+            #expect(try Self.replayFindsTreeIntact(restored, n, chunk: 3))
+            try restored.replayBlocking()
+            #expect(try restored.treeHeadBlocking().root == root)
+        }
+    }
+
+    static func refusal(_ body: () throws -> Void) -> LedgerError? {
+        do { try body() } catch let e as LedgerError { return e } catch { return LedgerError(.storageError, "\(error)") }
+        return nil
+    }
+
+    /// Flips the low bit of the stored event's byte at `offset` (2…33: `prev`, 34…65: `hash`, 66…81: the id).
+    static func flipEventByte(_ store: String, seq: UInt64, at offset: Int) throws {
+        let env = try Environment(path: store)
+        let events = try env.database("events")
+        try env.write { txn in
+            var v = try #require(try txn.get(events, seq.bigEndianBytes))
+            v[offset] ^= 1
+            try txn.put(events, seq.bigEndianBytes, v)
+        }
+    }
+
     static func replayFindsTreeIntact(_ ledger: Ledger, _ n: Int, chunk: Int) throws -> Bool {
         let leaves = LeafBuffer()
         ledger.replayInPieces(parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)

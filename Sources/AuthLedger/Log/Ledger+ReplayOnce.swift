@@ -54,7 +54,7 @@ extension Ledger {
                 // A tree that is not the log's is rebuilt from the leaves, read again (a
                 // rare case, and a blocking read on this thread).
                 leaves.result = Result {
-                    try Ledger.treeCheck(feed) ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through) }
+                    try Ledger.treeCheck(feed) ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through, checkingChain: true) }
                 }
                 if case .failure = leaves.result { feed.stop() }
                 return
@@ -106,21 +106,24 @@ extension Ledger {
 
     /// `storedTreeMatchesLog` on the runs of the feed: whether the stored tree is the one
     /// over the log, compared run by run with the stored hashes each run brought (those its
-    /// leaves complete). Takes every run either way.
+    /// leaves complete), the hash chain checked on the way (`ChainCheck`: a break throws).
+    /// Takes every run either way.
     private static func treeCheck(_ feed: ReplayFeed) throws -> Bool {
         var intact = try feed.treeInside()
         var frontier = TreeFrontier()
         var hashing = StoredLeaf()
         var expected: [(UInt64, TreeFrontier.Node)] = []
+        var chain = ChainCheck()
         var run = 0
         while let batch = try feed.take(run) {
             run += 1
-            guard intact else { continue }
             expected.removeAll(keepingCapacity: true)
             try batch.forEach { seq, bytes, _ in
-                frontier.append(try hashing.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
+                let leaf = try hashing.leafOrDecode(bytes, seq: seq)
+                try chain.add(bytes, leaf: leaf, seq: seq)
+                if intact { frontier.append(leaf) { i, _, node in expected.append((i, node)) } }
             }
-            guard let from = expected.first?.0 else { continue }
+            guard intact, let from = expected.first?.0 else { continue }
             guard from == LogBatch.treeRange(from: batch.first, count: batch.count).lowerBound,
                   batch.tree.count == 32 * expected.count else { intact = false; continue }
             batch.tree.withUnsafeBytes { all in

@@ -37,7 +37,7 @@ extension Ledger {
         leaves.result = Result {
             var intact = try counted.get()
             for same in checked.withLock({ $0 }) where try !same!.get() { intact = false }
-            return intact ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through) }
+            return intact ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through, checkingChain: true) }
         }
     }
 }

@@ -219,13 +219,18 @@ extension Ledger {
     }
 
     /// The leaf hashes of events 1…`through`, 32 bytes each, recomputed from the events.
-    static func leafHashes(_ r: any StorageReader, through: UInt64) throws -> [UInt8] {
+    /// With `checkingChain`, the hash chain too (`ChainCheck`: a replay does not rebuild the
+    /// tree over changed events).
+    static func leafHashes(_ r: any StorageReader, through: UInt64, checkingChain: Bool = false) throws -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(Int(through) * 32)
         var leaves = StoredLeaf()
+        var chain = checkingChain ? try ChainCheck(before: 1, r) : nil
         try r.scan(from: 1) { seq, bytes in
             guard seq <= through else { return false }
-            try leaves.leafOrDecode(bytes, seq: seq).withUnsafeBytes { out.append(contentsOf: $0) }
+            let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+            try chain?.add(bytes, leaf: leaf, seq: seq)
+            leaf.withUnsafeBytes { out.append(contentsOf: $0) }
             return true
         }
         guard out.count == Int(through) * 32 else { throw LedgerError(.tampered, "event missing", seq: UInt64(out.count / 32) + 1) }
@@ -274,21 +279,27 @@ extension Ledger {
     /// agrees (checked in any order, or at once) and the count of stored hashes is right,
     /// the whole stored tree is the log's. Memory stays at one chunk's hashes; the pages both
     /// walks read are let go behind them.
+    /// The hash chain of those events is checked on the way (`ChainCheck`): a break throws
+    /// `tampered`, whatever the tree.
     static func storedTreeMatchesLog(_ r: any StorageReader, from: UInt64, to: UInt64) throws -> Bool {
-        var frontier: TreeFrontier
-        do { frontier = try TreeFrontier.load(r, size: from - 1) } catch let e as LedgerError where e.code == .tampered { return false }
+        var frontier: TreeFrontier?
+        do { frontier = try TreeFrontier.load(r, size: from - 1) } catch let e as LedgerError where e.code == .tampered { frontier = nil }
         var expected: [(UInt64, TreeFrontier.Node)] = []
         expected.reserveCapacity(2 * Int(to - from + 1) + 64)
         var nextSeq = from
         var leaves = StoredLeaf()
+        var chain = try ChainCheck(before: from, r)
         try r.scan(from: from) { seq, bytes in
             guard seq <= to else { return false }
             guard seq == nextSeq else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
-            frontier.append(try leaves.leafOrDecode(bytes, seq: seq)) { i, _, node in expected.append((i, node)) }
+            let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+            try chain.add(bytes, leaf: leaf, seq: seq)
+            frontier?.append(leaf) { i, _, node in expected.append((i, node)) }
             nextSeq += 1
             return true
         }
         guard nextSeq > to else { throw LedgerError(.tampered, "event missing", seq: nextSeq) }
+        guard frontier != nil else { return false }
         var k = 0
         try r.scanTree(from: expected[0].0) { index, stored in
             guard k < expected.count else { return false }
