@@ -20,6 +20,8 @@ struct PostgresReadCache {
     var meta: [String: [UInt8]?] = [:]
     /// Personal values of the rows of the current scan page (by seq; nil: none).
     var personal: [UInt64: [UInt8]?] = [:]
+    /// Events read with an erasure's records (stored events never change).
+    var events: [UInt64: [UInt8]] = [:]
     /// Tree hashes known to be stored (the frontier, read ahead or cached).
     var tree: [UInt64: [UInt8]] = [:]
 

@@ -21,7 +21,7 @@ extension PostgresAccess {
     }
 
     func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        if let bytes = layered({ $0.event(seq: seq) }) { return try bytes.withUnsafeBytes { try body($0) } }
+        if let bytes = layered({ $0.event(seq: seq) }) ?? cache.events[seq] { return try bytes.withUnsafeBytes { try body($0) } }
         guard let bytes = try bytesValue(t.event(seq)) else { return try body(nil) }
         return try bytes.withUnsafeBytes { try body($0) }
     }
@@ -126,6 +126,7 @@ extension PostgresAccess {
     }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        if requestPending?.erased(owner: user, seq: seq) == true || pending.erased(owner: user, seq: seq) { return nil }
         if let bytes = layered({ $0.personalValues(seq: seq) }) { return bytes }
         if let known = cache.personal[seq] { return known }
         return try bytesValue(t.personalValues(seq))

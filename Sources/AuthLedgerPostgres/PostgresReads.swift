@@ -105,6 +105,17 @@ extension PostgresTables {
                           doing: "scan personal values") { $0.append(PostgresAccess.text(user)) }
     }
 
+    /// `(seq, event bytes)` of `user`'s personal-values records before `seq`: what an
+    /// erasure destroys, with the events it reads next (`erasePersonalValues`).
+    func personalErasure(of user: String, before seq: UInt64) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT p.seq, e.bytes FROM \(personal) p LEFT JOIN \(events) e ON e.seq = p.seq
+            WHERE p.owner = $1 AND p.seq < $2 ORDER BY p.seq
+            """, doing: "find personal values to erase") {
+            $0.append(PostgresAccess.text(user)); $0.append(Int64(bitPattern: min(seq, UInt64(Int64.max))))
+        }
+    }
+
     func record(_ key: PostgresPendingWrites.RecordKey) -> PostgresStatement {
         PostgresStatement("SELECT bytes FROM \(records) WHERE kind = $1 AND owner = $2 AND id = $3", doing: "read a record") {
             $0.append(key.kind); $0.append(PostgresAccess.text(key.owner)); $0.append(PostgresAccess.text(key.id))

@@ -219,12 +219,28 @@ package final class PostgresStorage: StorageBackend, Sendable {
     public func purgeDeleted() throws {
         let s = try connections.acquire()
         do {
-            try s.query("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
+            try s.query(vacuum.sql, doing: vacuum.doing)
             connections.release(s, reusable: true)
         } catch let e as PostgresFailure {
             connections.release(s, reusable: false)
             throw e.ledgerError
         }
+    }
+
+    /// `purgeDeleted` awaited (an async erasure's): no thread waits for the VACUUM.
+    package func purgeDeletedAsync() async throws {
+        let s = try await connections.acquireAsync()
+        do {
+            _ = try await s.run(vacuum)
+            connections.release(s, reusable: true)
+        } catch let e as PostgresFailure {
+            connections.release(s, reusable: false)
+            throw e.ledgerError
+        }
+    }
+
+    private var vacuum: PostgresStatement {
+        PostgresStatement("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
     }
 }
 
