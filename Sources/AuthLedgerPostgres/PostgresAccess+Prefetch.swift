@@ -74,8 +74,10 @@ extension PostgresAccess {
         guard !wanted.isEmpty else { frontierFetched = true; return }
         // (Fetched once read: a wait-free run's miss here leaves the next request of the
         // run asking for the frontier again, the same statement, not hash by hash.)
-        let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx = ANY($1::int8[])",
-                            binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
+        let rows = try q("""
+            SELECT i, substring(t.hashes FROM (i % 256 * 32 + 1)::int FOR 32) FROM unnest($1::int8[]) AS i
+            JOIN \(t.tiles) t ON t.tile = i / 256 WHERE length(t.hashes) >= (i % 256 + 1) * 32
+            """, binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
         frontierFetched = true
         for row in rows {
             let (i, hash) = try decode2(row, Int64.self, ByteBuffer.self, doing: "read the tree's frontier")

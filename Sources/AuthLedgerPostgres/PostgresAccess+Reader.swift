@@ -169,16 +169,20 @@ extension PostgresAccess {
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try sendAll()
-        var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
-        let page = Self.page * 4
+        // Pages of 2,048 hashes, 8 tiles (a page that ends short, at the last one or at a gap, ends the scan).
+        var next = min(from, UInt64(Int64.max))
+        let page = UInt64(Self.page * 4)
         while true {
-            let rows = try q(t.treePage(from: next, limit: page))
-            for row in rows {
-                let (k, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the tree")
-                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: k), $0) }) { return }
-                next = k + 1
+            let range = next..<(next + page)
+            let st = t.tiles(covering: range)
+            var stopped = false, n: UInt64 = 0
+            try PostgresRows.forEachTreeHash(try q(st), in: range, doing: st.doing) { index, hash in
+                if stopped { return }
+                n += 1
+                if try !body(index, hash) { stopped = true }
             }
-            if rows.count < page { return }
+            if stopped || n < page { return }
+            next += page
         }
     }
 }

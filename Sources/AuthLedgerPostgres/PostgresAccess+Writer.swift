@@ -88,7 +88,7 @@ extension PostgresAccess {
         treeCleared = true
         lastAtLevel = [:]
         try sendWrites()
-        try sendNow("DELETE FROM \(t.tree)", PostgresBindings(), "clear the tree")
+        try sendNow("DELETE FROM \(t.tiles)", PostgresBindings(), "clear the tree")
     }
 
     /// One request of a commit group (see the type's comment): deferred, its writes are a

@@ -147,6 +147,23 @@ struct PostgresPendingWrites {
         return out
     }
 
+    /// Hashes a tile holds (`PostgresSchema`, version 3).
+    static let tileWidth: UInt64 = 256
+
+    /// The tree hashes as runs of consecutive indexes inside one tile each: the first
+    /// index and the hashes one after the other (what `append_group` appends to a tile).
+    var treeChunks: [(first: UInt64, hashes: [UInt8])] {
+        var out: [(first: UInt64, hashes: [UInt8])] = []
+        for (index, hash) in tree {
+            if let last = out.last, last.first + UInt64(last.hashes.count / 32) == index, index % Self.tileWidth != 0 {
+                out[out.count - 1].hashes += hash
+            } else {
+                out.append((index, hash))
+            }
+        }
+        return out
+    }
+
     /// The call of `append_group` with this layer's rows.
     private func groupStatement(_ t: PostgresTables, instance: String) -> (sql: String, binds: PostgresBindings, doing: String) {
         var b = PostgresBindings(capacity: 23)
@@ -155,8 +172,9 @@ struct PostgresPendingWrites {
         b.append(events.map { ByteBuffer(string: $0.stream) })
         b.append(events.map { Int64(bitPattern: $0.version) })
         b.append(events.map { ByteBuffer(bytes: $0.bytes) })
-        b.append(tree.map { Int64(bitPattern: $0.index) })
-        b.append(tree.map { ByteBuffer(bytes: $0.hash) })
+        let chunks = treeChunks
+        b.append(chunks.map { Int64(bitPattern: $0.first) })
+        b.append(chunks.map { ByteBuffer(bytes: $0.hashes) })
         b.append(personal.map { Int64(bitPattern: $0.seq) })
         b.append(personal.map { ByteBuffer(string: $0.owner) })
         b.append(personal.map { ByteBuffer(bytes: $0.bytes) })

@@ -271,14 +271,14 @@ package final class PostgresCounter: Sendable {
 
 /// The qualified table names of one schema.
 package struct PostgresTables: Sendable {
-    package let schema, head, events, states, meta, tree, records, personal: String
+    package let schema, head, events, states, meta, tiles, records, personal: String
     init(schema: String) {
         self.schema = schema
         head = schema + ".head"
         events = schema + ".events"
         states = schema + ".states"
         meta = schema + ".meta"
-        tree = schema + ".tree"
+        tiles = schema + ".tiles"
         records = schema + ".records"
         personal = schema + ".personal"
     }
