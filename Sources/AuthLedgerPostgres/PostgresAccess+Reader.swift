@@ -159,8 +159,20 @@ extension PostgresAccess {
         // A write's first miss reads the whole frontier of the locked head at once.
         if cache.tree[index] == nil && startHead != nil && !frontierFetched { try fetchFrontier(also: index) }
         if let hash = cache.tree[index] { return try hash.withUnsafeBytes { try body($0) } }
-        guard let hash = try bytesValue(t.treeHash(index)) else { return try body(nil) }
-        return try hash.withUnsafeBytes { try body($0) }
+        // The last tile read answers for its hashes (a check reads them one after the other,
+        // a proof its neighbours): one round trip per tile, not per hash. Stored hashes
+        // never change (a clear forgets every read), and a tile read before this
+        // transaction appended to it is only shorter (read again).
+        let range = PostgresTiles.tile(of: index)
+        let at = Int(index - range.lowerBound) * 32
+        if cache.tile?.range != range || cache.tile!.hashes.count < at + 32 {
+            let st = t.tiles(covering: range)
+            var hashes = [UInt8]()
+            try PostgresRows.forEachTreeHash(try q(st), in: range, doing: st.doing) { _, h in hashes.append(contentsOf: h) }
+            cache.tile = (range, hashes)
+        }
+        guard let tile = cache.tile, at + 32 <= tile.hashes.count else { return try body(nil) }
+        return try tile.hashes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[at..<(at + 32)])) }
     }
 
     func treeHashCount() throws -> UInt64 {

@@ -65,7 +65,7 @@ extension PostgresAccess: BatchScanning {
 
     static func treeOutsideStatement(_ t: PostgresTables, _ count: UInt64) -> PostgresStatement {
         PostgresStatement("""
-            SELECT coalesce((SELECT tile * 256 + length(hashes) / 32 - 1 FROM \(t.tiles) ORDER BY tile DESC LIMIT 1) >= $1
+            SELECT coalesce((SELECT tile * \(PostgresTiles.width) + length(hashes) / 32 - 1 FROM \(t.tiles) ORDER BY tile DESC LIMIT 1) >= $1
                 OR (SELECT min(tile) FROM \(t.tiles)) < 0, false)
             """, doing: "check the tree") { $0.append(int(count)) }
     }

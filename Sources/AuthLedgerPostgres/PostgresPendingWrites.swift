@@ -147,15 +147,12 @@ struct PostgresPendingWrites {
         return out
     }
 
-    /// Hashes a tile holds (`PostgresSchema`, version 3).
-    static let tileWidth: UInt64 = 256
-
     /// The tree hashes as runs of consecutive indexes inside one tile each: the first
     /// index and the hashes one after the other (what `append_group` appends to a tile).
     var treeChunks: [(first: UInt64, hashes: [UInt8])] {
         var out: [(first: UInt64, hashes: [UInt8])] = []
         for (index, hash) in tree {
-            if let last = out.last, last.first + UInt64(last.hashes.count / 32) == index, index % Self.tileWidth != 0 {
+            if let last = out.last, last.first + UInt64(last.hashes.count / 32) == index, index % PostgresTiles.width != 0 {
                 out[out.count - 1].hashes += hash
             } else {
                 out.append((index, hash))

@@ -59,7 +59,7 @@ extension PostgresTables {
     }
 
     /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
-    /// version 3: a tile holds the hashes of 256 consecutive indexes), which
+    /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
     /// `PostgresRows.forEachTreeHash` cuts: a tile is read once, not once per hash.
     func tiles(covering range: Range<UInt64>) -> PostgresStatement {
         let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
@@ -72,13 +72,6 @@ extension PostgresTables {
     private func point<V: PostgresNonThrowingEncodable>(_ column: String, of table: String, where key: String, is value: V,
                                                         doing: String) -> PostgresStatement {
         PostgresStatement("SELECT \(column) FROM \(table) WHERE \(key) = $1", doing: doing) { $0.append(value) }
-    }
-
-    func treeHash(_ index: UInt64) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT substring(hashes FROM ($1 % 256 * 32 + 1)::int FOR 32) FROM \(tiles)
-            WHERE tile = $1 / 256 AND length(hashes) >= ($1 % 256 + 1) * 32
-            """, doing: "read a tree hash") { $0.append(PostgresAccess.int(index)) }
     }
 
     func event(_ seq: UInt64) -> PostgresStatement { point("bytes", of: events, where: "seq", is: PostgresAccess.int(seq), doing: "read an event") }
@@ -195,9 +188,18 @@ enum PostgresRows {
 }
 
 /// The Merkle tree's tiles (`PostgresSchema`, version 3): tile `k` holds the 32-byte
-/// hashes of the stored indexes `256 k` to `256 k + 255`, one after the other, from the first.
-enum PostgresTiles {
-    static let width: UInt64 = 256
+/// hashes of the stored indexes `width × k` to `width × k + width − 1`, one after the
+/// other, from the first. 128 hashes (4 KB) a tile: a row stays in its page, uncompressed
+/// (`STORAGE PLAIN`), so that appending to a partial tile rewrites 4 KB at most in place of
+/// a TOASTed value's chunks, and a hash is cut from it without a TOAST read.
+package enum PostgresTiles {
+    package static let width: UInt64 = 128
+
+    /// The stored indexes of the tile that holds `index`.
+    static func tile(of index: UInt64) -> Range<UInt64> {
+        let first = index / width * width
+        return first..<(first + width)
+    }
 
     /// Calls `body` with each hash of `range` that `tiles` (in tile order) hold, in index
     /// order, up to the first index that none holds (a gap: what follows it is not read).

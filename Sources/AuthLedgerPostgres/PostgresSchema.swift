@@ -21,7 +21,8 @@ import PostgresNIO
 /// Version 2 adds the function `append_group` (one statement per commit group).
 ///
 /// Version 3 stores the Merkle hashes as tiles: `tiles` (tile → the 32-byte hashes of
-/// the stored indexes `256 × tile` up to `256 × tile + 255`, one after the other) replaces
+/// the stored indexes `128 × tile` up to `128 × tile + 127`, one after the other,
+/// `PostgresTiles`) replaces
 /// `tree`, so a commit group writes a row per tile it reaches (a partial tile grows with
 /// `||`) instead of a row per hash, about two per event (`tilesFromTree`).
 package enum PostgresSchema {
@@ -50,21 +51,21 @@ package enum PostgresSchema {
     /// Version 3's tables: `tiles` made from `tree`, every hash at the same index. A tile
     /// starts at its first index and has no gap (`tree` rows of one tile that do not are
     /// refused: the migration rolls back, and the store stays at version 2). The hashes
-    /// are stored uncompressed (`EXTERNAL`: they do not compress, and a substring of a
-    /// large value reads only its pages).
+    /// are stored in the row, uncompressed (`PLAIN`: they do not compress, and a tile of
+    /// 4 KB fits a page).
     static let tilesFromTree = [
         "CREATE TABLE {S}.tiles (tile bigint PRIMARY KEY, hashes bytea NOT NULL)",
-        "ALTER TABLE {S}.tiles ALTER COLUMN hashes SET STORAGE EXTERNAL",
+        "ALTER TABLE {S}.tiles ALTER COLUMN hashes SET STORAGE PLAIN",
         """
         DO $check$ BEGIN
-            IF EXISTS (SELECT 1 FROM {S}.tree GROUP BY idx / 256
-                       HAVING min(idx) <> idx / 256 * 256 OR count(*) <> max(idx) - min(idx) + 1
+            IF EXISTS (SELECT 1 FROM {S}.tree GROUP BY idx / \(PostgresTiles.width)
+                       HAVING min(idx) <> idx / \(PostgresTiles.width) * \(PostgresTiles.width) OR count(*) <> max(idx) - min(idx) + 1
                            OR bool_or(length(hash) <> 32) OR min(idx) < 0) THEN
                 RAISE EXCEPTION 'the stored Merkle hashes have gaps or malformed hashes: not migrated to tiles';
             END IF;
         END $check$
         """,
-        "INSERT INTO {S}.tiles (tile, hashes) SELECT idx / 256, string_agg(hash, ''::bytea ORDER BY idx) FROM {S}.tree GROUP BY idx / 256",
+        "INSERT INTO {S}.tiles (tile, hashes) SELECT idx / \(PostgresTiles.width), string_agg(hash, ''::bytea ORDER BY idx) FROM {S}.tree GROUP BY idx / \(PostgresTiles.width)",
         "DROP TABLE {S}.tree",
     ]
 
@@ -77,11 +78,11 @@ package enum PostgresSchema {
         tree: "tr_first int8[], tr_hashes bytea[]", declare: "DECLARE appended int8;\n", writeTree: """
                 IF cardinality(tr_first) > 0 THEN
                     INSERT INTO {S}.tiles (tile, hashes)
-                    SELECT f / 256, h FROM unnest(tr_first, tr_hashes) AS u(f, h) WHERE f % 256 = 0;
+                    SELECT f / \(PostgresTiles.width), h FROM unnest(tr_first, tr_hashes) AS u(f, h) WHERE f % \(PostgresTiles.width) = 0;
                     UPDATE {S}.tiles t SET hashes = t.hashes || u.h FROM unnest(tr_first, tr_hashes) AS u(f, h)
-                    WHERE u.f % 256 <> 0 AND t.tile = u.f / 256 AND length(t.hashes) = u.f % 256 * 32;
+                    WHERE u.f % \(PostgresTiles.width) <> 0 AND t.tile = u.f / \(PostgresTiles.width) AND length(t.hashes) = u.f % \(PostgresTiles.width) * 32;
                     GET DIAGNOSTICS appended = ROW_COUNT;
-                    IF appended <> (SELECT count(*) FROM unnest(tr_first) AS f WHERE f % 256 <> 0) THEN
+                    IF appended <> (SELECT count(*) FROM unnest(tr_first) AS f WHERE f % \(PostgresTiles.width) <> 0) THEN
                         RAISE EXCEPTION 'a Merkle hash does not follow the stored ones';
                     END IF;
                 END IF;

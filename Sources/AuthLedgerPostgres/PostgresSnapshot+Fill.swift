@@ -51,8 +51,10 @@ extension PostgresSnapshot {
             let page = try PostgresRows.treeHashes(try await s.run(st), in: range, doing: st.doing)
             tree.addPage(page, from: from, limit: limit)
         case .treeHash(let index):
-            let hash = try await bytes(t.treeHash(index), s)
-            tree.add(hash.map { [(index, $0)] } ?? [], from: index, through: index)
+            // The whole tile (a proof or a check reads the hashes around it next).
+            let range = PostgresTiles.tile(of: index)
+            let st = t.tiles(covering: range)
+            tree.add(try PostgresRows.treeHashes(try await s.run(st), in: range, doing: st.doing), from: range.lowerBound, through: range.upperBound - 1)
         case .id(let id):
             ids[id] = .some(try await integer(t.seq(forId: id), s))
         case .state(let key):

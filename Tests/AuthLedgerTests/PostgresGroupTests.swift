@@ -25,7 +25,7 @@ struct PostgresGroupTests {
     static func downgradeToVersion2(_ admin: PostgresStorage, _ schema: String) throws {
         _ = try admin.integers("CREATE TABLE \(schema).tree (idx bigint PRIMARY KEY, hash bytea NOT NULL)")
         _ = try admin.integers("""
-            INSERT INTO \(schema).tree (idx, hash) SELECT t.tile * 256 + k, substring(t.hashes FROM (k * 32 + 1)::int FOR 32)
+            INSERT INTO \(schema).tree (idx, hash) SELECT t.tile * \(PostgresTiles.width) + k, substring(t.hashes FROM (k * 32 + 1)::int FOR 32)
             FROM \(schema).tiles t, generate_series(0, length(t.hashes) / 32 - 1) AS k
             """)
         _ = try admin.integers("DROP TABLE \(schema).tiles")
@@ -86,20 +86,30 @@ struct PostgresGroupTests {
         #expect(try admin.integers("SELECT count(*) FROM \(schema).tree") == [Int64(MerkleTree.storedHashCount(n))])
         // When it is opened by this version
         let ledger = try StorageKind.postgres.open(store)
-        // Then it is at version 3: `tiles` holds the hashes 256 to a row, `tree` is gone
+        // Then it is at version 3: `tiles` holds the hashes 128 to a row, `tree` is gone
         #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [3])
         #expect(try admin.integers("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'tree'") == [0])
-        let tiles = (MerkleTree.storedHashCount(n) + 255) / 256
+        #expect(PostgresTiles.width == 128)
+        let tiles = (MerkleTree.storedHashCount(n) + 127) / 128
         #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64(tiles)])
         // And every hash is LMDB's, at the same index; proofs and roots are LMDB's; the log verifies
         let hashes = try Self.storedHashes(ledger)
         #expect(hashes.count == Int(MerkleTree.storedHashCount(n)))
         #expect(hashes == (try Self.storedHashes(lmdb)))
-        for (seq, size) in [(1, n), (255, n), (256, 300), (n, n)] as [(UInt64, UInt64)] {
+        for (seq, size) in [(1, n), (127, n), (256, 300), (n, n)] as [(UInt64, UInt64)] {
             #expect(try ledger.inclusionProofBlocking(seq: seq, size: size) == lmdb.inclusionProofBlocking(seq: seq, size: size))
         }
         #expect(try ledger.consistencyProofBlocking(from: 129, to: n) == lmdb.consistencyProofBlocking(from: 129, to: n))
         #expect(try ledger.verify().seq == n)
+        // And hash by hash (as verify's tree check and the proofs read them), the tree is
+        // read a tile at a time: 128 hashes a round trip, not one each
+        let storage = try #require(ledger.storage as? PostgresStorage)
+        let waits = storage.connections.blockingWaits.value
+        let each = try ledger.storage.read { r in
+            try (0..<UInt64(hashes.count)).map { i in try r.withTreeHash(i) { $0.map(Array.init) } }
+        }
+        #expect(each == (0..<UInt64(hashes.count)).map { hashes[$0] })
+        #expect(storage.connections.blockingWaits.value - waits <= 3 + (hashes.count + 127) / 128)
         // And appends go on in tiles, as LMDB's do
         _ = try await ledger.append(Self.registrations(next..<(next + 300)))
         let copy = try StorageKind.lmdb.freshLedger()
@@ -107,7 +117,7 @@ struct PostgresGroupTests {
         #expect(try ledger.verify().seq == n + 300)
         #expect(try Self.storedHashes(ledger) == Self.storedHashes(copy))
         #expect(try ledger.treeHeadBlocking() == copy.treeHeadBlocking())
-        #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64((MerkleTree.storedHashCount(n + 300) + 255) / 256)])
+        #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64((MerkleTree.storedHashCount(n + 300) + 127) / 128)])
     }
 
     @Test func aVersion2StoreWithAGapInItsTreeIsNotMigrated() throws {

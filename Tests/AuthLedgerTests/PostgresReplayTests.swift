@@ -73,7 +73,7 @@ struct PostgresReplayTests {
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "runs of \(run)")
         }
         // When a tree hash is changed, or the last one is missing, then replay repairs the tree
-        // (the hashes of stored indexes 256 × tile … in the tile's row, 32 bytes each)
+        // (the hashes of stored indexes 128 × tile … in the tile's row, 32 bytes each)
         for change in ["UPDATE {T} SET hashes = overlay(hashes PLACING '\\x\(String(repeating: "09", count: 32))'::bytea FROM 33 FOR 32) WHERE tile = 0",
                        "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
             _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
