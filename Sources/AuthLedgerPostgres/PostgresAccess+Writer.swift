@@ -74,6 +74,8 @@ extension PostgresAccess {
         } else {
             seqs.formUnion(pending.erasePersonal(owner: user, before: before))
         }
+        // (A scan's page may have kept their values: forgotten; the layers' erasure answers first.)
+        for k in seqs { cache.personal[k] = nil }
         return seqs.sorted()
     }
 
