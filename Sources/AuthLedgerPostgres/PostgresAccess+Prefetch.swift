@@ -20,6 +20,10 @@ struct PostgresReadCache {
     var meta: [String: [UInt8]?] = [:]
     /// Personal values of the rows of the current scan page (by seq; nil: none).
     var personal: [UInt64: [UInt8]?] = [:]
+    /// Events read with an erasure's records (stored events never change).
+    var events: [UInt64: [UInt8]] = [:]
+    /// The hashes of the tile read last (`withTreeHash`), from its first on.
+    var tile: (range: Range<UInt64>, hashes: [UInt8])?
     /// Tree hashes known to be stored (the frontier, read ahead or cached).
     var tree: [UInt64: [UInt8]] = [:]
 
@@ -72,8 +76,10 @@ extension PostgresAccess {
         guard !wanted.isEmpty else { frontierFetched = true; return }
         // (Fetched once read: a wait-free run's miss here leaves the next request of the
         // run asking for the frontier again, the same statement, not hash by hash.)
-        let rows = try q("SELECT idx, hash FROM \(t.tree) WHERE idx = ANY($1::int8[])",
-                            binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
+        let rows = try q("""
+            SELECT i, substring(t.hashes FROM (i % \(PostgresTiles.width) * 32 + 1)::int FOR 32) FROM unnest($1::int8[]) AS i
+            JOIN \(t.tiles) t ON t.tile = i / \(PostgresTiles.width) WHERE length(t.hashes) >= (i % \(PostgresTiles.width) + 1) * 32
+            """, binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
         frontierFetched = true
         for row in rows {
             let (i, hash) = try decode2(row, Int64.self, ByteBuffer.self, doing: "read the tree's frontier")

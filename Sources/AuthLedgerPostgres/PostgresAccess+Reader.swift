@@ -21,7 +21,7 @@ extension PostgresAccess {
     }
 
     func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        if let bytes = layered({ $0.event(seq: seq) }) { return try bytes.withUnsafeBytes { try body($0) } }
+        if let bytes = layered({ $0.event(seq: seq) }) ?? cache.events[seq] { return try bytes.withUnsafeBytes { try body($0) } }
         guard let bytes = try bytesValue(t.event(seq)) else { return try body(nil) }
         return try bytes.withUnsafeBytes { try body($0) }
     }
@@ -128,6 +128,7 @@ extension PostgresAccess {
     }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        if requestPending?.erased(owner: user, seq: seq) == true || pending.erased(owner: user, seq: seq) { return nil }
         if let bytes = layered({ $0.personalValues(seq: seq) }) { return bytes }
         if let known = cache.personal[seq] { return known }
         return try bytesValue(t.personalValues(seq))
@@ -160,8 +161,20 @@ extension PostgresAccess {
         // A write's first miss reads the whole frontier of the locked head at once.
         if cache.tree[index] == nil && startHead != nil && !frontierFetched { try fetchFrontier(also: index) }
         if let hash = cache.tree[index] { return try hash.withUnsafeBytes { try body($0) } }
-        guard let hash = try bytesValue(t.treeHash(index)) else { return try body(nil) }
-        return try hash.withUnsafeBytes { try body($0) }
+        // The last tile read answers for its hashes (a check reads them one after the other,
+        // a proof its neighbours): one round trip per tile, not per hash. Stored hashes
+        // never change (a clear forgets every read), and a tile read before this
+        // transaction appended to it is only shorter (read again).
+        let range = PostgresTiles.tile(of: index)
+        let at = Int(index - range.lowerBound) * 32
+        if cache.tile?.range != range || cache.tile!.hashes.count < at + 32 {
+            let st = t.tiles(covering: range)
+            var hashes = [UInt8]()
+            try PostgresRows.forEachTreeHash(try q(st), in: range, doing: st.doing) { _, h in hashes.append(contentsOf: h) }
+            cache.tile = (range, hashes)
+        }
+        guard let tile = cache.tile, at + 32 <= tile.hashes.count else { return try body(nil) }
+        return try tile.hashes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[at..<(at + 32)])) }
     }
 
     func treeHashCount() throws -> UInt64 {
@@ -170,16 +183,20 @@ extension PostgresAccess {
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         try sendAll()
-        var next = Int64(bitPattern: min(from, UInt64(Int64.max)))
-        let page = Self.page * 4
+        // Pages of 2,048 hashes, 8 tiles (a page that ends short, at the last one or at a gap, ends the scan).
+        var next = min(from, UInt64(Int64.max))
+        let page = UInt64(Self.page * 4)
         while true {
-            let rows = try q(t.treePage(from: next, limit: page))
-            for row in rows {
-                let (k, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan the tree")
-                if try !buffer.withUnsafeReadableBytes({ try body(UInt64(bitPattern: k), $0) }) { return }
-                next = k + 1
+            let range = next..<(next + page)
+            let st = t.tiles(covering: range)
+            var stopped = false, n: UInt64 = 0
+            try PostgresRows.forEachTreeHash(try q(st), in: range, doing: st.doing) { index, hash in
+                if stopped { return }
+                n += 1
+                if try !body(index, hash) { stopped = true }
             }
-            if rows.count < page { return }
+            if stopped || n < page { return }
+            next += page
         }
     }
 }

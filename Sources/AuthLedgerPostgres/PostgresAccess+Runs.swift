@@ -22,9 +22,7 @@ extension PostgresAccess: BatchScanning {
                 SELECT e.seq, e.bytes, p.bytes AS p FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 WHERE e.seq >= $1 AND e.seq < $2 ORDER BY e.seq) r
             """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) }
-        let hashes = PostgresStatement("SELECT array_agg(r.hash) FROM (SELECT idx, hash FROM \(t.tree) WHERE idx >= $1 AND idx < $2 ORDER BY idx) r",
-                                       doing: "scan the tree") { $0.append(int(tree.lowerBound)); $0.append(int(tree.upperBound)) }
-        let sent = [events, hashes].map { s.send($0.sql, $0.binds) }
+        let sent = [events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }
         return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
     }
 
@@ -50,29 +48,26 @@ extension PostgresAccess: BatchScanning {
                       events[k] != nil else { throw LedgerError(.tampered, "event missing", seq: from + UInt64(k)) }
             }
         }
-        let hashes = try Self.cells(answers[1], doing: "scan the tree", location: location)
-        guard hashes.count == 1 else { throw Self.malformed("scan the tree") }
-        // idx is unique: as many hashes as indexes in the range are every index of it.
-        let tree = try hashes[0].withUnsafeBytes { raw in
-            var out = [UInt8]()
-            out.reserveCapacity(32 * count)
-            for range in try Self.elements(raw, base: 0) {
-                guard let range, range.count == 32 else { throw LedgerError(.tampered, "malformed tree hash") }
-                out.append(contentsOf: raw[range])
-            }
-            return out
-        }
+        // The hashes of the run's range that the tiles hold, in order, up to a gap (fewer: not intact).
+        let tiles: PostgresQueryResult
+        do { tiles = try answers[1].get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
+        var tree = [UInt8]()
+        let range = LogBatch.treeRange(from: from, count: count)
+        tree.reserveCapacity(32 * range.count)
+        try PostgresRows.forEachTreeHash(tiles.rows, in: range, doing: "scan the tree") { _, hash in tree.append(contentsOf: hash) }
         return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal, tree: tree)
     }
 
-    /// Two ends of the primary key's index, not a scan of the table.
+    /// Two ends of the primary key's index (the last tile's last hash, the first tile), not a scan of the table.
     func treeHashesOutside(_ count: UInt64) throws -> Bool {
         try Self.treeOutside(qAll(Self.treeOutsideStatement(t, count)))
     }
 
     static func treeOutsideStatement(_ t: PostgresTables, _ count: UInt64) -> PostgresStatement {
-        PostgresStatement("SELECT coalesce((SELECT max(idx) FROM \(t.tree)) >= $1 OR (SELECT min(idx) FROM \(t.tree)) < 0, false)",
-                          doing: "check the tree") { $0.append(int(count)) }
+        PostgresStatement("""
+            SELECT coalesce((SELECT tile * \(PostgresTiles.width) + length(hashes) / 32 - 1 FROM \(t.tiles) ORDER BY tile DESC LIMIT 1) >= $1
+                OR (SELECT min(tile) FROM \(t.tiles)) < 0, false)
+            """, doing: "check the tree") { $0.append(int(count)) }
     }
 
     static func treeOutside(_ rows: [PostgresRow]) throws -> Bool {

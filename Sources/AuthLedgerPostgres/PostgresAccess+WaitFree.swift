@@ -14,8 +14,8 @@ import PostgresNIO
 /// `awaiting`, the same way. Statements may be sent while the body runs (a large
 /// request's early rows, a SAVEPOINT): their answers are collected at the end
 /// (`drainAsync`); a miss after something was sent cannot run again on the same
-/// transaction, nor can a step that needs an answer at once (an erasure's DELETE …
-/// RETURNING, a nested savepoint): those throw `PostgresMustBlock`, and the write is
+/// transaction, nor can a step that needs an answer at once (a nested savepoint): those
+/// throw `PostgresMustBlock`, and the write is
 /// rolled back and done blocking instead (`PostgresStorage.writeAsync`).
 struct PostgresWaitFree {
     /// What the current run missed.

@@ -54,13 +54,29 @@ extension PostgresAccess {
         try write { $0.putPersonal(seq: seq, owner: user, bytes) }
     }
 
+    /// The stored records' seqs are read (with their events, which the erasure reads
+    /// next: one statement, a miss in a wait-free run) and the DELETE goes with the
+    /// layer's other writes (`PostgresPendingWrites.erasePersonal`): nothing here needs an
+    /// answer at once, so an async erasure stays wait-free. The layers' own rows are
+    /// dropped; a request's erasure reaches the group's rows when the request passes.
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
-        // A write whose answer the request needs at once: not wait-free.
-        if waitFree { throw mustBlock() }
-        forgetReads()
-        let rows = try qAll("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2 RETURNING seq",
-                            binds { $0.append(Self.text(user)); $0.append(Self.int(before)) }, doing: "erase personal values")
-        return try rows.map { UInt64(bitPattern: try decode($0, Int64.self, doing: "erase personal values")) }.sorted()
+        let st = t.personalErasure(of: user, before: before)
+        var seqs = Set<UInt64>()
+        for row in try q(st) {
+            let (seq, event) = try decode2(row, Int64.self, ByteBuffer?.self, doing: st.doing)
+            let k = UInt64(bitPattern: seq)
+            seqs.insert(k)
+            if let event { cache.events[k] = Array(event.readableBytesView) }
+        }
+        if requestPending != nil {
+            seqs.formUnion(pending.personal.filter { $0.owner == user && $0.seq < before }.map(\.seq))
+            seqs.formUnion(requestPending!.erasePersonal(owner: user, before: before))
+        } else {
+            seqs.formUnion(pending.erasePersonal(owner: user, before: before))
+        }
+        // (A scan's page may have kept their values: forgotten; the layers' erasure answers first.)
+        for k in seqs { cache.personal[k] = nil }
+        return seqs.sorted()
     }
 
     func appendTreeHash(_ index: UInt64, _ hash: UnsafeRawBufferPointer) throws {
@@ -74,7 +90,7 @@ extension PostgresAccess {
         treeCleared = true
         lastAtLevel = [:]
         try sendWrites()
-        try sendNow("DELETE FROM \(t.tree)", PostgresBindings(), "clear the tree")
+        try sendNow("DELETE FROM \(t.tiles)", PostgresBindings(), "clear the tree")
     }
 
     /// One request of a commit group (see the type's comment): deferred, its writes are a

@@ -13,13 +13,13 @@ import PostgresNIO
 /// (LMDB transactions are bound to the thread that runs them). On PostgreSQL the threads
 /// that call them wait for PostgresNIO's answers, in one place, `PostgresSession.answer`
 /// (and `acquire` for a new connection): the callers of the blocking forms (`…Blocking`,
-/// the CLI, tests, whole-log work such as `verify` and an export, `erase`, opening a store
+/// the CLI, tests, whole-log work such as `verify` and an export, `eraseBlocking`, opening a store
 /// and its commit listener's connection, a replay's rebuild of a tree that is not the
 /// log's), and the writer's thread in two rare cases of
 /// `writeAsync` (a strict retry after PostgreSQL refused a statement, a body that needs an
 /// answer at once) — the library's own threads or the caller's, never the cooperative
 /// pool's. The async paths never wait: a read (`readAsync`, `PostgresSnapshot+Fill.swift`),
-/// the writer's groups, the sweeper's expiry and a replay's write (`writeAsync`,
+/// the writer's groups, the sweeper's expiry, an erasure (and its VACUUM, `purgeDeletedAsync`) and a replay's write (`writeAsync`,
 /// `PostgresAccess+WaitFree.swift`) and its scan (`scanRuns`) acquire with `acquireAsync`
 /// and await each answer. Statements go through PostgresNIO's `EventLoopFuture` API,
 /// several sent before any answer is awaited where the protocol allows (a write's BEGIN,
@@ -28,7 +28,7 @@ import PostgresNIO
 /// can ever block the loop that must complete it; and nothing waits on a Swift-concurrency
 /// task (the cooperative pool has two threads on a 2-core machine: a blocked task waiting
 /// for another task could starve it). `blockingWaits` counts the waits (tests check that
-/// async reads, appends, the sweeper's expiry and a replay add none).
+/// async reads, appends, the sweeper's expiry, an erasure and a replay add none).
 // @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
 package final class PostgresConnections: @unchecked Sendable {
     /// One event loop thread for every PostgreSQL store of the process.

@@ -48,11 +48,14 @@ struct PostgresPendingWrites {
     private(set) var meta: [String: [UInt8]?] = [:]
     private(set) var metaOrder: [String] = []
     private(set) var head: Head?
+    /// Erasures of personal values (owner → the seq before which its values go), sent
+    /// after the rows (`erasePersonal`).
+    private(set) var erasures: [String: UInt64] = [:]
 
     /// Rows waiting (a group sends them early past a threshold, to keep PostgreSQL busy
     /// while the writer encodes the next events).
     var rowCount: Int { events.count + tree.count + personal.count + stateOrder.count + recordOrder.count + metaOrder.count }
-    var isEmpty: Bool { rowCount == 0 && head == nil }
+    var isEmpty: Bool { rowCount == 0 && head == nil && erasures.isEmpty }
 
     // MARK: Writes
 
@@ -88,6 +91,17 @@ struct PostgresPendingWrites {
 
     mutating func setHead(_ h: Head) { head = h }
 
+    /// Erases `owner`'s personal values before `before`: the rows of this layer at once
+    /// (their seqs returned), the stored ones by a DELETE sent after the rows.
+    mutating func erasePersonal(owner: String, before: UInt64) -> [UInt64] {
+        erasures[owner] = max(erasures[owner] ?? 0, before)
+        let gone = personal.filter { $0.owner == owner && $0.seq < before }
+        guard !gone.isEmpty else { return [] }
+        personal.removeAll { $0.owner == owner && $0.seq < before }
+        personalBySeq = Dictionary(uniqueKeysWithValues: personal.enumerated().map { ($1.seq, $0) })
+        return gone.map(\.seq)
+    }
+
     /// Adds `later`'s writes after these (a request that passed joins its group).
     mutating func merge(_ later: PostgresPendingWrites) {
         for e in later.events { putEvent(e) }
@@ -97,6 +111,7 @@ struct PostgresPendingWrites {
         for k in later.recordOrder { putRecord(k, later.records[k]!) }
         for k in later.metaOrder { putMeta(k, later.meta[k]!) }
         if let h = later.head { head = h }
+        for (owner, before) in later.erasures { _ = erasePersonal(owner: owner, before: before) }
     }
 
     // MARK: Reads (nil: not written here, ask the next layer)
@@ -108,6 +123,8 @@ struct PostgresPendingWrites {
     }
     func treeHash(_ index: UInt64) -> [UInt8]? { treeByIndex[index].map { tree[$0].hash } }
     func personalValues(seq: UInt64) -> [UInt8]? { personalBySeq[seq].map { personal[$0].bytes } }
+    /// Whether `owner`'s values at `seq` were erased here (stored ones are deleted when this is sent).
+    func erased(owner: String, seq: UInt64) -> Bool { erasures[owner].map { seq < $0 } ?? false }
     func state(_ key: String) -> [UInt8]? { states[key] }
     func record(_ key: RecordKey) -> [UInt8]? { records[key] }
     /// `.some(nil)`: deleted here.
@@ -115,18 +132,46 @@ struct PostgresPendingWrites {
 
     // MARK: Statements
 
-    /// The statement that writes all of this: one call of `append_group` (`PostgresSchema`,
+    /// The statements that write all of this: one call of `append_group` (`PostgresSchema`,
     /// version 2) with one array per column, each table's rows in their order — so a group
-    /// costs one statement and one round trip, whatever its number of rows and tables.
+    /// costs one statement and one round trip, whatever its number of rows and tables — and
+    /// a DELETE per erasure (rare: an erasure's own transaction).
     func statements(_ t: PostgresTables, instance: String) -> [(sql: String, binds: PostgresBindings, doing: String)] {
+        var out: [(sql: String, binds: PostgresBindings, doing: String)] = []
+        if rowCount > 0 || head != nil { out.append(groupStatement(t, instance: instance)) }
+        for (owner, before) in erasures.sorted(by: { $0.key < $1.key }) {
+            var e = PostgresBindings()
+            e.append(ByteBuffer(string: owner)); e.append(Int64(bitPattern: min(before, UInt64(Int64.max))))
+            out.append(("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2", e, "erase personal values"))
+        }
+        return out
+    }
+
+    /// The tree hashes as runs of consecutive indexes inside one tile each: the first
+    /// index and the hashes one after the other (what `append_group` appends to a tile).
+    var treeChunks: [(first: UInt64, hashes: [UInt8])] {
+        var out: [(first: UInt64, hashes: [UInt8])] = []
+        for (index, hash) in tree {
+            if let last = out.last, last.first + UInt64(last.hashes.count / 32) == index, index % PostgresTiles.width != 0 {
+                out[out.count - 1].hashes += hash
+            } else {
+                out.append((index, hash))
+            }
+        }
+        return out
+    }
+
+    /// The call of `append_group` with this layer's rows.
+    private func groupStatement(_ t: PostgresTables, instance: String) -> (sql: String, binds: PostgresBindings, doing: String) {
         var b = PostgresBindings(capacity: 23)
         b.append(events.map { Int64(bitPattern: $0.seq) })
         b.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
         b.append(events.map { ByteBuffer(string: $0.stream) })
         b.append(events.map { Int64(bitPattern: $0.version) })
         b.append(events.map { ByteBuffer(bytes: $0.bytes) })
-        b.append(tree.map { Int64(bitPattern: $0.index) })
-        b.append(tree.map { ByteBuffer(bytes: $0.hash) })
+        let chunks = treeChunks
+        b.append(chunks.map { Int64(bitPattern: $0.first) })
+        b.append(chunks.map { ByteBuffer(bytes: $0.hashes) })
         b.append(personal.map { Int64(bitPattern: $0.seq) })
         b.append(personal.map { ByteBuffer(string: $0.owner) })
         b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
@@ -148,11 +193,11 @@ struct PostgresPendingWrites {
         } else {
             b.appendNull(); b.appendNull(); b.appendNull(); b.appendNull()
         }
-        return [("""
+        return ("""
             SELECT \(t.schema).append_group($1::int8[], $2::bytea[], $3::bytea[], $4::int8[], $5::bytea[],
                 $6::int8[], $7::bytea[], $8::int8[], $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[],
                 $13::int2[], $14::bytea[], $15::bytea[], $16::bytea[], $17::bytea[], $18::bytea[], $19::bytea[],
                 $20::int8, $21::bytea, $22::text, $23::text)
-            """, b, "store the group")]
+            """, b, "store the group")
     }
 }

@@ -58,20 +58,20 @@ extension PostgresTables {
             """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(version) }
     }
 
-    /// `(idx, hash)` of the Merkle tree from `index` on.
-    func treePage(from index: Int64, limit: Int) -> PostgresStatement {
-        PostgresStatement("SELECT idx, hash FROM \(tree) WHERE idx >= $1 ORDER BY idx LIMIT \(limit)",
-                          doing: "scan the tree") { $0.append(index) }
+    /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
+    /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
+    /// `PostgresRows.forEachTreeHash` cuts: a tile is read once, not once per hash.
+    func tiles(covering range: Range<UInt64>) -> PostgresStatement {
+        let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
+            : (Int64(range.lowerBound / PostgresTiles.width), Int64((range.upperBound - 1) / PostgresTiles.width))
+        return PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile >= $1 AND tile <= $2 ORDER BY tile",
+                                 doing: "scan the tree") { $0.append(lo); $0.append(hi) }
     }
 
     /// `column` of the row of `table` whose `key` is `value`.
     private func point<V: PostgresNonThrowingEncodable>(_ column: String, of table: String, where key: String, is value: V,
                                                         doing: String) -> PostgresStatement {
         PostgresStatement("SELECT \(column) FROM \(table) WHERE \(key) = $1", doing: doing) { $0.append(value) }
-    }
-
-    func treeHash(_ index: UInt64) -> PostgresStatement {
-        point("hash", of: tree, where: "idx", is: PostgresAccess.int(index), doing: "read a tree hash")
     }
 
     func event(_ seq: UInt64) -> PostgresStatement { point("bytes", of: events, where: "seq", is: PostgresAccess.int(seq), doing: "read an event") }
@@ -105,6 +105,17 @@ extension PostgresTables {
                           doing: "scan personal values") { $0.append(PostgresAccess.text(user)) }
     }
 
+    /// `(seq, event bytes)` of `user`'s personal-values records before `seq`: what an
+    /// erasure destroys, with the events it reads next (`erasePersonalValues`).
+    func personalErasure(of user: String, before seq: UInt64) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT p.seq, e.bytes FROM \(personal) p LEFT JOIN \(events) e ON e.seq = p.seq
+            WHERE p.owner = $1 AND p.seq < $2 ORDER BY p.seq
+            """, doing: "find personal values to erase") {
+            $0.append(PostgresAccess.text(user)); $0.append(Int64(bitPattern: min(seq, UInt64(Int64.max))))
+        }
+    }
+
     func record(_ key: PostgresPendingWrites.RecordKey) -> PostgresStatement {
         PostgresStatement("SELECT bytes FROM \(records) WHERE kind = $1 AND owner = $2 AND id = $3", doing: "read a record") {
             $0.append(key.kind); $0.append(PostgresAccess.text(key.owner)); $0.append(PostgresAccess.text(key.id))
@@ -116,7 +127,9 @@ extension PostgresTables {
     }
 
     var eventCount: PostgresStatement { PostgresStatement("SELECT count(*) FROM \(events)", doing: "count the events") }
-    var treeCount: PostgresStatement { PostgresStatement("SELECT count(*) FROM \(tree)", doing: "count the tree hashes") }
+    var treeCount: PostgresStatement {
+        PostgresStatement("SELECT coalesce(sum(length(hashes) / 32), 0)::int8 FROM \(tiles)", doing: "count the tree hashes")
+    }
 }
 
 /// The decoding of the statements' rows (a value PostgreSQL should not hold is `tampered`).
@@ -147,6 +160,23 @@ enum PostgresRows {
         return v.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
 
+    /// Calls `body` with each stored hash of `range` that the rows of `tiles(covering:)`
+    /// hold, in index order, up to the first index none holds.
+    static func forEachTreeHash(_ rows: some Sequence<PostgresRow>, in range: Range<UInt64>, doing: String,
+                                _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+        try PostgresTiles.forEach(try rows.map { row in
+            let (tile, hashes) = try decode2(row, Int64.self, ByteBuffer.self, doing: doing)
+            return (UInt64(bitPattern: tile), hashes)
+        }, in: range, body)
+    }
+
+    /// The stored hashes of `range` in the rows of `tiles(covering:)` (see `forEachTreeHash`).
+    static func treeHashes(_ rows: some Sequence<PostgresRow>, in range: Range<UInt64>, doing: String) throws -> [(UInt64, [UInt8])] {
+        var out: [(UInt64, [UInt8])] = []
+        try forEachTreeHash(rows, in: range, doing: doing) { out.append(($0, Array($1))) }
+        return out
+    }
+
     /// A `(seq, bytes, personal)` row of `logPage`.
     static func logRow(_ row: PostgresRow) throws -> (UInt64, ByteBuffer, [UInt8]?) {
         let (k, buffer, personal): (Int64, ByteBuffer, ByteBuffer?)
@@ -154,5 +184,40 @@ enum PostgresRows {
             throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (scan the log)")
         }
         return (UInt64(bitPattern: k), buffer, personal.map { Array($0.readableBytesView) })
+    }
+}
+
+/// The Merkle tree's tiles (`PostgresSchema`, version 3): tile `k` holds the 32-byte
+/// hashes of the stored indexes `width × k` to `width × k + width − 1`, one after the
+/// other, from the first. 128 hashes (4 KB) a tile: a row stays in its page, uncompressed
+/// (`STORAGE PLAIN`), so that appending to a partial tile rewrites 4 KB at most in place of
+/// a TOASTed value's chunks, and a hash is cut from it without a TOAST read.
+package enum PostgresTiles {
+    package static let width: UInt64 = 128
+
+    /// The stored indexes of the tile that holds `index`.
+    static func tile(of index: UInt64) -> Range<UInt64> {
+        let first = index / width * width
+        return first..<(first + width)
+    }
+
+    /// Calls `body` with each hash of `range` that `tiles` (in tile order) hold, in index
+    /// order, up to the first index that none holds (a gap: what follows it is not read).
+    static func forEach(_ tiles: [(tile: UInt64, hashes: ByteBuffer)], in range: Range<UInt64>,
+                        _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+        var next = range.lowerBound
+        for (tile, hashes) in tiles where next < range.upperBound {
+            guard hashes.readableBytes % 32 == 0 else { throw LedgerError(.tampered, "malformed tree hash") }
+            let first = tile &* width
+            guard tile < UInt64.max / width, first <= next, next < first + UInt64(hashes.readableBytes / 32) else { return }
+            let stop = min(range.upperBound, first + UInt64(hashes.readableBytes / 32))
+            try hashes.withUnsafeReadableBytes { all in
+                for i in next..<stop {
+                    let at = Int(i - first) * 32
+                    try body(i, UnsafeRawBufferPointer(rebasing: all[at..<(at + 32)]))
+                }
+            }
+            next = stop
+        }
     }
 }

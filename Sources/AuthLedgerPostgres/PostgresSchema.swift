@@ -19,8 +19,14 @@ import PostgresNIO
 /// - `personal`: seq → the event's personal values (with its user, for erasure)
 ///
 /// Version 2 adds the function `append_group` (one statement per commit group).
+///
+/// Version 3 stores the Merkle hashes as tiles: `tiles` (tile → the 32-byte hashes of
+/// the stored indexes `128 × tile` up to `128 × tile + 127`, one after the other,
+/// `PostgresTiles`) replaces
+/// `tree`, so a commit group writes a row per tile it reaches (a partial tile grows with
+/// `||`) instead of a row per hash, about two per event (`tilesFromTree`).
 package enum PostgresSchema {
-    static let migrations: [[String]] = [
+    package static let migrations: [[String]] = [
         // 1
         [
             "CREATE TABLE {S}.head (one boolean PRIMARY KEY DEFAULT true CHECK (one), seq bigint NOT NULL, hash bytea NOT NULL)",
@@ -37,7 +43,50 @@ package enum PostgresSchema {
         ],
         // 2: a commit group's writes in one statement (see `appendGroup`).
         [appendGroup],
+        // 3: the Merkle hashes as tiles (see `tilesFromTree`).
+        // (Its arguments' names change: CREATE OR REPLACE cannot rename them.)
+        tilesFromTree + ["DROP FUNCTION {S}.append_group", appendGroupTiles],
     ]
+
+    /// Version 3's tables: `tiles` made from `tree`, every hash at the same index. A tile
+    /// starts at its first index and has no gap (`tree` rows of one tile that do not are
+    /// refused: the migration rolls back, and the store stays at version 2). The hashes
+    /// are stored in the row, uncompressed (`PLAIN`: they do not compress, and a tile of
+    /// 4 KB fits a page).
+    static let tilesFromTree = [
+        "CREATE TABLE {S}.tiles (tile bigint PRIMARY KEY, hashes bytea NOT NULL)",
+        "ALTER TABLE {S}.tiles ALTER COLUMN hashes SET STORAGE PLAIN",
+        """
+        DO $check$ BEGIN
+            IF EXISTS (SELECT 1 FROM {S}.tree GROUP BY idx / \(PostgresTiles.width)
+                       HAVING min(idx) <> idx / \(PostgresTiles.width) * \(PostgresTiles.width) OR count(*) <> max(idx) - min(idx) + 1
+                           OR bool_or(length(hash) <> 32) OR min(idx) < 0) THEN
+                RAISE EXCEPTION 'the stored Merkle hashes have gaps or malformed hashes: not migrated to tiles';
+            END IF;
+        END $check$
+        """,
+        "INSERT INTO {S}.tiles (tile, hashes) SELECT idx / \(PostgresTiles.width), string_agg(hash, ''::bytea ORDER BY idx) FROM {S}.tree GROUP BY idx / \(PostgresTiles.width)",
+        "DROP TABLE {S}.tree",
+    ]
+
+    /// Version 3's `append_group`: the same arguments, but the tree's are runs of hashes
+    /// (`tr_first`: a run's first stored index; `tr_hashes`: its hashes one after the
+    /// other, all in one tile, `PostgresPendingWrites.treeChunks`): a run that starts a
+    /// tile inserts it, the others are appended to their tile, which must end just before
+    /// them (else the statement fails: nothing of the group is written).
+    static let appendGroupTiles = appendGroupFunction(
+        tree: "tr_first int8[], tr_hashes bytea[]", declare: "DECLARE appended int8;\n", writeTree: """
+                IF cardinality(tr_first) > 0 THEN
+                    INSERT INTO {S}.tiles (tile, hashes)
+                    SELECT f / \(PostgresTiles.width), h FROM unnest(tr_first, tr_hashes) AS u(f, h) WHERE f % \(PostgresTiles.width) = 0;
+                    UPDATE {S}.tiles t SET hashes = t.hashes || u.h FROM unnest(tr_first, tr_hashes) AS u(f, h)
+                    WHERE u.f % \(PostgresTiles.width) <> 0 AND t.tile = u.f / \(PostgresTiles.width) AND length(t.hashes) = u.f % \(PostgresTiles.width) * 32;
+                    GET DIAGNOSTICS appended = ROW_COUNT;
+                    IF appended <> (SELECT count(*) FROM unnest(tr_first) AS f WHERE f % \(PostgresTiles.width) <> 0) THEN
+                        RAISE EXCEPTION 'a Merkle hash does not follow the stored ones';
+                    END IF;
+                END IF;
+            """)
 
     /// Version 2: `append_group` writes everything a commit group (or a part of it sent
     /// early) wrote — events, tree hashes, personal values, projection states, records,
@@ -46,24 +95,30 @@ package enum PostgresSchema {
     /// instead of one per table. The caller's transaction already holds the head's lock.
     /// Rows in the order given; keyed tables keep the last write (`PostgresPendingWrites`
     /// sends one row per key). Returns the head's seq (null when the head did not move).
-    static let appendGroup = """
+    static let appendGroup = appendGroupFunction(tree: "tr_idx int8[], tr_hash bytea[]", declare: "", writeTree: """
+                IF cardinality(tr_idx) > 0 THEN
+                    INSERT INTO {S}.tree (idx, hash) SELECT * FROM unnest(tr_idx, tr_hash);
+                END IF;
+            """)
+
+    /// `append_group` with the tree's arguments and statements of a version.
+    static func appendGroupFunction(tree: String, declare: String, writeTree: String) -> String {
+        """
         CREATE OR REPLACE FUNCTION {S}.append_group(
             ev_seq int8[], ev_id bytea[], ev_stream bytea[], ev_version int8[], ev_bytes bytea[],
-            tr_idx int8[], tr_hash bytea[],
+            \(tree),
             pv_seq int8[], pv_owner bytea[], pv_bytes bytea[],
             st_key bytea[], st_bytes bytea[],
             rc_kind int2[], rc_owner bytea[], rc_id bytea[], rc_bytes bytea[],
             mt_key bytea[], mt_value bytea[], mt_delete bytea[],
             head_seq int8, head_hash bytea, channel text, payload text) RETURNS int8
         LANGUAGE plpgsql AS $fn$
-        BEGIN
+        \(declare)BEGIN
             IF cardinality(ev_seq) > 0 THEN
                 INSERT INTO {S}.events (seq, id, stream, version, bytes)
                 SELECT * FROM unnest(ev_seq, ev_id, ev_stream, ev_version, ev_bytes);
             END IF;
-            IF cardinality(tr_idx) > 0 THEN
-                INSERT INTO {S}.tree (idx, hash) SELECT * FROM unnest(tr_idx, tr_hash);
-            END IF;
+        \(writeTree)
             IF cardinality(pv_seq) > 0 THEN
                 INSERT INTO {S}.personal (seq, owner, bytes) SELECT * FROM unnest(pv_seq, pv_owner, pv_bytes);
             END IF;
@@ -90,6 +145,7 @@ package enum PostgresSchema {
         END
         $fn$
         """
+    }
 
     package static var latest: Int { migrations.count }
 

@@ -46,15 +46,15 @@ extension PostgresSnapshot {
             streams[stream, default: PostgresFetched()].addPage(page, from: from, limit: limit)
         case .tree(let from):
             let limit = pageSize("tree")
-            let st = t.treePage(from: Self.key(from), limit: limit)
-            let page = try await s.run(st).map { row in
-                let (index, hash) = try PostgresRows.decode2(row, Int64.self, ByteBuffer.self, doing: st.doing)
-                return (UInt64(bitPattern: index), Array(hash.readableBytesView))
-            }
+            let range = from..<(from &+ UInt64(limit) < from ? .max : from + UInt64(limit))
+            let st = t.tiles(covering: range)
+            let page = try PostgresRows.treeHashes(try await s.run(st), in: range, doing: st.doing)
             tree.addPage(page, from: from, limit: limit)
         case .treeHash(let index):
-            let hash = try await bytes(t.treeHash(index), s)
-            tree.add(hash.map { [(index, $0)] } ?? [], from: index, through: index)
+            // The whole tile (a proof or a check reads the hashes around it next).
+            let range = PostgresTiles.tile(of: index)
+            let st = t.tiles(covering: range)
+            tree.add(try PostgresRows.treeHashes(try await s.run(st), in: range, doing: st.doing), from: range.lowerBound, through: range.upperBound - 1)
         case .id(let id):
             ids[id] = .some(try await integer(t.seq(forId: id), s))
         case .state(let key):

@@ -27,21 +27,32 @@ extension PostgresStorage {
     static let catchUpLimit = 8_192
 
     func catchUpQuery(_ kept: PostgresKept?) -> (String, PostgresBindings) {
-        var b = PostgresBindings(capacity: 3)
+        var b = PostgresBindings(capacity: 4)
         b.append(PostgresAccess.text(PostgresStorage.generationKey))
-        b.append(kept.map { PostgresAccess.int(MerkleTree.storedHashCount($0.head.seq)) } ?? Int64.max)
         b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
+        // The tiles of the hashes `from ..< from + catchUpLimit + 1` (cut in `applyCatchUp`),
+        // when another server moved the head (else nothing is stored since).
+        let tiles = kept.map { PostgresStorage.catchUpRange($0) } ?? 0..<0
+        b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
+        b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
         return ("""
             SELECT 0::int2, 0::int8, value FROM \(tables.meta) WHERE key = $1
-            UNION ALL (SELECT 1::int2, idx, hash FROM \(tables.tree) WHERE idx >= $2 ORDER BY idx LIMIT \(Self.catchUpLimit + 1))
-            UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $3 LIMIT \(Self.catchUpLimit + 1))
+            UNION ALL (SELECT 1::int2, tile, hashes FROM \(tables.tiles)
+                       WHERE tile >= $3 AND tile <= $4 AND EXISTS (SELECT 1 FROM \(tables.head) WHERE seq > $2) ORDER BY tile)
+            UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $2 LIMIT \(Self.catchUpLimit + 1))
             """, b)
+    }
+
+    /// The stored indexes the catch-up reads after `kept`: every one since, up to one past the limit.
+    static func catchUpRange(_ kept: PostgresKept) -> Range<UInt64> {
+        let from = MerkleTree.storedHashCount(kept.head.seq)
+        return from..<(from + UInt64(catchUpLimit + 1))
     }
 
     /// Gives `access` what the catch-up statement answered, for the locked `head`.
     func applyCatchUp(_ rows: [PostgresRow], kept: PostgresKept?, head: Head?, to access: PostgresAccess) throws {
         var generation: [UInt8]?
-        var tree: [UInt64: [UInt8]] = [:]
+        var tiles: [(tile: UInt64, hashes: ByteBuffer)] = []
         var streams: Set<String> = []
         for row in rows {
             let (kind, index, bytes): (Int16, Int64, ByteBuffer)
@@ -50,12 +61,14 @@ extension PostgresStorage {
             }
             switch kind {
             case 0: generation = Array(bytes.readableBytesView)
-            case 1: tree[UInt64(bitPattern: index)] = Array(bytes.readableBytesView)
+            case 1: tiles.append((UInt64(bitPattern: index), bytes))
             default: streams.insert(String(decoding: bytes.readableBytesView, as: UTF8.self))
             }
         }
         access.cache.meta[PostgresStorage.generationKey] = .some(generation)
         guard let kept, let head, head.seq >= kept.head.seq else { return }
+        var tree: [UInt64: [UInt8]] = [:]
+        try PostgresTiles.forEach(tiles, in: Self.catchUpRange(kept)) { tree[$0] = Array($1) }
         if head.seq == kept.head.seq {
             // Nobody appended since (or the log is not the one kept: nothing is used).
             guard head == kept.head else { return }

@@ -12,8 +12,8 @@ extension PostgresStorage {
     /// Two cases still wait, on the calling thread (the writer's own, never the cooperative
     /// pool): after PostgreSQL refused a statement of the attempt, the write runs again
     /// strict (each request's statements answered before the next: a refusal the rules
-    /// could not foresee, rare), and a body that needs an answer at once (an erasure,
-    /// a nested savepoint, a read after it sent statements) is rolled back and done
+    /// could not foresee, rare), and a body that needs an answer at once (a nested
+    /// savepoint, a read after it sent statements) is rolled back and done
     /// blocking. `blockingWrites` counts them.
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T {
         do {

@@ -219,12 +219,28 @@ package final class PostgresStorage: StorageBackend, Sendable {
     public func purgeDeleted() throws {
         let s = try connections.acquire()
         do {
-            try s.query("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
+            try s.query(vacuum.sql, doing: vacuum.doing)
             connections.release(s, reusable: true)
         } catch let e as PostgresFailure {
             connections.release(s, reusable: false)
             throw e.ledgerError
         }
+    }
+
+    /// `purgeDeleted` awaited (an async erasure's): no thread waits for the VACUUM.
+    package func purgeDeletedAsync() async throws {
+        let s = try await connections.acquireAsync()
+        do {
+            _ = try await s.run(vacuum)
+            connections.release(s, reusable: true)
+        } catch let e as PostgresFailure {
+            connections.release(s, reusable: false)
+            throw e.ledgerError
+        }
+    }
+
+    private var vacuum: PostgresStatement {
+        PostgresStatement("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
     }
 }
 
@@ -255,14 +271,14 @@ package final class PostgresCounter: Sendable {
 
 /// The qualified table names of one schema.
 package struct PostgresTables: Sendable {
-    package let schema, head, events, states, meta, tree, records, personal: String
+    package let schema, head, events, states, meta, tiles, records, personal: String
     init(schema: String) {
         self.schema = schema
         head = schema + ".head"
         events = schema + ".events"
         states = schema + ".states"
         meta = schema + ".meta"
-        tree = schema + ".tree"
+        tiles = schema + ".tiles"
         records = schema + ".records"
         personal = schema + ".personal"
     }

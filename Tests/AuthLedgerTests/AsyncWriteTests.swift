@@ -80,22 +80,73 @@ struct AsyncWriteTests {
     }
 
     @Test func aWriteThatNeedsAnAnswerAtOnceIsRolledBackAndDoneBlockingOnce() async throws {
-        // Given a PostgreSQL ledger where alice's first events carry personal values
+        // Given a PostgreSQL ledger
         let pg = try StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try pg.importText(PersonalDataTests.history)
         let blocking = storage.blockingWrites.value
-        // When an async write stores a value, then erases personal values (a DELETE …
-        // RETURNING, whose answer the body needs at once)
-        let erased = try await storage.writeAsync { w in
+        // When an async write stores a value, then opens a savepoint inside a request's (a
+        // real one, whose statements are answered before it is released)
+        let value = try await storage.writeAsync { w in
             try w.putMetaValue("async-write-test", [7])
-            return try w.erasePersonalValues(user: "alice", before: 3)
+            return try w.savepoint { try w.savepoint { try w.putMetaValue("async-nested", [8]); return 5 } }
         }
         // Then it was done blocking, once, and its work was done once
         #expect(storage.blockingWrites.value == blocking + 1)
-        #expect(erased == [1, 2])
+        #expect(value == 5)
         #expect(try await pg.metaRecord("async-write-test") == [7])
-        #expect(try storage.integers("SELECT count(*) FROM \(storage.tables.personal) WHERE seq < 3") == [0])
+        #expect(try await pg.metaRecord("async-nested") == [8])
+    }
+
+    @Test func anAsyncErasureOnPostgreSQLNeverWaitsOnAThreadAndLeavesWhatLMDBLeaves() async throws {
+        // Given alice's personal values (a device's names and tokens, a challenge's context,
+        // an OTP's target) and bob's, on PostgreSQL and on LMDB
+        let lmdb = try StorageKind.lmdb.freshLedger()
+        let pg = try StorageKind.postgres.freshLedger()
+        let storage = try #require(pg.storage as? PostgresStorage)
+        for ledger in [lmdb, pg] { _ = try ledger.importText(PersonalDataTests.history) }
+        let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
+        let waits = storage.connections.blockingWaits.value
+        let (fills, blocking) = (storage.writeFills.value, storage.blockingWrites.value)
+        // When alice is erased through the async form, on both
+        var outcomes: [ErasureOutcome] = []
+        for ledger in [lmdb, pg] {
+            outcomes.append(try await ledger.erase("alice", reason: "request 12", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z")))
+        }
+        // Then on PostgreSQL no thread waited (the erasure, its VACUUM FULL and the flag's
+        // clearing were awaited) and nothing was done blocking; the erasure's write fetched
+        // what it missed and ran again
+        #expect(storage.connections.blockingWaits.value == waits)
+        #expect(storage.blockingWrites.value == blocking)
+        #expect(storage.writeFills.value > fills)
+        // And it erased what LMDB's erased, at the same place
+        #expect(outcomes[1].erasedEvents == 5 && outcomes[0].erasedEvents == 5)
+        #expect(outcomes[1].head.seq == 8 && outcomes[0].head.seq == 8)
+        // And alice's values are gone from every table, bob's are there, the purge's flag is cleared
+        let tables = storage.tables
+        for v in PersonalDataTests.aliceValues {
+            let literal = v.replacingOccurrences(of: "'", with: "''")
+            for table in [tables.personal, tables.records, tables.states, tables.events] {
+                let found = try storage.integers("SELECT count(*) FROM \(table) WHERE position(convert_to('\(literal)', 'UTF8') in bytes) > 0")
+                #expect(found == [0], "\(v) in \(table)")
+            }
+        }
+        #expect(try storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('alice', 'UTF8')") == [0])
+        #expect(try storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('bob', 'UTF8')") == [1])
+        #expect(try await pg.metaRecord(Ledger.purgePendingKey) == nil)
+        // And the hashes did not change, the log verifies, and an LMDB store given the export
+        // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
+        let lines = try PersonalDataTests.exportLines(pg)
+        #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
+        #expect(try pg.verify() == outcomes[1].head)
+        let copy = try StorageKind.lmdb.freshLedger()
+        #expect(try copy.appendBlocking(try inputs(try pg.exportText())).head == outcomes[1].head)
+        let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
+        for other in [copy, lmdb] {
+            #expect(try await Self.views(pg, ["alice", "bob"]) == Self.views(other, ["alice", "bob"]))
+            #expect(try await pg.challenge("c1", of: "alice", q).json == other.challenge("c1", of: "alice", q).json)
+        }
+        #expect(try await pg.history("alice", q).map(\.event.personal?.hasErased) == lmdb.history("alice", q).map(\.event.personal?.hasErased))
     }
 
     @Test func theSweepersExpiryOnPostgreSQLNeverWaitsOnAThread() async throws {

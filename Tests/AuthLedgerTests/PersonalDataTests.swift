@@ -223,6 +223,27 @@ import Testing
         #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
     }
 
+    /// Inside the erasure's transaction, reads after it see the values gone, whatever was
+    /// read before it (PostgreSQL: a scan's page kept the values; the DELETE goes with the
+    /// transaction's other writes, sent here by the scan after it).
+    @Test(arguments: StorageKind.all) func readsAfterAnErasureInItsTransactionSeeTheValuesGone(_ storage: StorageKind) throws {
+        let ledger = try storage.freshLedger()
+        try ledger.importText(Self.history)
+        let (before, erased, after, scanned) = try ledger.storage.write { w in
+            var n = 0
+            try w.scan(from: 1) { _, _ in n += 1; return true }
+            let before = try w.personalValues(user: "alice", seq: 1)
+            let erased = try w.erasePersonalValues(user: "alice", before: .max)
+            var scanned = 0
+            try w.scanPersonalValues(user: "alice") { _, _ in scanned += 1; return true }
+            return (before, erased, try w.personalValues(user: "alice", seq: 1), scanned)
+        }
+        #expect(before != nil && erased == [1, 2, 3, 4, 5])
+        #expect(after == nil && scanned == 0)
+        #expect(try ledger.storage.read { try $0.personalValues(user: "alice", seq: 1) } == nil)
+        #expect(try ledger.storage.read { try $0.personalValues(user: "bob", seq: 7) } != nil)
+    }
+
     /// A process that dies between the erasure's commit and the rewrite: the next open of
     /// the store finishes the rewrite.
     @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() throws {

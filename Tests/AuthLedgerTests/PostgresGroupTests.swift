@@ -20,12 +20,36 @@ struct PostgresGroupTests {
         }
     }
 
+    /// Turns the store of `schema` back into schema version 2 (the Merkle hashes one row
+    /// each in `tree`, `append_group` writing them there), its hashes cut from the tiles here.
+    static func downgradeToVersion2(_ admin: PostgresStorage, _ schema: String) throws {
+        _ = try admin.integers("CREATE TABLE \(schema).tree (idx bigint PRIMARY KEY, hash bytea NOT NULL)")
+        _ = try admin.integers("""
+            INSERT INTO \(schema).tree (idx, hash) SELECT t.tile * \(PostgresTiles.width) + k, substring(t.hashes FROM (k * 32 + 1)::int FOR 32)
+            FROM \(schema).tiles t, generate_series(0, length(t.hashes) / 32 - 1) AS k
+            """)
+        _ = try admin.integers("DROP TABLE \(schema).tiles")
+        _ = try admin.integers("DROP FUNCTION \(schema).append_group")
+        _ = try admin.integers(PostgresSchema.migrations[1][0].replacingOccurrences(of: "{S}.", with: "\(schema)."))
+        _ = try admin.integers("UPDATE \(schema).schema_version SET version = 2")
+    }
+
+    /// Every stored Merkle hash of `ledger`, by index.
+    static func storedHashes(_ ledger: Ledger) throws -> [UInt64: [UInt8]] {
+        try ledger.storage.read { r in
+            var out: [UInt64: [UInt8]] = [:]
+            try r.scanTree(from: 0) { index, hash in out[index] = Array(hash); return true }
+            return out
+        }
+    }
+
     @Test func aVersion1StoreIsMigratedToTheGroupFunctionAndKeepsItsLog() async throws {
-        // Given a store whose schema is at version 1 (no append_group function)
+        // Given a store whose schema is at version 1 (no append_group function, hashes in `tree`)
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
         try StorageKind.postgres.open(store).importText(LedgerTests.phone)
         let admin = try PostgresStorage(url: store)
+        try Self.downgradeToVersion2(admin, schema)
         _ = try admin.integers("DROP FUNCTION \(schema).append_group")
         _ = try admin.integers("UPDATE \(schema).schema_version SET version = 1")
         // When it is opened again
@@ -39,6 +63,76 @@ struct PostgresGroupTests {
         _ = try await ledger.append(Self.registrations(0..<3))
         #expect(try ledger.headBlocking().seq == 4)
         #expect(try ledger.verify().seq == 4)
+    }
+
+    @Test func aVersion2StoreIsMigratedToTilesWithEveryHashUnchanged() async throws {
+        // Given a store written in schema version 2: 700 events appended in groups of 1 to
+        // 97 (so tiles end inside groups), their 1,400-odd Merkle hashes one row each in `tree`
+        let store = StorageKind.postgres.freshStore()
+        let schema = try PostgresLocation(url: store).schema
+        let lmdb = try StorageKind.lmdb.freshLedger()
+        var next = 0
+        do {
+            let ledger = try StorageKind.postgres.open(store)
+            for size in [1, 97, 3, 60, 250, 1, 2, 186, 100] {
+                _ = try await ledger.append(Self.registrations(next..<(next + size)))
+                next += size
+            }
+            _ = try lmdb.importText(try ledger.exportText())
+        }
+        let n = UInt64(next)
+        let admin = try PostgresStorage(url: store)
+        try Self.downgradeToVersion2(admin, schema)
+        #expect(try admin.integers("SELECT count(*) FROM \(schema).tree") == [Int64(MerkleTree.storedHashCount(n))])
+        // When it is opened by this version
+        let ledger = try StorageKind.postgres.open(store)
+        // Then it is at version 3: `tiles` holds the hashes 128 to a row, `tree` is gone
+        #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [3])
+        #expect(try admin.integers("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'tree'") == [0])
+        #expect(PostgresTiles.width == 128)
+        let tiles = (MerkleTree.storedHashCount(n) + 127) / 128
+        #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64(tiles)])
+        // And every hash is LMDB's, at the same index; proofs and roots are LMDB's; the log verifies
+        let hashes = try Self.storedHashes(ledger)
+        #expect(hashes.count == Int(MerkleTree.storedHashCount(n)))
+        #expect(hashes == (try Self.storedHashes(lmdb)))
+        for (seq, size) in [(1, n), (127, n), (256, 300), (n, n)] as [(UInt64, UInt64)] {
+            #expect(try ledger.inclusionProofBlocking(seq: seq, size: size) == lmdb.inclusionProofBlocking(seq: seq, size: size))
+        }
+        #expect(try ledger.consistencyProofBlocking(from: 129, to: n) == lmdb.consistencyProofBlocking(from: 129, to: n))
+        #expect(try ledger.verify().seq == n)
+        // And hash by hash (as verify's tree check and the proofs read them), the tree is
+        // read a tile at a time: 128 hashes a round trip, not one each
+        let storage = try #require(ledger.storage as? PostgresStorage)
+        let waits = storage.connections.blockingWaits.value
+        let each = try ledger.storage.read { r in
+            try (0..<UInt64(hashes.count)).map { i in try r.withTreeHash(i) { $0.map(Array.init) } }
+        }
+        #expect(each == (0..<UInt64(hashes.count)).map { hashes[$0] })
+        #expect(storage.connections.blockingWaits.value - waits <= 3 + (hashes.count + 127) / 128)
+        // And appends go on in tiles, as LMDB's do
+        _ = try await ledger.append(Self.registrations(next..<(next + 300)))
+        let copy = try StorageKind.lmdb.freshLedger()
+        _ = try copy.importText(try ledger.exportText())
+        #expect(try ledger.verify().seq == n + 300)
+        #expect(try Self.storedHashes(ledger) == Self.storedHashes(copy))
+        #expect(try ledger.treeHeadBlocking() == copy.treeHeadBlocking())
+        #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64((MerkleTree.storedHashCount(n + 300) + 127) / 128)])
+    }
+
+    @Test func aVersion2StoreWithAGapInItsTreeIsNotMigrated() throws {
+        // Given a version 2 store of five events one of whose Merkle hashes was deleted
+        let store = StorageKind.postgres.freshStore()
+        let schema = try PostgresLocation(url: store).schema
+        _ = try StorageKind.postgres.open(store).appendBlocking(Self.registrations(0..<5))
+        let admin = try PostgresStorage(url: store)
+        try Self.downgradeToVersion2(admin, schema)
+        _ = try admin.integers("DELETE FROM \(schema).tree WHERE idx = 1")
+        #expect(try admin.integers("SELECT count(*) FROM \(schema).tree") == [Int64(MerkleTree.storedHashCount(5) - 1)])
+        // When it is opened by this version, then it is refused, and the store stays at version 2, untouched
+        #expect(refusal { _ = try StorageKind.postgres.open(store) }?.code == .storageError)
+        #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [2])
+        #expect(try admin.integers("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'tiles'") == [0])
     }
 
     @Test func theFrontierKeptBetweenGroupsIsReadAgainWhenAnotherServerAppended() async throws {

@@ -22,7 +22,7 @@ struct PostgresReplayTests {
     /// The stored records and tree (their digests, and the records' count).
     static func digests(_ admin: PostgresStorage, _ schema: String) throws -> [Int64] {
         [try digest(admin, schema, "records", "kind, encode(owner, 'hex'), encode(id, 'hex'), encode(bytes, 'hex')", order: "kind, owner, id"),
-         try digest(admin, schema, "tree", "idx, encode(hash, 'hex')", order: "idx"),
+         try digest(admin, schema, "tiles", "tile, encode(hashes, 'hex')", order: "tile"),
          try admin.integers("SELECT count(*) FROM \(schema).records")[0]]
     }
 
@@ -73,9 +73,10 @@ struct PostgresReplayTests {
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "runs of \(run)")
         }
         // When a tree hash is changed, or the last one is missing, then replay repairs the tree
-        for change in ["UPDATE {T} SET hash = '\\x\(String(repeating: "09", count: 32))'::bytea WHERE idx = 1",
-                       "DELETE FROM {T} WHERE idx = (SELECT max(idx) FROM {T})"] {
-            _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tree"))
+        // (the hashes of stored indexes 128 × tile … in the tile's row, 32 bytes each)
+        for change in ["UPDATE {T} SET hashes = overlay(hashes PLACING '\\x\(String(repeating: "09", count: 32))'::bytea FROM 33 FOR 32) WHERE tile = 0",
+                       "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
+            _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
             #expect(try Self.digests(admin, store.schema) != before)
             _ = try await Self.replay(ledger, async: async)
             #expect(try Self.digests(admin, store.schema) == before)

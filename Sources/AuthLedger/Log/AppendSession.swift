@@ -327,9 +327,21 @@ final class AppendSession {
     /// Destroys the personal values of `user`'s events before `seq` (SPEC 1.5), and the
     /// copies kept in the challenge and OTP indexes (contexts, targets).
     private func erase(_ user: String, before seq: UInt64) throws {
-        for s in try w.erasePersonalValues(user: user, before: seq) {
-            let e = try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
-            guard let e else { continue }
+        let events = try w.erasePersonalValues(user: user, before: seq).compactMap { s in
+            try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
+        }
+        // Their challenge and OTP records, read ahead at once (PostgreSQL: one round trip, not one per record).
+        if w.readsAhead {
+            let records = events.compactMap { e -> (RecordKind, String, String)? in
+                switch e.type {
+                case .challengeIssued: e.data.string(.challengeId).map { (.challenge, user, $0) }
+                case .otpIssued: e.data.string(.otpId).map { (.otp, user, $0) }
+                default: nil
+                }
+            }
+            if !records.isEmpty { try w.prefetch(states: [], records: records, ids: []) }
+        }
+        for e in events {
             if e.type == .challengeIssued, let id = e.data.string(.challengeId),
                let bytes = try w.record(.challenge, user: user, id: id) {
                 let c = try RecordCodec.decodeChallenge(bytes)

@@ -17,6 +17,9 @@ package protocol StorageBackend: AnyObject, Sendable {
     func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
     func purgeDeleted() throws
+    /// `purgeDeleted` for the writer's task: the calling thread does not wait on another
+    /// thread's I/O. Default: `purgeDeleted` (LMDB's copy is the calling thread's own work).
+    func purgeDeletedAsync() async throws
     /// `write` whose commit may return before it is durable (pipelined commit, see
     /// `StorageBackend+Pipelined.swift`); `synced` tells whether this commit made every
     /// earlier commit durable. Default: `write`, durable.
@@ -38,4 +41,5 @@ package protocol StorageBackend: AnyObject, Sendable {
 extension StorageBackend {
     package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
+    package func purgeDeletedAsync() async throws { try purgeDeleted() }
 }

@@ -19,49 +19,56 @@ extension Ledger {
     /// Erases the personal values of `user` (reference §7): appends `user.erased`, destroys the
     /// values and salts of the user's earlier events in the same transaction, then purges
     /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
-    /// Runs alone on the writer thread while the calling task is suspended; the
+    /// Runs alone on the writer's task while the calling task is suspended, and awaits its
+    /// store (on PostgreSQL, `writeAsync` and an awaited VACUUM: no thread waits); the
     /// synchronous form is `eraseBlocking`.
     public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) async throws -> ErasureOutcome {
-        try await writer.exclusive(try erasure(user, reason: reason, actor: actor, now: now))
+        let body = try erasure(user, reason: reason, actor: actor, now: now)
+        return try await writer.exclusiveAsync { [self] in
+            let outcome = try await storage.writeAsync(body)
+            notifyCommit(outcome.head)
+            try await storage.purgeDeletedAsync()
+            try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
+            return outcome
+        }
     }
 
     /// `erase` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
     public func eraseBlocking(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {
-        try writer.exclusive(try erasure(user, reason: reason, actor: actor, now: now))
+        let body = try erasure(user, reason: reason, actor: actor, now: now)
+        return try writer.exclusive { [self] in
+            let outcome = try storage.write(body)
+            notifyCommit(outcome.head)
+            try purgeErasedBytes()
+            return outcome
+        }
     }
 
-    /// Checks an erasure's arguments and returns its work, for the writer thread.
-    private func erasure(_ user: String, reason: String?, actor: String?, now: Timestamp) throws -> () throws -> ErasureOutcome {
+    /// Checks an erasure's arguments and returns its write transaction's body (which may
+    /// run more than once: `StorageBackend.writeAsync`).
+    private func erasure(_ user: String, reason: String?, actor: String?, now: Timestamp) throws -> @Sendable (any StorageWriter) throws -> ErasureOutcome {
         try EventDecoder.checkUser(user)
         var dataJSON: [(String, JSON)] = []
         if let reason { dataJSON.append(("reason", .string(reason))) }
         let data = try EventDecoder.decodeData(.object(dataJSON), type: .userErased)
-        var meta: StringMap?
-        if let actor {
-            guard EventDecoder.isValidActor(actor) else {
-                throw LedgerError.invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "actor")
-            }
-            meta = StringMap([("actor", actor)])
+        if let actor, !EventDecoder.isValidActor(actor) {
+            throw LedgerError.invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "actor")
         }
-        return { [self] in
-            let outcome = try storage.write { w -> ErasureOutcome in
-                let session = try AppendSession(w)
-                let state = try session.userState(user)
-                guard state.version > 0 else { throw LedgerError(.userNotFound, "no events for user \(user)", field: "user") }
-                // Never before the stream's last event: an erasure is not refused for the clock.
-                let at = max(now, state.lastAt ?? now)
-                var records = 0
-                try w.scanPersonalValues(user: user) { _, _ in records += 1; return true }
-                var checked = Set<String>()
-                let input = EventInput(event: Event(type: .userErased, user: user, at: at, data: data, meta: meta))
-                guard let r = try session.append(input, checked: &checked) else { throw LedgerError(.storageError, "erasure not appended") }
-                try w.putMetaValue(Ledger.purgePendingKey, [1])
-                try session.finish()
-                return ErasureOutcome(event: r, erasedEvents: records, head: session.head)
-            }
-            notifyCommit(outcome.head)
-            try purgeErasedBytes()
-            return outcome
+        let meta = actor.map { StringMap([("actor", $0)]) }
+        return { w in
+            let session = try AppendSession(w)
+            let state = try session.userState(user)
+            guard state.version > 0 else { throw LedgerError(.userNotFound, "no events for user \(user)", field: "user") }
+            // Never before the stream's last event: an erasure is not refused for the clock.
+            let at = max(now, state.lastAt ?? now)
+            var records = 0
+            try w.scanPersonalValues(user: user) { _, _ in records += 1; return true }
+            var checked = Set<String>()
+            let input = EventInput(event: Event(type: .userErased, user: user, at: at, data: data, meta: meta))
+            guard let r = try session.append(input, checked: &checked) else { throw LedgerError(.storageError, "erasure not appended") }
+            try w.putMetaValue(Ledger.purgePendingKey, [1])
+            try session.finish()
+            return ErasureOutcome(event: r, erasedEvents: records, head: session.head)
         }
     }
 
