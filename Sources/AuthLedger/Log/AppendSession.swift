@@ -327,29 +327,23 @@ final class AppendSession {
     /// Destroys the personal values of `user`'s events before `seq` (SPEC 1.5), and the
     /// copies kept in the challenge and OTP indexes (contexts, targets).
     private func erase(_ user: String, before seq: UInt64) throws {
-        let events = try w.erasePersonalValues(user: user, before: seq).compactMap { s in
-            try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
-        }
-        // Their challenge and OTP records, read ahead at once (PostgreSQL: one round trip, not one per record).
-        if w.readsAhead {
-            let records = events.compactMap { e -> (RecordKind, String, String)? in
-                switch e.type {
-                case .challengeIssued: e.data.string(.challengeId).map { (.challenge, user, $0) }
-                case .otpIssued: e.data.string(.otpId).map { (.otp, user, $0) }
-                default: nil
-                }
+        // The challenge and OTP records those events issued (each names its own once).
+        let issued = try w.erasePersonalValues(user: user, before: seq).compactMap { s -> (RecordKind, String)? in
+            let e = try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
+            switch e?.type {
+            case .challengeIssued?: return e!.data.string(.challengeId).map { (.challenge, $0) }
+            case .otpIssued?: return e!.data.string(.otpId).map { (.otp, $0) }
+            default: return nil
             }
-            if !records.isEmpty { try w.prefetch(states: [], records: records, ids: []) }
         }
-        for e in events {
-            if e.type == .challengeIssued, let id = e.data.string(.challengeId),
-               let bytes = try w.record(.challenge, user: user, id: id) {
-                let c = try RecordCodec.decodeChallenge(bytes)
-                try w.putRecord(.challenge, user: user, id: id, RecordCodec.encode(PersonalData.scrubbed(c)))
-            } else if e.type == .otpIssued, let id = e.data.string(.otpId), let bytes = try w.record(.otp, user: user, id: id) {
-                let o = try RecordCodec.decodeOTP(bytes)
-                try w.putRecord(.otp, user: user, id: id, RecordCodec.encode(PersonalData.scrubbed(o)))
-            }
+        // Read ahead at once (PostgreSQL: one round trip, not one per record).
+        if w.readsAhead && !issued.isEmpty { try w.prefetch(states: [], records: issued.map { ($0.0, user, $0.1) }, ids: []) }
+        for (kind, id) in issued {
+            guard let bytes = try w.record(kind, user: user, id: id) else { continue }
+            let scrubbed = kind == .challenge
+                ? RecordCodec.encode(PersonalData.scrubbed(try RecordCodec.decodeChallenge(bytes)))
+                : RecordCodec.encode(PersonalData.scrubbed(try RecordCodec.decodeOTP(bytes)))
+            try w.putRecord(kind, user: user, id: id, scrubbed)
         }
     }
 

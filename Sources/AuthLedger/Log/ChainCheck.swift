@@ -17,7 +17,7 @@ struct ChainCheck {
 
     /// Before the event at `seq`: the zero hash at the first, else the hash stored with the event before.
     init(before seq: UInt64, _ r: any StorageReader) throws {
-        last = Hash32.zero.bytes.withUnsafeBytes { TreeFrontier.Node($0) }
+        self.init()
         guard seq > 1 else { return }
         let hash = try r.withEventBytes(seq - 1) { b -> TreeFrontier.Node? in
             guard let b, b.count >= ChainCheck.hashes.upperBound else { return nil }
