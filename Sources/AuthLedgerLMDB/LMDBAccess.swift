@@ -283,18 +283,17 @@ final class LMDBAccess: StorageWriter {
         states = []
         keyedStates.sort { $1.0.lmdbKeyPrecedes($0.0) }
         while let (k, bytes) = keyedStates.popLast() { try putState(k, bytes) }
-        var keyed = records.map { kind, user, id, bytes in (kind.rawValue, LMDBAccess.recordKey(kind.owner(user), id), bytes) }
+        var keyed = records.map { kind, user, id, bytes in (kind, LMDBAccess.recordKey(kind.owner(user), id), bytes) }
         records = []
-        keyed.sort { a, b in a.0 != b.0 ? a.0 > b.0 : b.1.lmdbKeyPrecedes(a.1) }
-        var empty: Set<UInt8> = []
-        for kind in RecordKind.allCases where try txn.count(s.records[kind]!) == 0 { empty.insert(kind.rawValue) }
-        var last: (UInt8, [UInt8])?
-        while let (tag, key, bytes) = keyed.popLast() {
-            let kind = RecordKind(rawValue: tag)!
+        keyed.sort { a, b in a.0 != b.0 ? a.0.rawValue > b.0.rawValue : b.1.lmdbKeyPrecedes(a.1) }
+        var empty: Set<RecordKind> = []
+        for kind in RecordKind.allCases where try txn.count(s.records[kind]!) == 0 { empty.insert(kind) }
+        var last: (RecordKind, [UInt8])?
+        while let (kind, key, bytes) = keyed.popLast() {
             // An append only where the key follows every stored one (LMDB refuses it otherwise).
-            let append = empty.contains(tag) && (last == nil || last!.0 != tag || last!.1.lmdbKeyPrecedes(key))
+            let append = empty.contains(kind) && (last == nil || last!.0 != kind || last!.1.lmdbKeyPrecedes(key))
             try txn.put(s.records[kind]!, key, bytes, append: append)
-            last = (tag, key)
+            last = (kind, key)
         }
     }
 

@@ -128,15 +128,19 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
         do {
             defer { mapPages.committed(environment) }
-            return try environment.write { txn in
-                let access = LMDBAccess(storage: self, txn: txn)
-                let value = try body(access)
-                try access.finish()
-                return value
-            }
+            return try environment.write { txn in try writing(txn, body) }
         } catch let e as LMDBError {
             throw e.ledgerError
         }
+    }
+
+    /// `body` on the write transaction `txn`, then what the transaction deferred to its end
+    /// (`LMDBAccess.finish`), before the commit.
+    private func writing<T>(_ txn: Transaction, _ body: (any StorageWriter) throws -> T) throws -> T {
+        let access = LMDBAccess(storage: self, txn: txn)
+        let value = try body(access)
+        try access.finish()
+        return value
     }
 
     /// Commits with `MDB_NOMETASYNC`: the data pages are synced, the meta page only
@@ -148,10 +152,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             defer { mapPages.committed(environment) }
             let value = try environment.write(deferMetaSync: true) { txn in
                 id = txn.id
-                let access = LMDBAccess(storage: self, txn: txn)
-                let value = try body(access)
-                try access.finish()
-                return value
+                return try writing(txn, body)
             }
             // A transaction that wrote nothing commits (and syncs) nothing: LMDB returns early.
             let committed = environment.lastTransactionID >= id

@@ -108,11 +108,9 @@ extension Ledger {
             // key order); `putRebuilt` frees each encoded state and record as soon as the
             // transaction holds its copy, so the two never coexist in full (1M events:
             // ~40 MB less at the peak).
-            var r = try box.take(part).get()
+            let r = try box.take(part).get()
             states += r.states
             records += r.records
-            r.states = []
-            r.records = []
             n += r.userEvents
             if part == 0 { system = r.system; n += r.system.version }
         }
