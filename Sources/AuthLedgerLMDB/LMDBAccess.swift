@@ -269,35 +269,7 @@ final class LMDBAccess: StorageWriter {
     }
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
-        try putState(LMDBAccess.stateKey(key), bytes)
-    }
-
-    /// A rebuild's states and records in key order. The record indexes, emptied by
-    /// `clearRecords`, are filled by appends (no search for the place, every page filled
-    /// before the next), and the states go into `streams` page after page instead of all
-    /// over it: fewer pages copied and searched by the transaction, which holds them all
-    /// until it commits.
-    func putRebuilt(states: inout [(String, [UInt8])], records: inout [(RecordKind, String, String, [UInt8])]) throws {
-        // Sorted in descending key order, so that popping them stores them in ascending order.
-        var keyedStates = states.map { (LMDBAccess.stateKey($0.0), $0.1) }
-        states = []
-        keyedStates.sort { $1.0.lmdbKeyPrecedes($0.0) }
-        while let (k, bytes) = keyedStates.popLast() { try putState(k, bytes) }
-        var keyed = records.map { kind, user, id, bytes in (kind, LMDBAccess.recordKey(kind.owner(user), id), bytes) }
-        records = []
-        keyed.sort { a, b in a.0 != b.0 ? a.0.rawValue > b.0.rawValue : b.1.lmdbKeyPrecedes(a.1) }
-        var empty: Set<RecordKind> = []
-        for kind in RecordKind.allCases where try txn.count(s.records[kind]!) == 0 { empty.insert(kind) }
-        var last: (RecordKind, [UInt8])?
-        while let (kind, key, bytes) = keyed.popLast() {
-            // An append only where the key follows every stored one (LMDB refuses it otherwise).
-            let append = empty.contains(kind) && (last == nil || last!.0 != kind || last!.1.lmdbKeyPrecedes(key))
-            try txn.put(s.records[kind]!, key, bytes, append: append)
-            last = (kind, key)
-        }
-    }
-
-    private func putState(_ k: [UInt8], _ bytes: [UInt8]) throws {
+        let k = LMDBAccess.stateKey(key)
         try txn.put(s.streams, k, bytes)
         clearedStates?.remove(k)
         // A replay puts every user's state in one transaction, each on a page of its own
@@ -326,7 +298,7 @@ final class LMDBAccess: StorageWriter {
     func finish() throws {
         guard let keys = clearedStates else { return }
         clearedStates = nil
-        for k in keys.sorted(by: { $0.lmdbKeyPrecedes($1) }) { _ = try txn.delete(s.streams, k) }
+        for k in keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { _ = try txn.delete(s.streams, k) }
     }
 
     func setCheckpoint(_ seq: UInt64) throws {

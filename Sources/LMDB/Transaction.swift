@@ -97,17 +97,3 @@ public struct Transaction {
 final class WriteTally: @unchecked Sendable {
     var bytes = 0
 }
-
-extension Array where Element == UInt8 {
-    /// Whether this key sorts before `other` in a database with LMDB's default order (bytes
-    /// compared as unsigned, a prefix first), compared with `memcmp`.
-    public func lmdbKeyPrecedes(_ other: [UInt8]) -> Bool {
-        withUnsafeBytes { a in
-            other.withUnsafeBytes { b in
-                let n = Swift.min(a.count, b.count)
-                let c = n == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, n)
-                return c != 0 ? c < 0 : a.count < b.count
-            }
-        }
-    }
-}

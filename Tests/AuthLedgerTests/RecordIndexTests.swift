@@ -152,9 +152,8 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         }
     }
 
-    /// A rebuild stores every state and record in one go (LMDB in key order, appending to
-    /// the emptied indexes): the same bytes the appends kept, for many users (their records
-    /// given in no order) and for the longest user keys, whose index keys are digests.
+    /// A rebuild stores every state and record again: the same bytes the appends kept, for
+    /// many users and for the longest user keys, whose index keys are digests.
     @Test(arguments: StorageKind.all) func replayStoresTheSameRecordsAndStatesAsTheAppends(_ storage: StorageKind) throws {
         let ledger = try storage.freshLedger()
         let users = (0..<40).map { "user\(($0 * 7919) % 40)" } + [String(repeating: "\u{1F600}", count: 128), "\u{1F600}"]
@@ -165,24 +164,6 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         try ledger.replayBlocking()
         #expect(try Self.stored(ledger, users, challenges: 31) == before)
         #expect(try ledger.verify() == head)
-    }
-
-    /// `putRebuilt` into indexes that still hold records (not emptied: no appends) and
-    /// given records out of key order: every one is stored.
-    @Test func rebuiltRecordsAreStoredIntoIndexesThatAreNotEmpty() throws {
-        let ledger = try StorageKind.lmdb.freshLedger()
-        try ledger.importText(Self.past(3))
-        let grant = { (id: String) in RecordCodec.encode(GrantRecord(grantId: id, otpId: "o0", expiresAt: t0)) }
-        try ledger.storage.write { w in
-            var states: [(String, [UInt8])] = []
-            var records: [(RecordKind, String, String, [UInt8])] = [(.grant, "bob", "z", grant("z")), (.grant, "alice", "a", grant("a")),
-                                                                     (.grant, "bob", "b", grant("b")), (.grant, "alice", "g1", grant("g1"))]
-            try w.putRebuilt(states: &states, records: &records)
-            #expect(records.isEmpty)
-        }
-        for (user, id) in [("bob", "z"), ("alice", "a"), ("bob", "b"), ("alice", "g1"), ("alice", "g0")] {
-            #expect(try ledger.storage.read { r in try r.record(.grant, user: user, id: id) } != nil, "\(user) \(id)")
-        }
     }
 
     @Test func aStoreInTheOlderLayoutIsRebuiltOnOpen() throws {

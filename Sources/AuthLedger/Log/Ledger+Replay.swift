@@ -61,67 +61,37 @@ extension Ledger {
             let report = progress.map { p in UncheckedSendable(p) }
             if w is BatchScanning {
                 replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
-                return try Ledger.writeReplay(w, head: head, scan, progress: progress)
+            } else {
+                replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             }
-            // The states are written while the stored tree is still being checked.
-            var n: UInt64 = 0
-            try replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report) {
-                try Ledger.checkPartitions(box)
-                n = try Ledger.writeFolded(w, box)
-            }
-            try Ledger.writeTree(w, leaves)
-            return try Ledger.markRebuilt(w, head: head, events: n, progress: progress)
+            return try Ledger.writeReplay(w, head: head, scan, progress: progress)
         }
     }
 
     /// Writes what the partitions folded and, when the stored tree is not the log's, the tree.
     private static func writeReplay(_ w: any StorageWriter, head: Head, _ scan: ReplayScan,
                                     progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
-        try checkPartitions(scan.box)
+        let (box, leaves, parts) = (scan.box, scan.leaves, scan.box.results.count)
+        // A partition's refusal (a stored event that does not decode or fold) is reported
+        // first; a partition stopped because another consumer of the one scan failed is not.
+        for part in 0..<parts { if case let .failure(e)? = box.results[part], !(e is ReplayFeed.Stopped) { throw e } }
         // The tree next (only when it is not intact), its leaves freed before the states are written.
-        try writeTree(w, scan.leaves)
-        return try markRebuilt(w, head: head, events: try writeFolded(w, scan.box), progress: progress)
-    }
-
-    /// Throws a partition's refusal (a stored event that does not decode or fold); a
-    /// partition stopped because another consumer of the one scan failed is not reported.
-    private static func checkPartitions(_ box: ReplayPartitions) throws {
-        for case let .failure(e)? in box.results where !(e is ReplayFeed.Stopped) { throw e }
-    }
-
-    /// Rebuilds the tree from the leaves when the stored one is not the log's (the tree
-    /// check's failure, a broken chain, is thrown), and frees the leaves.
-    private static func writeTree(_ w: any StorageWriter, _ leaves: LeafBuffer) throws {
         guard let tree = leaves.result else { throw LedgerError(.storageError, "the replay's results were already written") }
         if let all = try tree.get() { try Ledger.rebuildTree(w, leaves: all) }
         leaves.result = nil
-    }
-
-    /// Writes the states and records the partitions folded; returns the events folded.
-    private static func writeFolded(_ w: any StorageWriter, _ box: ReplayPartitions) throws -> UInt64 {
         var n: UInt64 = 0
         var system = SystemState()
-        var states: [(String, [UInt8])] = []
-        var records: [(RecordKind, String, String, [UInt8])] = []
-        for part in 0..<box.results.count {
-            // Taken out of the box, and all stored at once (a backend may put them in its
-            // key order); `putRebuilt` frees each encoded state and record as soon as the
-            // transaction holds its copy, so the two never coexist in full (1M events:
-            // ~40 MB less at the peak).
-            let r = try box.take(part).get()
-            states += r.states
-            records += r.records
+        for part in 0..<parts {
+            // Taken out of the box and consumed from the end: each encoded state and
+            // record is freed as soon as the transaction holds its copy, so the two
+            // never coexist in full (1M events: ~40 MB less at the peak).
+            var r = try box.take(part).get()
+            while let (user, bytes) = r.states.popLast() { try w.putProjectionState(user, bytes) }
+            while let (kind, user, id, bytes) = r.records.popLast() { try w.putRecord(kind, user: user, id: id, bytes) }
             n += r.userEvents
             if part == 0 { system = r.system; n += r.system.version }
         }
-        try w.putRebuilt(states: &states, records: &records)
         if system.version > 0 { try w.putProjectionState(systemStream, StateCodec.encode(system)) }
-        return n
-    }
-
-    /// Marks the projections rebuilt through the head; returns `events`.
-    private static func markRebuilt(_ w: any StorageWriter, head: Head, events n: UInt64,
-                                    progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
         try w.setCheckpoint(head.seq)
         // Tells writers that cached states from before this rebuild are not to be reused.
         let (a, b) = RandomBits.shared.next2()

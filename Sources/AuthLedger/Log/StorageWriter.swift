@@ -13,10 +13,6 @@ package protocol StorageWriter: StorageReader {
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws
     /// Removes every record (a rebuild writes them again).
     func clearRecords() throws
-    /// Stores what a rebuild folded, after `clearProjectionStates` and `clearRecords`: every
-    /// state and record, each taken out of its array once stored (so the two never coexist
-    /// in full). The default stores them one by one, in the order given.
-    func putRebuilt(states: inout [(String, [UInt8])], records: inout [(RecordKind, String, String, [UInt8])]) throws
     func setCheckpoint(_ seq: UInt64) throws
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws
     /// Stores the personal values of the event at `seq` of `user`, in the same transaction as the event.
@@ -40,11 +36,6 @@ extension StorageWriter {
     /// Appends a Merkle node at its stored index (`TreeFrontier.append` gives both).
     func appendTreeHash(_ index: UInt64, _ node: TreeFrontier.Node) throws {
         try node.withBytes { try appendTreeHash(index, $0) }
-    }
-
-    package func putRebuilt(states: inout [(String, [UInt8])], records: inout [(RecordKind, String, String, [UInt8])]) throws {
-        while let (user, bytes) = states.popLast() { try putProjectionState(user, bytes) }
-        while let (kind, user, id, bytes) = records.popLast() { try putRecord(kind, user: user, id: id, bytes) }
     }
 
     package func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
