@@ -1,5 +1,6 @@
 import AuthLedger
 @testable import AuthLedgerServer
+import AuthLedgerWitness
 import Crypto
 import Foundation
 import Hummingbird
@@ -90,6 +91,46 @@ import Testing
         for good in ["service:mailer", "token:ci", "cert:spiffe://example.org/x"] { try decode(good) }
         for bad in ["mailer", "admin:x", "token:", "cert:" + String(repeating: "x", count: 129)] {
             #expect(throws: LedgerError.self, "\(bad)") { try decode(bad) }
+        }
+    }
+
+    @Test func reloadReplacesWhatLoadsAndKeepsWhatFails() async throws {
+        let dir = TestServer.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (tokensFile, policyFile) = (dir + "/tokens", dir + "/witnesses")
+        func write(_ path: String, _ text: String) throws { try text.write(toFile: path, atomically: true, encoding: .utf8) }
+        let w1 = try Cosigner(name: "w1.example", seed: [UInt8](repeating: 1, count: 32))
+        let w2 = try Cosigner(name: "w2.example", seed: [UInt8](repeating: 2, count: 32))
+        try write(tokensFile, "alpha=alpha-secret:read\n")
+        try write(policyFile, "witness w1 \(w1.verifierKey) http://127.0.0.1:1\nquorum w1\n")
+        let loadPolicy: @Sendable () throws -> WitnessingConfiguration? = {
+            var c = try WitnessingConfiguration(policy: WitnessPolicy(parsing: String(contentsOfFile: policyFile, encoding: .utf8)))
+            c.interval = .seconds(3600)
+            return c
+        }
+        try await withServer(configure: {
+            $0.tokens = try! TokenStore(parsing: String(contentsOfFile: tokensFile, encoding: .utf8))
+            $0.loadTokens = { try TokenStore(parsing: String(contentsOfFile: tokensFile, encoding: .utf8)) }
+            $0.witnessing = try! loadPolicy()
+            $0.loadWitnessing = loadPolicy
+        }) { s in
+            #expect(try await s.call(.GET, "/v1/users/u/devices", token: "alpha-secret").status == 200)
+            // A new file: the tokens and the policy in it replace the ones in force.
+            try write(tokensFile, "beta=beta-secret:read\n")
+            try write(policyFile, "witness w1 \(w1.verifierKey) http://127.0.0.1:1\nwitness w2 \(w2.verifierKey) http://127.0.0.1:1\ngroup g 1 w1 w2\nquorum g\n")
+            #expect(s.server.reload().isEmpty)
+            #expect(try await s.call(.GET, "/v1/users/u/devices", token: "alpha-secret").status == 401)
+            #expect(try await s.call(.GET, "/v1/users/u/devices", token: "beta-secret").status == 200)
+            #expect(s.server.witnessCollector?.peers.map(\.witness.label) == ["w1", "w2"])
+            // Broken files: each part says why and keeps the one in force.
+            try write(tokensFile, "beta=beta-secret:read\nno scopes here\n")
+            try write(policyFile, "witness w3 not-a-key\n")
+            let failures = s.server.reload()
+            #expect(failures.count == 2 && failures[0].hasPrefix("tokens:") && failures[1].hasPrefix("witness policy:"), "\(failures)")
+            #expect(!failures.joined().contains("beta-secret"))
+            #expect(try await s.call(.GET, "/v1/users/u/devices", token: "beta-secret").status == 200)
+            #expect(s.server.witnessCollector?.peers.count == 2)
         }
     }
 
