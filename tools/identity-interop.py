@@ -361,7 +361,7 @@ def jwt_checks(binary, work):
         check(status == 401 and "unknown kid 'ec-2'" in headers.get("www-authenticate", ""),
               f"rotation: an unknown kid within a minute of the last fetch is refused ({status})")
         check(idp.jwks_fetches == fetches, "rotation: no second fetch within the minute")
-        return s, idp, base, new, started, fetches
+        return s, idp, base, new, started, fetches, store
     except Exception:
         s.stop()
         idp.stop()
@@ -370,7 +370,7 @@ def jwt_checks(binary, work):
 
 def jwt_rotation(state):
     """The rotated key of jwt_checks, once the minute since the fetch at start has passed."""
-    s, idp, base, new, started, fetches = state
+    s, idp, base, new, started, fetches, store = state
     try:
         # The other checks ran meanwhile; wait out what is left of the minute (and a margin).
         time.sleep(max(0, started + 62 - time.monotonic()))
@@ -380,6 +380,9 @@ def jwt_rotation(state):
     finally:
         s.stop()
         idp.stop()
+    # The CLI's history shows who appended, as the service recorded it.
+    r = subprocess.run([s.binary, "history", "carol", "--store", store], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and '"caller":"service:push-sender"' in r.stdout, f"history (CLI) shows meta.caller ({r.stdout[:300]!r})")
 
 
 def tls_checks(binary, work):
