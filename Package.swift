@@ -30,6 +30,8 @@ let package = Package(
         // The PostgreSQL storage backend (`--store postgresql://…`).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // `serve --config FILE` (YAML or JSON).
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `swift package generate-documentation` (tools/docs): the DocC catalogs under Sources/.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -128,6 +130,10 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Service identity: the identity provider's JWTs, TLS and client certificates on the listener.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // The auditor console's static files, served at /console (ConsoleAssets).
             resources: [.copy("Console")]
@@ -142,6 +148,7 @@ let package = Package(
                 "AuthLedgerSharedSignals",
                 "AuthLedgerWitness",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
             ]
         ),
         // `authledger bench` (the CLI runs it): the ledger beside raw LMDB, SQLite and
@@ -210,6 +217,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
     ]

@@ -45,12 +45,23 @@ enum APIError {
         }
         var r = JSONResponse.make(.object([("error", .string(e.code.rawValue)), ("message", .string(e.message))]), status: status)
         switch e.code {
-        case .unauthorized: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\""
+        case .unauthorized:
+            r.headers[.wwwAuthenticate] = e.invalidToken.map {
+                "Bearer realm=\"authledger\", error=\"invalid_token\", error_description=\"\(quotable($0))\""
+            } ?? "Bearer realm=\"authledger\""
         case .forbidden: r.headers[.wwwAuthenticate] = "Bearer realm=\"authledger\", error=\"insufficient_scope\""
         default: break
         }
         return r
     }
+}
+
+/// `s` as RFC 6750 allows inside `error_description="…"` (%x20-21 / %x23-5B / %x5D-7E):
+/// other characters become `?`.
+func quotable(_ s: String) -> String {
+    String(String.UnicodeScalarView(s.unicodeScalars.map { c in
+        (0x20...0x7E).contains(c.value) && c != "\"" && c != "\\" ? c : "?"
+    }))
 }
 
 enum JSONResponse {

@@ -19,7 +19,7 @@ struct AccessMiddleware: RouterMiddleware {
             response.headers[.retryAfter] = "\(wait)"
             return response
         }
-        let who = try server.identify(request, access)
+        let who = try await server.identify(request, context, access)
         context.caller = who?.caller
         context.scopes = who?.scopes ?? []
         if let caller = context.caller, let buckets = server.buckets, let wait = buckets.take(caller) {
@@ -30,6 +30,7 @@ struct AccessMiddleware: RouterMiddleware {
             response.headers[.retryAfter] = "\(wait)"
             return response
         }
-        return try await next(request, context)
+        // The appends of the handler record who called (`meta.caller`).
+        return try await Caller.$current.withValue(context.caller) { try await next(request, context) }
     }
 }

@@ -7,11 +7,11 @@ extension LedgerServer {
     func registerErasureRoutes(_ t: RouteTable) {
         on(t, .delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)
-            let (u, reason, actor) = (try user(ctx), try b.string("reason"), try b.meta()?["actor"])
+            let (u, reason, meta) = (try user(ctx), try b.string("reason"), try b.meta())
             let (ledger, now) = (ledger, configuration.clock())
             let start = ContinuousClock().now
             // The erasure and the store's compaction run on the writer thread; this task waits suspended.
-            let outcome = try await ledger.erase(u, reason: reason, actor: actor, now: now)
+            let outcome = try await ledger.erase(u, reason: reason, actor: meta?["actor"], caller: meta?["caller"], now: now)
             metrics.appended(1, since: start)
             return JSONResponse.make(.object([
                 ("user", .string(u)), ("erased", .bool(true)), ("erasedEvents", .int(Int64(outcome.erasedEvents))),

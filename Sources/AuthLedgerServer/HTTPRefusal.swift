@@ -21,10 +21,14 @@ struct HTTPRefusal: Error, Sendable, Equatable {
 
     let code: Code
     let message: String
+    /// For a 401 on a presented token: why it was refused (RFC 6750 `error="invalid_token"`
+    /// with this as `error_description`); nil when no token was presented.
+    var invalidToken: String?
 
-    init(_ code: Code, _ message: String) {
+    init(_ code: Code, _ message: String, invalidToken: String? = nil) {
         self.code = code
         self.message = message
+        self.invalidToken = invalidToken
     }
 
     /// A refusal of the Shared Signals transmitter, answered as the API's own with the same

@@ -2,6 +2,7 @@ import AuthLedger
 import AuthLedgerSharedSignals
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import Metrics
 import NIOCore
@@ -77,13 +78,23 @@ public final class LedgerServer: Sendable {
     let fullTiles = FullTileCache()
     /// Collects witness cosignatures (nil without a witness policy).
     let witnessCollector: WitnessCollector?
+    /// The tokens in force (the configuration's, until a reload replaces them).
+    private let liveTokens: Mutex<TokenStore>
+    /// The identity provider's access tokens (nil: static tokens only).
+    let jwt: JWTAuthenticator?
+    /// The TLS context of new connections (nil: plain HTTP).
+    let tls: TLSContextBox?
 
     /// A server for `ledger` (it does not listen until `run(onListening:)` or
     /// `serviceGroup(…)`). Throws when no tokens are
     /// configured without `insecureDev`, or a limit of the configuration is out of range.
     public init(ledger: Ledger, configuration: ServerConfiguration, logger: Logger = Logger(label: "authledger.server")) throws {
-        guard !configuration.tokens.isEmpty || configuration.insecureDev else {
-            throw TokenConfigurationError("no tokens configured (AUTHLEDGER_TOKENS or --tokens FILE); refusing to start without --insecure-dev")
+        guard !configuration.tokens.isEmpty || configuration.jwt != nil || configuration.insecureDev else {
+            throw TokenConfigurationError("no tokens configured (AUTHLEDGER_TOKENS, --tokens FILE or --jwt-issuer); refusing to start without --insecure-dev")
+        }
+        try configuration.jwt?.validate()
+        if configuration.tls?.clientCA == nil, configuration.tokens.hasCertificates {
+            throw ServerConfigurationError("cert= entries need client certificates (--tls-client-ca)")
         }
         if let r = configuration.rateLimit {
             guard r.perSecond > 0, r.perSecond.isFinite, r.burst >= 1 else {
@@ -110,6 +121,9 @@ public final class LedgerServer: Sendable {
         self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
         self.authFailures = configuration.authFailureLimit.map { AuthFailureLimiter($0) }
         self.verifySlots = ConcurrencyLimit(configuration.maxConcurrentVerifies)
+        self.liveTokens = Mutex(configuration.tokens)
+        self.jwt = configuration.jwt.map { JWTAuthenticator($0, logger: logger) }
+        self.tls = try configuration.tls.map { TLSContextBox(try $0.makeContext(), clientCertificates: $0.clientCA != nil) }
         self.witnessCollector = configuration.witnessing.map { [checkpointSigners, metrics] w in
             WitnessCollector(ledger: ledger, configuration: w, signer: { try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin) },
                              metricsFactory: metrics.factory, logger: logger)
@@ -141,14 +155,18 @@ public final class LedgerServer: Sendable {
         if let interval = configuration.readerCheckInterval {
             services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
         }
+        if let jwt { services.append(JWKSWarmUp(authenticator: jwt)) }
+        if configuration.reloadOnHangup { services.append(HangupReloader(server: self)) }
         let app = Application(
             router: table.router,
+            server: tls.map { HTTPServerBuilder.reloadableTLS($0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
             onServerRunning: { [logger, configuration, sharedSignals] channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 sharedSignals.setListeningIssuer(host: configuration.host, port: port)
-                logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+                logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)",
+                                                    "scheme": "\(configuration.tls == nil ? "http" : "https")"])
                 await onListening(port)
             },
             logger: logger
@@ -214,33 +232,90 @@ public final class LedgerServer: Sendable {
         }
     }
 
-    /// Checks the bearer token against the route's access; returns who the caller is
-    /// (nil on open routes, which no per-token limit applies to).
-    @discardableResult
-    func authorize(_ request: Request, _ access: RouteAccess) throws(HTTPRefusal) -> Caller? {
-        try identify(request, access)?.caller
+    /// The tokens in force.
+    var tokens: TokenStore { liveTokens.withLock { $0 } }
+
+    /// The caller and its scopes, checked against the route's access (nil on open routes):
+    /// a bearer token (a static one, else a JWT of the identity provider), else the
+    /// client certificate (mTLS). 401 with the reason, 403 for a missing scope.
+    func identify(_ request: Request, _ context: ServerRequestContext, _ access: RouteAccess) async throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
+        if access == .open { return nil }
+        let tokens = self.tokens
+        if tokens.isEmpty && jwt == nil && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
+        let who: (caller: Caller, scopes: Set<Scope>)
+        if let header = request.headers[.authorization] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            // "bearer" in any case, compared without lower-casing a copy (letters only: | 0x20 folds them).
+            guard parts.count == 2, parts[0].utf8.count == 6, zip(parts[0].utf8, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
+                throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+            }
+            let token = parts[1].trimmingWhitespace()
+            if let found = tokens.identify(token) {
+                who = found
+            } else if let jwt, JWTAuthenticator.looksLikeJWT(token) {
+                do {
+                    who = try await jwt.authenticate(token)
+                } catch {
+                    throw HTTPRefusal(.unauthorized, "invalid token: \(error.reason)", invalidToken: error.reason)
+                }
+            } else {
+                throw HTTPRefusal(.unauthorized, "unknown token", invalidToken: "unknown token")
+            }
+        } else if tls?.clientCertificates == true, let identity = await ClientCertificateIdentity.peer(of: context.channel) {
+            guard let scopes = tokens.scopes(ofCertificate: identity) else {
+                throw HTTPRefusal(.unauthorized, "no cert= entry for the client certificate's identity \(JWTAuthenticator.quoted(identity))")
+            }
+            who = (Caller(named: "cert:" + identity), scopes)
+        } else {
+            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+        }
+        if case let .scope(s) = access, !who.scopes.contains(s) {
+            throw HTTPRefusal(.forbidden, "this caller lacks the \(s.rawValue) scope")
+        }
+        return who
     }
 
-    /// The caller and the scopes of its token, checked against the route's access
-    /// (nil on open routes).
-    func identify(_ request: Request, _ access: RouteAccess) throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
-        if access == .open { return nil }
-        if configuration.tokens.isEmpty && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
-        guard let header = request.headers[.authorization] else {
-            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+    /// Reads the certificates, the tokens and the witness policy again (SIGHUP): each that
+    /// loads replaces the one in force (new connections get the new certificate; open ones
+    /// keep theirs); each that fails keeps the old and is logged with why. Returns the
+    /// failures (empty: all reloaded).
+    @discardableResult
+    public func reload() -> [String] {
+        var failures: [String] = []
+        if let files = configuration.tls, let tls {
+            do {
+                tls.replace(try files.makeContext())
+                logger.info("reload: TLS certificate reloaded")
+            } catch {
+                failures.append("TLS: \(error.description)")
+            }
         }
-        let parts = header.split(separator: " ", maxSplits: 1)
-        // "bearer" in any case, compared without lower-casing a copy (letters only: | 0x20 folds them).
-        guard parts.count == 2, parts[0].utf8.count == 6, zip(parts[0].utf8, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
-            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+        if let loadTokens = configuration.loadTokens {
+            do {
+                let next = try loadTokens()
+                guard !next.isEmpty || jwt != nil || configuration.insecureDev else {
+                    throw TokenConfigurationError("no tokens left")
+                }
+                if next.hasCertificates && tls?.clientCertificates != true {
+                    throw TokenConfigurationError("cert= entries need client certificates (--tls-client-ca)")
+                }
+                liveTokens.withLock { $0 = next }
+                logger.info("reload: tokens reloaded", metadata: ["tokens": "\(next.count)"])
+            } catch {
+                failures.append("tokens: \(error)")
+            }
         }
-        guard let (caller, scopes) = configuration.tokens.identify(parts[1].trimmingWhitespace()) else {
-            throw HTTPRefusal(.unauthorized, "unknown token")
+        if let loadWitnessing = configuration.loadWitnessing, let witnessCollector {
+            do {
+                guard let next = try loadWitnessing() else { throw ServerConfigurationError("the witness policy is gone") }
+                witnessCollector.replace(next)
+                logger.info("reload: witness policy reloaded", metadata: ["witnesses": "\(next.policy.witnesses.count)"])
+            } catch {
+                failures.append("witness policy: \(error)")
+            }
         }
-        if case let .scope(s) = access, !scopes.contains(s) {
-            throw HTTPRefusal(.forbidden, "this token lacks the \(s.rawValue) scope")
-        }
-        return (caller, scopes)
+        for f in failures { logger.error("reload failed; keeping the one in force", metadata: ["what": "\(f)"]) }
+        return failures
     }
 
     /// Refuses (403) a request whose token lacks `scope` (a route's extra demand, such

@@ -1,12 +1,37 @@
 import Foundation
 import Synchronization
 
-/// Who a request comes from, for the per-token limits: the SHA-256 digest of its bearer
-/// token (never the token itself). Under `--insecure-dev` without tokens every caller
-/// is the same `anonymous` one.
+/// Who a request comes from. `digest` keys the per-caller limits and the ownership of
+/// durable subscriptions: the SHA-256 digest of a static bearer token (never the token
+/// itself), or of the caller's name for a JWT or a client certificate (stable across the
+/// tokens an identity provider issues). `name` is what its events' `meta.caller` says:
+/// `token:<name>`, `service:<client_id|azp|sub>` or `cert:<identity>`. Under
+/// `--insecure-dev` without tokens every caller is the same `anonymous` one, unnamed.
 struct Caller: Hashable, Sendable {
     let digest: [UInt8]
+    var name: String? = nil
     static let anonymous = Caller(digest: [])
+
+    /// A caller known by its name alone (a JWT's service, a certificate's identity).
+    init(named name: String) {
+        digest = TokenStore.digest("caller " + name)
+        self.name = name
+    }
+
+    init(digest: [UInt8], name: String? = nil) {
+        self.digest = digest
+        self.name = name
+    }
+
+    /// `meta.actor` of a command that names none: `service:` and the name without its kind.
+    var actor: String? {
+        guard let name, let colon = name.firstIndex(of: ":") else { return nil }
+        return "service:" + name[name.index(after: colon)...]
+    }
+
+    /// The caller of the request being handled (set by ``AccessMiddleware`` around the
+    /// route's handler): what the appends of the request record as `meta.caller`.
+    @TaskLocal static var current: Caller?
 }
 
 /// A request rate: `perSecond` on average, up to `burst` at once (a token bucket).

@@ -21,7 +21,7 @@ extension LedgerServer {
 
         // The log
         // Raw events can carry any proof event (otp.verified, challenge.approved): `import`, not `write`.
-        on(t, .post, "/v1/events", .scope(.import)) { [self] req, _ in try await appendEvents(req) }
+        on(t, .post, "/v1/events", .scope(.import)) { [self] req, ctx in try await appendEvents(req, ctx) }
         on(t, .get, "/v1/events", .scope(.read)) { [self] req, ctx in
             let q = req.uri.queryParameters
             var filter = EventFilter()
@@ -61,7 +61,7 @@ extension LedgerServer {
 
     /// `POST /v1/events`: a JSON array of events, or `{"events": […], "expectedVersion": {stream: version}}`;
     /// an event may also carry its own `expectedVersion` (its stream's version before the request).
-    func appendEvents(_ req: Request) async throws -> Response {
+    func appendEvents(_ req: Request, _ ctx: ServerRequestContext) async throws -> Response {
         guard let json = try await RequestBody.readJSON(req, limit: configuration.maxAppendBytes, optional: false) else {
             throw LedgerError.invalid("a JSON array of events is required")
         }
@@ -116,14 +116,23 @@ extension LedgerServer {
                     }
                     expected[stream] = UInt64(n)
                 }
-                inputs.append(try EventDecoder.decode(item))
+                var input = try EventDecoder.decode(item)
+                // The fixture form records who appended it here; the recorded form keeps its
+                // meta (its hash covers it).
+                if input.claims.hash == nil, let caller = Caller.current?.name {
+                    var meta = input.event.meta ?? StringMap()
+                    meta.pairs.removeAll { $0.key == "caller" }
+                    meta.pairs.append((key: "caller", value: caller))
+                    input.event.meta = meta
+                }
+                inputs.append(input)
             } catch var e as LedgerError {
                 e.index = index
                 throw e
             }
         }
         // Policy is the admin's, whichever route appends it.
-        if inputs.contains(where: { $0.event.type == .policySet }) { try authorize(req, .scope(.admin)) }
+        if inputs.contains(where: { $0.event.type == .policySet }) { try require(.admin, ctx, for: "appending policy.set") }
         let start = ContinuousClock().now
         let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: expected))
         metrics.appended(outcome.appended.count, since: start)

@@ -110,13 +110,18 @@ struct RequestBody {
         return m
     }
 
-    /// `meta` of the command: `{"actor": …}` when the body names one.
+    /// `meta` of the command: `actor` as the body names it, else `service:<the caller's
+    /// name>`; `caller`, the authenticated caller of the request (``Caller/current``).
     func meta() throws -> StringMap? {
-        guard let actor = try string("actor") else { return nil }
-        guard EventDecoder.isValidActor(actor) else {
+        let actor = try string("actor")
+        if let actor, !EventDecoder.isValidActor(actor) {
             throw LedgerError.invalid("actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "actor")
         }
-        return StringMap([("actor", actor)])
+        var pairs: [(key: String, value: String)] = []
+        let caller = Caller.current
+        if let a = actor ?? caller?.actor { pairs.append(("actor", a)) }
+        if let name = caller?.name { pairs.append(("caller", name)) }
+        return pairs.isEmpty ? nil : StringMap(pairs)
     }
 
     /// The members as a JSON object (for `policy.set` data).

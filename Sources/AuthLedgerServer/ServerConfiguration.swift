@@ -7,8 +7,19 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// TCP port; 0 picks a free one (see `LedgerServer.onListening`).
     public var port = 8080
-    /// The bearer tokens; empty only with `insecureDev`.
+    /// The bearer tokens and the scopes of client certificates; empty only with `jwt` or `insecureDev`.
     public var tokens = TokenStore()
+    /// Access tokens of the services' identity provider (`--jwt-issuer`); nil: static tokens only.
+    public var jwt: JWTConfiguration?
+    /// HTTPS (and mTLS with a client CA) on the listener; nil: plain HTTP.
+    public var tls: TLSFiles?
+    /// Reads the tokens again (SIGHUP, ``LedgerServer/reload()``); nil: they are not reloaded.
+    public var loadTokens: (@Sendable () throws -> TokenStore)?
+    /// Reads the witness policy again (SIGHUP); nil: it is not reloaded. A server started
+    /// without witnessing does not start it on a reload.
+    public var loadWitnessing: (@Sendable () throws -> WitnessingConfiguration?)?
+    /// Reload certificates, tokens and the witness policy on SIGHUP (the CLI sets it; tests call ``LedgerServer/reload()``).
+    public var reloadOnHangup = false
     /// Serve without tokens: every caller is admin. For local experiments only.
     public var insecureDev = false
     /// Largest request body of a command.

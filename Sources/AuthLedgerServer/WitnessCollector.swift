@@ -20,40 +20,73 @@ import Synchronization
 /// is retried with doubling waits up to `maxBackoff`; one claiming a size larger than
 /// the log is refused for good (until restart) and logged. Appends never wait on any of
 /// this: the collector only reads snapshots and writes a few meta records.
+///
+/// A reload (SIGHUP) replaces the policy: the rounds and the witnesses' loops start again
+/// with the new witnesses (what each witness holds is in the store, not lost).
 final class WitnessCollector: Service, Sendable {
     let ledger: Ledger
-    let configuration: WitnessingConfiguration
     let signer: @Sendable () throws -> CheckpointSigner
     let logger: Logger
     let instance = UUID().uuidString
-    let peers: [WitnessPeer]
     private let leader = Atomic<Bool>(false)
-    private let behind: [Meter]
+    private let metricsFactory: any MetricsFactory
+
+    /// The policy in force, its witnesses' loops and lag gauges, and how many times it was replaced.
+    private struct Policy: Sendable {
+        var configuration: WitnessingConfiguration
+        var peers: [WitnessPeer]
+        var behind: [Meter]
+        var generation: Int
+    }
+    private let current: Mutex<Policy>
+
+    var configuration: WitnessingConfiguration { current.withLock { $0.configuration } }
+    var peers: [WitnessPeer] { current.withLock { $0.peers } }
 
     init(ledger: Ledger, configuration: WitnessingConfiguration, signer: @escaping @Sendable () throws -> CheckpointSigner,
          metricsFactory: any MetricsFactory, logger: Logger) {
         self.ledger = ledger
-        self.configuration = configuration
         self.signer = signer
         self.logger = logger
-        peers = configuration.policy.witnesses.map { WitnessPeer(witness: $0) }
-        behind = configuration.policy.witnesses.map {
-            Meter(label: "authledger_witness_behind", dimensions: [("witness", $0.label)], factory: metricsFactory)
-        }
+        self.metricsFactory = metricsFactory
+        current = Mutex(Self.policy(configuration, metricsFactory, generation: 0))
+    }
+
+    private static func policy(_ configuration: WitnessingConfiguration, _ factory: any MetricsFactory, generation: Int) -> Policy {
+        Policy(configuration: configuration, peers: configuration.policy.witnesses.map { WitnessPeer(witness: $0) },
+               behind: configuration.policy.witnesses.map {
+                   Meter(label: "authledger_witness_behind", dimensions: [("witness", $0.label)], factory: factory)
+               }, generation: generation)
+    }
+
+    /// Replaces the policy (SIGHUP); the loops start again with its witnesses.
+    func replace(_ configuration: WitnessingConfiguration) {
+        current.withLock { $0 = Self.policy(configuration, metricsFactory, generation: $0.generation + 1) }
     }
 
     func run() async throws {
-        var config = HTTPClient.Configuration()
-        config.redirectConfiguration = .disallow
-        config.timeout = .init(connect: .seconds(5), read: .init(configuration.requestTimeout))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
         await cancelWhenGracefulShutdown { [self] in
-            await withDiscardingTaskGroup { group in
-                group.addTask { await self.lead() }
-                for peer in peers { group.addTask { await self.serve(peer, client: client) } }
+            while !Task.isCancelled {
+                let policy = current.withLock { $0 }
+                var config = HTTPClient.Configuration()
+                config.redirectConfiguration = .disallow
+                config.timeout = .init(connect: .seconds(5), read: .init(policy.configuration.requestTimeout))
+                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.lead() }
+                    for peer in policy.peers { group.addTask { await self.serve(peer, client: client) } }
+                    // Returns when the policy is replaced (or on shutdown): the others are then cancelled.
+                    group.addTask {
+                        while !Task.isCancelled, self.current.withLock({ $0.generation }) == policy.generation {
+                            try? await Task.sleep(for: .milliseconds(200))
+                        }
+                    }
+                    _ = await group.next()
+                    group.cancelAll()
+                }
+                try? await client.shutdown()
             }
         }
-        try? await client.shutdown()
     }
 
     /// Each round: the lease, a new checkpoint when the head grew, the lag gauges.
@@ -72,7 +105,8 @@ final class WitnessCollector: Service, Sendable {
                         try await WitnessRecords.startLatest(ledger, note: note, size: size, policy: configuration.policy)
                     }
                 }
-                for (k, status) in try await status(head: size).enumerated() { behind[k].set(Double(status.behind)) }
+                let behind = current.withLock { $0.behind }
+                for (k, status) in try await status(head: size).enumerated() where k < behind.count { behind[k].set(Double(status.behind)) }
             } catch {
                 logger.warning("witnessing: a round failed", metadata: ["error": "\(error)"])
             }

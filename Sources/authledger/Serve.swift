@@ -9,8 +9,17 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the HTTP service (docs/REFERENCE.md section 5).",
         discussion: """
-        Tokens come from AUTHLEDGER_TOKENS ("tokenA:read+audit,tokenB:write") and/or --tokens FILE \
-        (the same entries, one per line; # comments). Scopes: read, write, audit, import, admin (admin implies all).
+        Tokens come from AUTHLEDGER_TOKENS ("ci=tokenA:read+audit,mailer=tokenB:write") and/or --tokens FILE \
+        (the same entries, one per line; # comments). Scopes: read, write, audit, import, admin (admin implies all). \
+        A token's name (NAME=TOKEN:SCOPES) is recorded as meta.caller token:NAME on the events it appends; \
+        an unnamed TOKEN:SCOPES entry is named unnamed-<8 hex digits of a keyed hash of the token>.
+        --jwt-issuer URL --jwt-audience AUD also accepts the identity provider's access tokens (RS256, ES256, EdDSA; \
+        keys from --jwt-jwks URL, else from the issuer's /.well-known/openid-configuration), scopes from the scope \
+        claim's authledger:read … authledger:admin. --tls-cert and --tls-key (PEM) serve HTTPS only (TLS 1.2+); \
+        --tls-client-ca requires client certificates, whose identity (SAN URI, else DNS name) gets the scopes of a \
+        cert=IDENTITY:SCOPES entry of the tokens. SIGHUP reloads the certificates, the tokens and the witness policy (a part that fails to load keeps the one in force).
+        --config FILE (YAML or JSON) gives any of these options by their long name (port: 8443, tls-cert: …); \
+        flags and AUTHLEDGER_STORE, AUTHLEDGER_ORIGIN, AUTHLEDGER_SSF_ISSUER override it.
         --dev starts a loopback server with a fresh random admin token and prints it with curl examples; \
         on an empty store it first loads the recorded scenarios (Fixtures/scenarios) as `authledger demo` does.
         Each token may hold --max-subscribers-per-token event streams open (default 16); a client address may fail \
@@ -47,10 +56,31 @@ struct Serve: AsyncParsableCommand {
     var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
+    @Option(name: .customLong("jwt-issuer"), help: "Accept access tokens (JWTs) of this identity provider (its iss).")
+    var jwtIssuer: String?
+    @Option(name: .customLong("jwt-audience"), help: "With --jwt-issuer: the aud the tokens must include.")
+    var jwtAudience: String?
+    @Option(name: .customLong("jwt-jwks"), help: "With --jwt-issuer: the URL of its JWKS (default: the jwks_uri of its OIDC discovery document).")
+    var jwtJWKS: String?
+    @Option(name: .customLong("tls-cert"), help: "Serve HTTPS only with this certificate chain (PEM); needs --tls-key.")
+    var tlsCert: String?
+    @Option(name: .customLong("tls-key"), help: "The private key (PEM) of --tls-cert.")
+    var tlsKey: String?
+    @Option(name: .customLong("tls-client-ca"), help: "Require client certificates issued by these CAs (PEM); cert=IDENTITY:SCOPES entries give their scopes.")
+    var tlsClientCA: String?
+    @Option(name: .customLong("config"), help: "A YAML or JSON file of serve options by long name; flags and the environment override it.")
+    var config: String?
     @OptionGroup var sharedSignals: SharedSignalsOptions
     @OptionGroup var witnessing: WitnessingOptions
 
     func run() async throws {
+        if let config {
+            // The file's options first, then the command line's (which win), parsed again.
+            let fileArguments = try ServeConfigFile.arguments(path: config, environment: ProcessInfo.processInfo.environment)
+            var again = try Serve.parse(fileArguments + Self.commandLineArguments())
+            again.config = nil
+            return try await again.run()
+        }
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
         LoggingSystem.bootstrap { label in
             var h = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
@@ -81,31 +111,34 @@ struct Serve: AsyncParsableCommand {
         config.authFailureLimit = authFailureLimit > 0 ? RateLimit(perSecond: authFailureLimit, burst: authFailureBurst) : nil
         guard maxConcurrentVerifies >= 1 else { throw ValidationError("--max-concurrent-verifies must be at least 1") }
         config.maxConcurrentVerifies = maxConcurrentVerifies
-        var tokenText = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
-        if let tokensFile {
-            guard let data = FileManager.default.contents(atPath: tokensFile) else {
-                throw ValidationError("cannot read --tokens \(tokensFile)")
-            }
-            tokenText += "\n" + String(decoding: data, as: UTF8.self)
-        }
+        let loadTokens = Self.tokenLoader(file: tokensFile)
         do {
-            config.tokens = try TokenStore(parsing: tokenText)
+            config.tokens = try loadTokens()
         } catch {
-            throw ValidationError("tokens: \(error.description)")
+            throw ValidationError("tokens: \(error)")
         }
         var devToken: String?
         if dev {
             guard ["127.0.0.1", "localhost", "::1"].contains(host) else {
                 throw ValidationError("--dev listens on loopback only (127.0.0.1, ::1 or localhost)")
             }
+            guard tlsCert == nil, tlsKey == nil, tlsClientCA == nil else {
+                throw ValidationError("--dev serves plain HTTP on loopback: leave out --tls-cert, --tls-key and --tls-client-ca")
+            }
             let token = "dev-" + hexString((0..<24).map { _ in UInt8.random(in: 0...255) })
-            config.tokens.add(token: token, scopes: [.admin])
+            try config.tokens.add(token: token, scopes: [.admin], name: "dev")
             devToken = token
+        } else {
+            // The dev token lives only as long as its process: a reload would drop it.
+            config.loadTokens = loadTokens
+            config.reloadOnHangup = true
         }
-        if config.tokens.isEmpty {
+        config.jwt = try jwtConfiguration()
+        config.tls = try tlsFiles()
+        if config.tokens.isEmpty && config.jwt == nil {
             guard insecureDev else {
                 throw ValidationError("""
-                no tokens: set AUTHLEDGER_TOKENS="token:read+write,…" or --tokens FILE \
+                no tokens: set AUTHLEDGER_TOKENS="name=token:read+write,…", --tokens FILE or --jwt-issuer \
                 (or --dev for a local server with a printed token, or --insecure-dev to serve without any)
                 """)
             }
@@ -120,6 +153,7 @@ struct Serve: AsyncParsableCommand {
         if let now = try global.fixedNow() { config.clock = { now } }
         try sharedSignals.apply(to: &config.sharedSignals)
         config.witnessing = try witnessing.configuration()
+        if !dev { config.loadWitnessing = { [witnessing] in try witnessing.configuration() } }
 
         let configuration = global.configuration
         // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
@@ -129,7 +163,14 @@ struct Serve: AsyncParsableCommand {
         if dev, try ledger.headBlocking().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())
         }
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server: LedgerServer
+        do {
+            server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
+        } catch let e as ServerConfigurationError {
+            throw ValidationError(e.description)
+        } catch let e as TokenConfigurationError {
+            throw ValidationError(e.description)
+        }
         server.bootstrapMetricsSystem()
         let store = global.storeName
         let host = self.host
@@ -146,6 +187,57 @@ struct Serve: AsyncParsableCommand {
             Foundation.exit(1)
         }
         logger.info("stopped")
+    }
+
+    /// This process's `serve` arguments, without `--config FILE`.
+    static func commandLineArguments() -> [String] {
+        var args = Array(normalisedArguments(Array(CommandLine.arguments.dropFirst())).dropFirst())
+        var out: [String] = []
+        while !args.isEmpty {
+            let a = args.removeFirst()
+            if a == "--config" { if !args.isEmpty { args.removeFirst() }; continue }
+            if a.hasPrefix("--config=") { continue }
+            out.append(a)
+        }
+        return out
+    }
+
+    /// Reads the tokens: `AUTHLEDGER_TOKENS`, then the `--tokens` file (again at each reload).
+    static func tokenLoader(file: String?) -> @Sendable () throws -> TokenStore {
+        let fromEnvironment = ProcessInfo.processInfo.environment["AUTHLEDGER_TOKENS"] ?? ""
+        return {
+            var text = fromEnvironment
+            if let file {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw TokenConfigurationError("cannot read --tokens \(file)")
+                }
+                text += "\n" + String(decoding: data, as: UTF8.self)
+            }
+            return try TokenStore(parsing: text)
+        }
+    }
+
+    /// `--jwt-issuer` with `--jwt-audience` (and `--jwt-jwks`), or nil.
+    func jwtConfiguration() throws -> JWTConfiguration? {
+        guard let jwtIssuer else {
+            guard jwtAudience == nil, jwtJWKS == nil else { throw ValidationError("--jwt-audience and --jwt-jwks need --jwt-issuer") }
+            return nil
+        }
+        guard let jwtAudience else { throw ValidationError("--jwt-issuer needs --jwt-audience") }
+        let c = JWTConfiguration(issuer: jwtIssuer, audience: jwtAudience, jwksURL: jwtJWKS)
+        do { try c.validate() } catch { throw ValidationError(error.description) }
+        return c
+    }
+
+    /// `--tls-cert` with `--tls-key` (and `--tls-client-ca`), or nil.
+    func tlsFiles() throws -> TLSFiles? {
+        switch (tlsCert, tlsKey) {
+        case let (cert?, key?): return TLSFiles(certificate: cert, key: key, clientCA: tlsClientCA)
+        case (nil, nil):
+            guard tlsClientCA == nil else { throw ValidationError("--tls-client-ca needs --tls-cert and --tls-key") }
+            return nil
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
     }
 
     /// `serve --dev` on an empty store: loads the recorded scenarios as `demo` does and

@@ -22,8 +22,10 @@ extension Ledger {
     /// Runs alone on the writer's task while the calling task is suspended, and awaits its
     /// store (on PostgreSQL, `writeAsync` and an awaited VACUUM: no thread waits); the
     /// synchronous form is `eraseBlocking`.
-    public func erase(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) async throws -> ErasureOutcome {
-        let body = try erasure(user, reason: reason, actor: actor, now: now)
+    /// `caller` is recorded as `meta.caller` (the server's authenticated caller).
+    public func erase(_ user: String, reason: String? = nil, actor: String? = nil, caller: String? = nil,
+                      now: Timestamp = .now()) async throws -> ErasureOutcome {
+        let body = try erasure(user, reason: reason, actor: actor, caller: caller, now: now)
         return try await writer.exclusiveAsync { [self] in
             let outcome = try await storage.writeAsync(body)
             notifyCommit(outcome.head)
@@ -46,7 +48,8 @@ extension Ledger {
 
     /// Checks an erasure's arguments and returns its write transaction's body (which may
     /// run more than once: `StorageBackend.writeAsync`).
-    private func erasure(_ user: String, reason: String?, actor: String?, now: Timestamp) throws -> @Sendable (any StorageWriter) throws -> ErasureOutcome {
+    private func erasure(_ user: String, reason: String?, actor: String?, caller: String? = nil,
+                         now: Timestamp) throws -> @Sendable (any StorageWriter) throws -> ErasureOutcome {
         try EventDecoder.checkUser(user)
         var dataJSON: [(String, JSON)] = []
         if let reason { dataJSON.append(("reason", .string(reason))) }
@@ -54,7 +57,11 @@ extension Ledger {
         if let actor, !EventDecoder.isValidActor(actor) {
             throw LedgerError.invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "actor")
         }
-        let meta = actor.map { StringMap([("actor", $0)]) }
+        if let caller, !EventDecoder.isValidCaller(caller) {
+            throw LedgerError.invalid("meta.caller must be service:<name>, token:<name> or cert:<identity>", field: "caller")
+        }
+        let pairs = [actor.map { ("actor", $0) }, caller.map { ("caller", $0) }].compactMap { $0 }
+        let meta = pairs.isEmpty ? nil : StringMap(pairs.map { (key: $0.0, value: $0.1) })
         return { w in
             let session = try AppendSession(w)
             let state = try session.userState(user)

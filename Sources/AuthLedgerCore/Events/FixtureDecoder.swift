@@ -106,6 +106,9 @@ public enum EventDecoder {
             if let actor = m["actor"], !isValidActor(actor) {
                 throw .invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "meta.actor")
             }
+            if let caller = m["caller"], !isValidCaller(caller) {
+                throw .invalid("meta.caller must be service:<name>, token:<name> or cert:<identity>", field: "meta.caller")
+            }
             meta = m
         }
         let event = Event(id: id, type: type, user: user, at: at, data: data, meta: meta,
@@ -297,11 +300,23 @@ public enum EventDecoder {
     /// followed by 1–128 characters without control characters.
     public static func isValidActor(_ actor: String) -> Bool {
         if actor == "user" || actor == "system" { return true }
+        return hasNamedForm(actor, ["device:", "service:", "admin:"])
+    }
+
+    /// Whether `caller` is a valid `meta.caller` (who appended the event through the
+    /// service): `service:`, `token:` or `cert:` followed by 1–128 characters without
+    /// control characters.
+    public static func isValidCaller(_ caller: String) -> Bool {
+        hasNamedForm(caller, ["service:", "token:", "cert:"])
+    }
+
+    /// `s` is one of `prefixes` followed by 1–128 characters without control characters.
+    private static func hasNamedForm(_ s: String, _ prefixes: [String]) -> Bool {
         // By scalars: ":" followed by a combining mark or an emoji modifier is one grapheme
         // cluster, which `hasPrefix("admin:")` would not see as the prefix.
-        for prefix in ["device:", "service:", "admin:"] where actor.unicodeScalars.starts(with: prefix.unicodeScalars) {
+        for prefix in prefixes where s.unicodeScalars.starts(with: prefix.unicodeScalars) {
             var rest = String.UnicodeScalarView()
-            rest.append(contentsOf: actor.unicodeScalars.dropFirst(prefix.unicodeScalars.count))
+            rest.append(contentsOf: s.unicodeScalars.dropFirst(prefix.unicodeScalars.count))
             let name = String(rest)
             return !name.isEmpty && name.count <= 128 && !hasControl(name)
         }

@@ -55,11 +55,12 @@ export function summaryParts(data, prefix = "") {
   return parts;
 }
 
-/** A history row's summary: the event's data, and its meta's erased or clear ip and actor. */
+/** A history row's summary: the event's data, and its meta's erased or clear ip, actor and caller (who appended it). */
 export function summary(event) {
   const parts = summaryParts(event.data);
   const meta = event.meta || {};
   if (meta.actor) parts.push(parts.length ? " · " : "", `by ${meta.actor}`);
+  if (meta.caller) parts.push(parts.length ? " · " : "", `via ${meta.caller}`);
   if (meta.ip !== undefined) parts.push(" · ip: ", isCommitment(meta.ip) ? erased(meta.ip._sd) : String(meta.ip));
   return parts;
 }
