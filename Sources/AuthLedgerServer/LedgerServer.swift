@@ -20,6 +20,8 @@ public struct ServerRequestContext: RequestContext {
     var caller: Caller?
     /// The scopes of the caller's token (admin expanded; empty on open routes).
     var scopes: Set<Scope> = []
+    /// The caller's name for the request log and the access log, once authorized.
+    let callerName = CallerName()
 
     /// The context of a new request, as Hummingbird creates it.
     public init(source: ApplicationRequestContextSource) {
@@ -77,6 +79,12 @@ public final class LedgerServer: Sendable {
     let fullTiles = FullTileCache()
     /// Collects witness cosignatures (nil without a witness policy).
     let witnessCollector: WitnessCollector?
+    /// Whether to get traffic (`/readyz`): the store answers, not draining.
+    let readiness = Readiness()
+    /// Who read whose data (`--access-log`; nil: not kept).
+    let accessLog: AccessLog?
+    /// The gauges `/metrics` reads when scraped.
+    let scrapeGauges: ScrapeGauges
 
     /// A server for `ledger` (it does not listen until `run(onListening:)` or
     /// `serviceGroup(…)`). Throws when no tokens are
@@ -110,6 +118,8 @@ public final class LedgerServer: Sendable {
         self.sharedSignals = SharedSignals(ledger: ledger, configuration: configuration.sharedSignals, clock: configuration.clock)
         self.authFailures = configuration.authFailureLimit.map { AuthFailureLimiter($0) }
         self.verifySlots = ConcurrencyLimit(configuration.maxConcurrentVerifies)
+        self.accessLog = try configuration.accessLogPath.map(AccessLog.init(path:))
+        self.scrapeGauges = ScrapeGauges(registry: metrics.registry, ledger: ledger)
         self.witnessCollector = configuration.witnessing.map { [checkpointSigners, metrics] w in
             WitnessCollector(ledger: ledger, configuration: w, signer: { try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin) },
                              metricsFactory: metrics.factory, logger: logger)
@@ -153,11 +163,20 @@ public final class LedgerServer: Sendable {
             },
             logger: logger
         )
-        return ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        // SIGTERM, when it is a shutdown signal, drains first (`Drainer`); the others stop at once.
+        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        let drainSignals = gracefulShutdownSignals.filter { $0 == .sigterm }
+        if !drainSignals.isEmpty {
+            group.append(.init(service: Drainer(readiness: readiness, duration: configuration.drainDuration, signals: drainSignals, logger: logger),
+                               successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        return ServiceGroup(configuration: .init(services: group, gracefulShutdownSignals: gracefulShutdownSignals.filter { $0 != .sigterm },
+                                                 logger: logger))
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: no new connections,
-    /// in-flight requests (appends included) finish, event streams end.
+    /// in-flight requests (appends included) finish, event streams end. SIGTERM first drains:
+    /// `/readyz` answers 503 for ``ServerConfiguration/drainDuration`` while requests are still served.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         try await serviceGroup(onListening: onListening).run()
     }
@@ -186,8 +205,12 @@ public final class LedgerServer: Sendable {
     package func buildRouter() -> RouteTable {
         let table = RouteTable()
         table.router.add(middleware: JSONNotFoundMiddleware(table: table))
-        // Requests are logged at debug level: below it the middleware would only cost time.
-        if logger.logLevel <= .debug { table.router.add(middleware: LogRequestsMiddleware(.debug)) }
+        // Requests are logged at `requestLogLevel` (debug unless configured): below it the
+        // middleware runs only for the access log.
+        let logsRequests = logger.logLevel <= configuration.requestLogLevel
+        if logsRequests || accessLog != nil {
+            table.router.add(middleware: RequestLogMiddleware(level: logsRequests ? configuration.requestLogLevel : nil, accessLog: accessLog))
+        }
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
         registerErasureRoutes(table)

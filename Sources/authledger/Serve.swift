@@ -17,7 +17,9 @@ struct Serve: AsyncParsableCommand {
         to authenticate --auth-failure-limit times/s with bursts of --auth-failure-burst (default 10/s, 100) before \
         all its requests get 429 rate_limited for a while; --rate-limit requests/s per token (bursts of --rate-burst) \
         is off by default (a service token may use the whole server). /health is exempt from all of them.
-        SIGTERM or SIGINT shut down gracefully: in-flight appends finish, event streams end.
+        SIGTERM drains first: /readyz answers 503 for --drain-seconds (default 5) while everything else is \
+        served; then, as on SIGINT, the server stops accepting connections, in-flight requests finish, event \
+        streams end, and it exits 0. /livez touches no storage; /readyz fails while the store does not answer within 1 s.
         """
     )
 
@@ -47,15 +49,32 @@ struct Serve: AsyncParsableCommand {
     var origin: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
+    @Option(name: .customLong("log-format"), help: "text, or json: one JSON object per line (time, level, message; for requests requestId, method, route, status, durationMs, caller), request lines at info.")
+    var logFormat = "text"
+    @Option(name: .customLong("access-log"), help: "A file to append one JSON line to per request that reads a user's data (user, caller, route, status, time); never a token or a personal value.")
+    var accessLog: String?
+    @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections.")
+    var drainSeconds: Double = 5
     @OptionGroup var sharedSignals: SharedSignalsOptions
     @OptionGroup var witnessing: WitnessingOptions
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else { throw ValidationError("unknown --log-level \(logLevel)") }
-        LoggingSystem.bootstrap { label in
-            var h = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
-            h.logLevel = level
-            return h
+        switch logFormat {
+        case "text":
+            LoggingSystem.bootstrap { label in
+                var h = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
+                h.logLevel = level
+                return h
+            }
+        case "json":
+            LoggingSystem.bootstrap { label in
+                var h = JSONLogHandler.standardError(label: label)
+                h.logLevel = level
+                return h
+            }
+        default:
+            throw ValidationError("--log-format must be text or json")
         }
         let logger = Logger(label: "authledger.server")
 
@@ -64,6 +83,10 @@ struct Serve: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
         config.port = port
         config.insecureDev = insecureDev
+        if logFormat == "json" { config.requestLogLevel = .info }
+        config.accessLogPath = accessLog
+        guard drainSeconds >= 0, drainSeconds <= 3600 else { throw ValidationError("--drain-seconds must be between 0 and 3600") }
+        config.drainDuration = .milliseconds(Int64(drainSeconds * 1000))
         // The checkpoint origin is checked now, not at the first /checkpoint.
         let checkpointOrigin = origin ?? global.configuration.effectiveOrigin
         try CheckpointSigner.checkOrigin(checkpointOrigin)
@@ -129,7 +152,12 @@ struct Serve: AsyncParsableCommand {
         if dev, try ledger.headBlocking().seq == 0 {
             loaded = try loadScenariosForDev(ledger, now: config.clock())
         }
-        let server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
+        let server: LedgerServer
+        do {
+            server = try LedgerServer(ledger: ledger, configuration: config, logger: logger)
+        } catch let e as ServerConfigurationError {
+            throw ValidationError(e.description)  // an --access-log that cannot be opened, say
+        }
         server.bootstrapMetricsSystem()
         let store = global.storeName
         let host = self.host
