@@ -51,7 +51,7 @@ struct Backup: AsyncParsableCommand {
                                  ("files", .int(Int64(manifest.files.count))), ("bytes", .int(bytes)),
                                  ("witnessedSize", manifest.witnessedSize.map { .int(Int64($0)) } ?? .null)]))
         } else {
-            Output.line("ok: backed up and verified into \(directory): head seq \(manifest.head.seq) hash \(manifest.head.hash), \(manifest.files.count) files, \(bytes) bytes")
+            Output.line("ok: backed up and verified into \(directory): head seq \(manifest.head.seq) hash \(manifest.head.hash), \(manifest.files.count) file\(manifest.files.count == 1 ? "" : "s"), \(bytes) bytes")
         }
         Backup.warnAboutWitnesses(manifest, restoring: false)
     }

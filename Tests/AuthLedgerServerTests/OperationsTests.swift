@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import AuthLedger
+@testable import AuthLedgerServer
 import AuthLedgerTestSupport
 import Foundation
 import NIOCore
@@ -214,5 +215,26 @@ import Testing
         let lag = try await s.call(.GET, "/metrics", token: "reader-token").body.split(separator: "\n")
             .first { $0.hasPrefix("authledger_ssf_push_lag_events{stream=\"\(id)\"}") }
         #expect(lag.map { Double($0.split(separator: " ").last!) ?? -1 } == 2, "\(String(describing: lag))")
+    }
+
+    @Test func theWitnessedSizeIsTheLargestCheckpointCarryingAWitnessCosignature() async throws {
+        let ledger = try TestStore().open()
+        let signer = try CheckpointSigner(origin: "ops.example/log", seed: Array(repeating: 7, count: 32))
+        let root = Hash32(bytes: Array(repeating: 1, count: 32))
+        let cosignature = "\u{2014} witness.example " + Data([0, 0, 0, 1] + Array(repeating: 9, count: 72)).base64EncodedString() + "\n"
+        // Nothing stored, then a latest checkpoint signed by the log alone: nothing cosigned
+        #expect(try await WitnessedSize.of(ledger) == nil)
+        try await ledger.updateMetaRecords { _, put in try put("witness/latest", Array(try signer.sign(size: 9, root: root).utf8)) }
+        #expect(try await WitnessedSize.of(ledger) == nil)
+        // A quorum checkpoint of size 5 with a cosignature, and the latest (size 9) cosigned too
+        try await ledger.updateMetaRecords { _, put in
+            try put("witness/quorum", Array((try signer.sign(size: 5, root: root) + cosignature).utf8))
+        }
+        #expect(try await WitnessedSize.of(ledger) == 5)
+        try await ledger.updateMetaRecords { _, put in
+            try put("witness/latest", Array((try signer.sign(size: 9, root: root) + cosignature).utf8))
+        }
+        #expect(try await WitnessedSize.of(ledger) == 9)
+        await ledger.close()
     }
 }
