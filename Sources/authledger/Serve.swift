@@ -17,7 +17,7 @@ struct Serve: AsyncParsableCommand {
         to authenticate --auth-failure-limit times/s with bursts of --auth-failure-burst (default 10/s, 100) before \
         all its requests get 429 rate_limited for a while; --rate-limit requests/s per token (bursts of --rate-burst) \
         is off by default (a service token may use the whole server). /health is exempt from all of them.
-        SIGTERM drains first: /readyz answers 503 for --drain-seconds (default 5) while everything else is \
+        SIGTERM drains first: /readyz answers 503 for --drain-seconds (default 5, 0 with --dev) while everything else is \
         served; then, as on SIGINT, the server stops accepting connections, in-flight requests finish, event \
         streams end, and it exits 0. /livez touches no storage; /readyz fails while the store does not answer within 1 s.
         """
@@ -53,8 +53,8 @@ struct Serve: AsyncParsableCommand {
     var logFormat = "text"
     @Option(name: .customLong("access-log"), help: "A file to append one JSON line to per request that reads a user's data (user, caller, route, status, time); never a token or a personal value.")
     var accessLog: String?
-    @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections.")
-    var drainSeconds: Double = 5
+    @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections (default 5; 0 with --dev).")
+    var drainSeconds: Double?
     @OptionGroup var sharedSignals: SharedSignalsOptions
     @OptionGroup var witnessing: WitnessingOptions
 
@@ -85,8 +85,9 @@ struct Serve: AsyncParsableCommand {
         config.insecureDev = insecureDev
         if logFormat == "json" { config.requestLogLevel = .info }
         config.accessLogPath = accessLog
-        guard drainSeconds >= 0, drainSeconds <= 3600 else { throw ValidationError("--drain-seconds must be between 0 and 3600") }
-        config.drainDuration = .milliseconds(Int64(drainSeconds * 1000))
+        let drain = drainSeconds ?? (dev ? 0 : 5)
+        guard drain >= 0, drain <= 3600 else { throw ValidationError("--drain-seconds must be between 0 and 3600") }
+        config.drainDuration = .milliseconds(Int64(drain * 1000))
         // The checkpoint origin is checked now, not at the first /checkpoint.
         let checkpointOrigin = origin ?? global.configuration.effectiveOrigin
         try CheckpointSigner.checkOrigin(checkpointOrigin)
