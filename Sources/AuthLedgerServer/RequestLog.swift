@@ -50,12 +50,14 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     func log(_ request: Request, _ context: Context, status: Int, since start: ContinuousClock.Instant) {
         let route = Self.route(context.endpointPath)
+        // Hummingbird's request id (`context.id` would trap on a context made without one).
+        let requestId = context.logger[metadataKey: "hb.request.id"]?.description ?? "-"
         let caller = context.callerName.name
         if let level {
             let d = ContinuousClock.now - start
             let ms = Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
             var metadata: Logger.Metadata = [
-                "requestId": .string(context.id), "method": .string(request.method.rawValue), "route": .string(route),
+                "requestId": .string(requestId), "method": .string(request.method.rawValue), "route": .string(route),
                 "status": .stringConvertible(status), "durationMs": .stringConvertible(ms),
             ]
             if let caller { metadata["caller"] = .string(caller) }
@@ -63,7 +65,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         }
         if let accessLog, AccessLog.readsUserData(method: request.method.rawValue, route: route) {
             let user = context.parameters.get("user").flatMap(percentDecoded) ?? request.uri.queryParameters.get("user")
-            accessLog.record(user: user, caller: caller, method: request.method.rawValue, route: route, status: status, requestId: context.id)
+            accessLog.record(user: user, caller: caller, method: request.method.rawValue, route: route, status: status, requestId: requestId)
         }
     }
 
