@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import AuthLedger
+import AuthLedgerLMDB
 @testable import AuthLedgerServer
 import AuthLedgerTestSupport
 import Foundation
+import Synchronization
 import NIOCore
 import Testing
 
@@ -236,5 +238,76 @@ import Testing
         }
         #expect(try await WitnessedSize.of(ledger) == 9)
         await ledger.close()
+    }
+
+    /// Runs `authledger ARGUMENTS` of this build to its end (bounded); its status and stdout.
+    static func cli(_ arguments: [String]) async throws -> (status: Int32, stdout: String) {
+        let child = try ServeChild(arguments, environment: ["AUTHLEDGER_STORE": nil], collect: .stdout)
+        let status = try await exitStatus(child, attempts: 1200)
+        try await Task.sleep(for: .milliseconds(100))  // the rest of the pipe
+        return (status, child.output)
+    }
+
+    /// What 64 writers had acknowledged (seq of each answer), how far each got, when to stop.
+    final class Writers: Sendable {
+        let acked = Mutex<Set<UInt64>>([])
+        let counts = Mutex<[Int]>(Array(repeating: 0, count: 64))
+        let stop = Atomic<Bool>(false)
+    }
+
+    @Test func aBackupFromAnotherProcessWhile64ClientsAppendThroughServeHoldsEveryAcknowledgedEvent() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = dir + "/store"
+        let server = try ServeChild(["serve", "--port", "0", "--store", store, "--log-level", "info"],
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        let url = try await server.listening()
+        // 64 clients, each its own user: a registration, then accesses one after another
+        let writers = Writers()
+        let backup = dir + "/backup"
+        let taken = try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<64 {
+                group.addTask {
+                    let base = url + "/v1/users/writer-\(w)/devices"
+                    var r = try await Self.post(base, #"{"deviceId":"d1","name":"Phone","kind":"mobile"}"#)
+                    var k = 0
+                    while r.status == 201 || r.status == 200 {
+                        let seqs = (r["events"]?.arrayValue ?? []).compactMap { $0["seq"]?.intValue }.map(UInt64.init)
+                        writers.acked.withLock { $0.formUnion(seqs) }
+                        k += 1
+                        writers.counts.withLock { $0[w] = k }
+                        if writers.stop.load(ordering: .relaxed) && k >= 6 { return }
+                        r = try await Self.post(base + "/d1/access", "{}")
+                    }
+                    throw TestFailure("writer \(w): \(r.status) \(r.body)")
+                }
+            }
+            for _ in 0..<3000 where writers.counts.withLock({ $0.min()! }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            guard writers.counts.withLock({ $0.min()! }) >= 3 else { throw TestFailure("the writers did not get going") }
+            // When `authledger backup` runs in its own process while they go on
+            let before = writers.acked.withLock { $0 }
+            let run = try await Self.cli(["backup", backup, "--store", store, "--json"])
+            writers.stop.store(true, ordering: .relaxed)
+            try await group.waitForAll()
+            return (run, before)
+        }
+        let (run, ackedBefore) = taken
+        #expect(run.status == 0, "\(run.stdout)")
+        let head = try #require(JSON.parse(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines))["head"]?["seq"]?.intValue)
+        // Then every event acknowledged before it began is at or below its head
+        #expect(UInt64(head) >= ackedBefore.max() ?? 0 && ackedBefore.count >= 64 * 3)
+        server.stop()
+
+        // And the restore holds the live store's events up to that head, byte for byte, and verifies
+        let restored = dir + "/restored"
+        let restore = try await Self.cli(["restore", backup, "--store", restored])
+        #expect(restore.status == 0, "\(restore.stdout)")
+        let live = try Ledger(lmdb: store), copy = try Ledger(lmdb: restored)
+        #expect(try copy.verify().seq == UInt64(head))
+        let expected = try await live.events(from: 1, limit: Int(head)).map(\.hash)
+        #expect(try await copy.events(from: 1).map(\.hash) == expected)
+        await live.close()
+        await copy.close()
     }
 }
