@@ -178,3 +178,12 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
         do { try environment.compact() } catch let e as LMDBError { throw e.ledgerError }
     }
 }
+
+extension LMDBStorage: StoreFiguresReporting {
+    /// `data.mdb`'s size, the pages in use and the map.
+    package func storeFigures() -> StoreFigures? {
+        let file = (try? FileManager.default.attributesOfItem(atPath: environment.path + "/data.mdb"))?[.size] as? NSNumber
+        return StoreFigures(fileBytes: file?.int64Value ?? 0, usedBytes: Int64(environment.usedSize),
+                            mapBytes: Int64(environment.mapSize))
+    }
+}

@@ -22,6 +22,7 @@ struct AccessMiddleware: RouterMiddleware {
         let who = try await server.identify(request, context, access)
         context.caller = who?.caller
         context.scopes = who?.scopes ?? []
+        context.callerName.name = who?.caller.logName
         if let caller = context.caller, let buckets = server.buckets, let wait = buckets.take(caller) {
             server.metrics.refused(HTTPRefusal.Code.rateLimited.rawValue)
             context.logger.debug("refused", metadata: ["code": "\(HTTPRefusal.Code.rateLimited.rawValue)"])

@@ -21,6 +21,8 @@ public struct ServerRequestContext: RequestContext {
     var caller: Caller?
     /// The scopes of the caller's token (admin expanded; empty on open routes).
     var scopes: Set<Scope> = []
+    /// The caller's name for the request log and the access log, once authorized.
+    let callerName = CallerName()
 
     /// The context of a new request, as Hummingbird creates it.
     public init(source: ApplicationRequestContextSource) {
@@ -84,6 +86,12 @@ public final class LedgerServer: Sendable {
     let jwt: JWTAuthenticator?
     /// The TLS context of new connections (nil: plain HTTP).
     let tls: TLSContextBox?
+    /// Whether to get traffic (`/readyz`): the store answers, not draining.
+    let readiness = Readiness()
+    /// Who read whose data (`--access-log`; nil: not kept).
+    let accessLog: AccessLog?
+    /// The gauges `/metrics` reads when scraped.
+    let scrapeGauges: ScrapeGauges
 
     /// A server for `ledger` (it does not listen until `run(onListening:)` or
     /// `serviceGroup(…)`). Throws when no tokens are
@@ -124,6 +132,8 @@ public final class LedgerServer: Sendable {
         self.liveTokens = Mutex(configuration.tokens)
         self.jwt = configuration.jwt.map { JWTAuthenticator($0, logger: logger) }
         self.tls = try configuration.tls.map { TLSContextBox(try $0.makeContext(), clientCertificates: $0.clientCA != nil) }
+        self.accessLog = try configuration.accessLogPath.map(AccessLog.init(path:))
+        self.scrapeGauges = ScrapeGauges(registry: metrics.registry, ledger: ledger)
         self.witnessCollector = configuration.witnessing.map { [checkpointSigners, metrics] w in
             WitnessCollector(ledger: ledger, configuration: w, signer: { try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin) },
                              metricsFactory: metrics.factory, logger: logger)
@@ -171,11 +181,20 @@ public final class LedgerServer: Sendable {
             },
             logger: logger
         )
-        return ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        // SIGTERM, when it is a shutdown signal, drains first (`Drainer`); the others stop at once.
+        var group: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app)]
+        let drainSignals = gracefulShutdownSignals.filter { $0 == .sigterm }
+        if !drainSignals.isEmpty {
+            group.append(.init(service: Drainer(readiness: readiness, duration: configuration.drainDuration, signals: drainSignals, logger: logger),
+                               successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        return ServiceGroup(configuration: .init(services: group, gracefulShutdownSignals: gracefulShutdownSignals.filter { $0 != .sigterm },
+                                                 logger: logger))
     }
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully: no new connections,
-    /// in-flight requests (appends included) finish, event streams end.
+    /// in-flight requests (appends included) finish, event streams end. SIGTERM first drains:
+    /// `/readyz` answers 503 for ``ServerConfiguration/drainDuration`` while requests are still served.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         try await serviceGroup(onListening: onListening).run()
     }
@@ -204,8 +223,12 @@ public final class LedgerServer: Sendable {
     package func buildRouter() -> RouteTable {
         let table = RouteTable()
         table.router.add(middleware: JSONNotFoundMiddleware(table: table))
-        // Requests are logged at debug level: below it the middleware would only cost time.
-        if logger.logLevel <= .debug { table.router.add(middleware: LogRequestsMiddleware(.debug)) }
+        // Requests are logged at `requestLogLevel` (debug unless configured): below it the
+        // middleware runs only for the access log.
+        let logsRequests = logger.logLevel <= configuration.requestLogLevel
+        if logsRequests || accessLog != nil {
+            table.router.add(middleware: RequestLogMiddleware(level: logsRequests ? configuration.requestLogLevel : nil, accessLog: accessLog))
+        }
         table.router.add(middleware: MetricsMiddleware())
         registerRoutes(table)
         registerErasureRoutes(table)

@@ -12,8 +12,22 @@ extension LedgerServer {
             if let witnessCollector { members.append(("witnesses", try await witnessCollector.healthJSON())) }
             return JSONResponse.make(.object(members))
         }
-        on(t, .get, "/metrics", .authenticated) { [metrics] _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+        // Probes: the process answers (no storage touched); it should get traffic.
+        on(t, .get, "/livez", .open) { _, _ in JSONResponse.make(.object([("status", .string("ok"))])) }
+        on(t, .get, "/readyz", .open) { [ledger, readiness, configuration] _, _ in
+            if readiness.isDraining {
+                return JSONResponse.make(.object([("status", .string("draining"))]), status: .serviceUnavailable)
+            }
+            guard await readiness.storeAnswers(ledger, within: configuration.readinessTimeout) else {
+                return JSONResponse.make(.object([("status", .string("unavailable")),
+                                                  ("reason", .string("the store did not answer within \(configuration.readinessTimeout)"))]),
+                                         status: .serviceUnavailable)
+            }
+            return JSONResponse.make(.object([("status", .string("ready"))]))
+        }
+        on(t, .get, "/metrics", .authenticated) { [metrics, scrapeGauges, ledger, sharedSignals] _, _ in
+            await scrapeGauges.refresh(ledger, sharedSignals, watching: metrics.openSubscribers)
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
 

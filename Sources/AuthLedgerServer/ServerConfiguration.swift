@@ -1,5 +1,6 @@
 import AuthLedger
 import AuthLedgerSharedSignals
+import Logging
 
 /// How `authledger serve` runs: where it listens, who may call it, and its limits.
 public struct ServerConfiguration: Sendable {
@@ -68,6 +69,19 @@ public struct ServerConfiguration: Sendable {
 
     /// Witness cosigning of checkpoints (`serve --witness-policy`); nil: none, `/checkpoint` is the head's.
     public var witnessing: WitnessingConfiguration?
+
+    /// On SIGTERM, how long `/readyz` answers 503 before the server stops accepting
+    /// connections (load balancers take it out meanwhile); everything else is still served.
+    public var drainDuration: Duration = .seconds(5)
+    /// `/readyz` fails when the store does not answer a read within this time.
+    public var readinessTimeout: Duration = .seconds(1)
+
+    /// The level of the one line logged per request (`requestId`, `method`, `route`,
+    /// `status`, `durationMs`, `caller`): debug by default; `serve --log-format json` makes it info.
+    public var requestLogLevel: Logger.Level = .debug
+    /// `serve --access-log FILE`: where one JSON line per request that reads a user's data
+    /// is appended (``AccessLog``); nil: none.
+    public var accessLogPath: String?
 
     /// The defaults: 127.0.0.1:8080, no tokens, the limits of SPEC 5.5 at their default values.
     public init() {}

@@ -16,6 +16,7 @@ final class ServerMetrics: Sendable {
     private let cutOff: CoreMetrics.Counter
     private let expired: CoreMetrics.Counter
     private let refusals = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let openStreams = Atomic<Int>(0)
 
     init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
         self.registry = registry
@@ -51,8 +52,16 @@ final class ServerMetrics: Sendable {
         c.increment()
     }
 
-    func subscriberConnected() { subscribers.increment() }
-    func subscriberDisconnected() { subscribers.decrement() }
+    func subscriberConnected() {
+        subscribers.increment()
+        openStreams.add(1, ordering: .relaxed)
+    }
+    func subscriberDisconnected() {
+        subscribers.decrement()
+        openStreams.subtract(1, ordering: .relaxed)
+    }
+    /// Event streams open now (the live feed's and durable subscriptions').
+    var openSubscribers: Int { openStreams.load(ordering: .relaxed) }
     func subscriberCutOff() { cutOff.increment() }
     func sweptChallenges(_ n: Int) { expired.increment(by: n) }
 

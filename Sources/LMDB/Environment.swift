@@ -338,24 +338,8 @@ public final class Environment: @unchecked Sendable {
         try fm.createDirectory(atPath: tmp, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         defer { try? fm.removeItem(atPath: tmp) }
         // The copy's read transaction runs on another thread: this one holds the write transaction.
-        let box = CopyResult()
-        let env = UncheckedPointer(self.env)
-        let done = DispatchSemaphore(value: 0)
-        let t = Thread {
-            box.rc = mdb_env_copy2(env.pointer, tmp, UInt32(MDB_CP_COMPACT))
-            done.signal()
-        }
-        t.start()
-        // The copy reads every live page through this process's map: let go of them as it
-        // goes (the resize gate is held, so the map stays where it is), or a compaction
-        // pins the whole file in the resident set (611 MB for the bench's store).
-        // It reads ~2 GB/s from the page cache: every 5 ms (the map does not move meanwhile).
-        let regions = mappedRegions()
-        while done.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
-            Environment.release(regions)
-        }
-        Environment.release(regions)
-        try LMDBError.check(box.rc, "env_copy2(compact)")
+        let rc = copyReleasingPages(to: tmp)
+        try LMDBError.check(rc, "env_copy2(compact)")
         chmod(tmp + "/data.mdb", 0o600)
         try Environment.fsync(tmp + "/data.mdb")
         try generation.bump()
@@ -380,10 +364,3 @@ public final class Environment: @unchecked Sendable {
     }
 }
 
-// @unchecked: written by the copying thread before it is joined, read after.
-private final class CopyResult: @unchecked Sendable { var rc: Int32 = 0 }
-// @unchecked: a C pointer handed to the copying thread, used by it alone.
-private struct UncheckedPointer: @unchecked Sendable {
-    let pointer: OpaquePointer
-    init(_ p: OpaquePointer) { pointer = p }
-}

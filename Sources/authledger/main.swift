@@ -7,6 +7,7 @@ struct AuthLedgerCLI: AsyncParsableCommand {
         commandName: "authledger",
         abstract: "AuthLedger: an event-sourced, hash-chained ledger of device trust on LMDB.",
         discussion: "Exit codes: 0 ok, 1 refused or failed (error: <code>: … on stderr), 2 usage.",
+        version: AuthLedgerVersion.current,
         subcommands: [
             Import.self, Export.self, Devices.self, Cooling.self, Pending.self, Challenge.self, History.self,
             Verify.self, Replay.self,

@@ -79,9 +79,9 @@ final class ServeChild: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// SIGTERM, then waits for the exit.
+    /// SIGINT (a graceful stop without SIGTERM's drain of `--drain-seconds`), then waits for the exit.
     func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        if process.isRunning { kill(process.processIdentifier, SIGINT) }
         process.waitUntilExit()
     }
 }

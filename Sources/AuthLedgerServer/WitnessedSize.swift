@@ -1,0 +1,21 @@
+import AuthLedger
+import AuthLedgerWitness
+
+/// What witnesses have cosigned of a log, from the witnessing records the server keeps in
+/// the store (`serve --witness-policy`).
+public enum WitnessedSize {
+    /// The largest tree size of a checkpoint that carries a witness cosignature (the
+    /// latest checkpoint sent to the witnesses, or the one that met the quorum); nil when
+    /// nothing was cosigned. A log restored to a smaller size, and then grown, is refused
+    /// by those witnesses: their cosignature binds them to the lost events.
+    public static func of(_ ledger: Ledger) async throws -> UInt64? {
+        var largest: UInt64?
+        for key in [WitnessRecords.latest, WitnessRecords.quorum] {
+            // The log's own signature comes first; any further line is a witness's.
+            guard let note = try await WitnessRecords.note(ledger, key), note.signatures.count > 1,
+                  let size = try? Checkpoint(text: note.text).size else { continue }
+            largest = max(largest ?? 0, size)
+        }
+        return largest
+    }
+}
