@@ -58,7 +58,8 @@ do {
     }
 } catch let error as LedgerError {
     Output.error("error: \(error)")
-    exit(1)
+    // A setup mistake is the caller's to fix, as a usage error is.
+    exit(error.code == .configurationError ? 2 : 1)
 } catch let error as CleanExit {
     _ = error
     AuthLedgerCLI.exit(withError: error)

@@ -25,6 +25,7 @@ public enum Ed25519Point {
         /// A point of order 1, 2, 4 or 8.
         case smallOrder
 
+        /// The refusal's wording, after the key's name ("… is not a point of the Ed25519 curve").
         public var description: String {
             switch self {
             case .notCanonical: "is not a canonical encoding of an Ed25519 point"
