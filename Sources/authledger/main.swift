@@ -8,7 +8,7 @@ struct AuthLedgerCLI: AsyncParsableCommand {
         abstract: "AuthLedger: an event-sourced, hash-chained ledger of device trust on LMDB.",
         discussion: "Exit codes: 0 ok, 1 refused or failed (error: <code>: … on stderr), 2 usage.",
         subcommands: [
-            Import.self, Export.self, Devices.self, Cooling.self, Pending.self, Challenge.self, History.self,
+            Import.self, Export.self, Devices.self, Cooling.self, Pending.self, Challenge.self, History.self, Users.self,
             Verify.self, Replay.self,
             RequestVerification.self, Register.self, Rename.self, Revoke.self, RevokeAll.self, Access.self,
             UpdatePushToken.self, IssueChallenge.self, Approve.self, Deny.self, ExpireChallenges.self,
