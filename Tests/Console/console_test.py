@@ -371,6 +371,14 @@ def run(s, out):
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 400, "the page scrolls sideways at 390 px: %d" % width
         log("ok: no sideways scroll at 390 px")
+        # The front page at the same width: one column, no sideways scroll either
+        page.get_by_role("link", name="Front page: recent events and users").click()
+        expect(page.get_by_role("table", name="Users")).to_be_visible(timeout=20_000)
+        page.wait_for_function("() => document.body.dataset.users !== undefined")
+        shot(page, out, "front-390")
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 400, "the front page scrolls sideways at 390 px: %d" % width
+        log("ok: the front page has no sideways scroll at 390 px")
 
         sizes = {u.rsplit("/", 1)[-1]: len(urllib.request.urlopen(u, timeout=30).read()) for u in assets}
         # Outside a secure context (plain HTTP to a name that is not the loopback): cannot verify
