@@ -159,15 +159,21 @@ final class LMDBAccess: StorageWriter {
         try forEachState { k, v in try body(try streamName(ofStoredKey: k), v) }
     }
 
+    func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try forEachState(from: LMDBAccess.storedKey(from)) { k, v in try body(try streamName(ofStoredKey: k), v) }
+    }
+
     /// Visits `(stored stream key, state)` of every projection state in `streams` until
     /// `body` returns false (none a `clearProjectionStates` of this transaction removed).
     /// A state is its stream's last entry (`stateVersion`): from a stream's first entry the
     /// walk seeks straight to its state key, so it reads a page or two per stream, not every
     /// entry of the index, and lets go of the map's pages behind it.
-    func forEachState(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    /// From `start` (a stored stream key) on, when given: the first stream at or after it.
+    func forEachState(from start: [UInt8]? = nil, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let c = try txn.cursor(s.streams)
         var behind = MapPagesBehind(s.environment)
-        var entry = try c.first()
+        // (LMDB refuses an empty key: from the start is from the first.)
+        var entry = if let start, !start.isEmpty { try c.seek(start) } else { try c.first() }
         while let (k, v) = entry {
             behind.passed(k)
             if let stream = LMDBAccess.storedKey(ofStateKey: k) {

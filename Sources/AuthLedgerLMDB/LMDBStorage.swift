@@ -36,12 +36,19 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
 
     /// Opens (creating with mode 0700) the store directory at `path`.
     public init(path: String, maxMapSize: Int) throws {
+        // Mistakes of the setup (configuration_error), not failures of a store: a path that
+        // is a file, a directory that cannot be made or opened. Messages never name the path.
         var isDir: ObjCBool = false
         if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                // (Foundation's message names the path.)
+                throw LedgerError(.configurationError, "cannot create the store directory: check that its parent is a directory this user may write")
+            }
         } else if !isDir.boolValue {
-            throw LedgerError(.storageError, "the store path is not a directory")
+            throw LedgerError(.configurationError, "the store path is not a directory")
         }
         do {
             environment = try Environment(path: path, maxDatabases: 32, maxMapSize: maxMapSize)
@@ -56,6 +63,10 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
             personal = try environment.database("personal")
             try upgradeLayout()
         } catch let e as LMDBError {
+            // A directory this process may not read or write: the setup's mistake.
+            if [EACCES, EPERM, EROFS, ENOTDIR].contains(e.code) {
+                throw LedgerError(.configurationError, "cannot open the store directory (\(String(cString: strerror(e.code)))): check its owner and mode")
+            }
             // A garbage or foreign `data.mdb`, a store of another LMDB version, a full disk…
             var failure = e.ledgerError
             failure.message = "cannot open the store: " + failure.message
@@ -79,7 +90,7 @@ package final class LMDBStorage: StorageBackend, @unchecked Sendable {
         let found = try environment.read { txn in try txn.get(meta, LMDBStorage.layoutKey) }
         if found == [LMDBStorage.layout] { return }
         if let found, found.count != 1 || found[0] > LMDBStorage.layout {
-            throw LedgerError(.storageError, "the store's layout \(found.map(String.init).joined(separator: ".")) is newer than this release's (\(LMDBStorage.layout)); open it with the release that wrote it")
+            throw LedgerError(.configurationError, "the store's layout \(found.map(String.init).joined(separator: ".")) is newer than this release's (\(LMDBStorage.layout)); open it with the release that wrote it")
         }
         try environment.write { txn in
             // Again inside the write transaction: another process may have upgraded meanwhile.

@@ -111,6 +111,23 @@ extension PostgresAccess {
         }
     }
 
+    /// Pages that grow from 64 rows: a page of users reads one.
+    func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try sendAll()
+        var key = Self.text(from), inclusive = true, page = 64
+        while true {
+            let st = t.statesFrom(key, inclusive: inclusive, limit: page)
+            let rows = try q(st)
+            for row in rows {
+                let (k, bytes, _) = try PostgresRows.stateFromRow(row, doing: st.doing)
+                if try !bytes.withUnsafeReadableBytes({ try body(String(decoding: k.readableBytesView, as: UTF8.self), $0) }) { return }
+                (key, inclusive) = (k, false)
+            }
+            if rows.count < page { return }
+            page = min(page * 2, Self.scanPage)
+        }
+    }
+
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
 
     func metaValue(_ key: String) throws -> [UInt8]? {

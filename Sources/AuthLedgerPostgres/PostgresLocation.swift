@@ -38,7 +38,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// Parses a `postgresql://user[:password]@host[:port]/database[?schema=…&sslmode=…]` URL; an error never shows the password.
     public init(url: String) throws {
         // The message never repeats the URL: it may hold a password.
-        func bad(_ why: String) -> LedgerError { LedgerError(.storageError, "invalid PostgreSQL store URL: \(why)") }
+        func bad(_ why: String) -> LedgerError { LedgerError(.configurationError, "invalid PostgreSQL store URL: \(why)") }
         guard PostgresLocation.isPostgres(url), let c = URLComponents(string: url) else {
             throw bad("expected postgresql://USER[:PASSWORD]@HOST[:PORT][/DATABASE]")
         }

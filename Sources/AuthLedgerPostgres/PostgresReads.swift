@@ -91,6 +91,17 @@ extension PostgresTables {
                                  doing: "scan the projections") { $0.append(key) }
     }
 
+    /// `(key, bytes, version, seq)` of the projection states from `key` on (after it when
+    /// not `inclusive`), each with its stream's latest index entry (NULLs for a stream
+    /// without one): the primary key's range, then one probe of `(stream, version)` per row.
+    func statesFrom(_ key: ByteBuffer, inclusive: Bool, limit: Int) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT s.key, s.bytes, e.version, e.seq FROM \(states) s LEFT JOIN LATERAL
+            (SELECT version, seq FROM \(events) WHERE stream = s.key ORDER BY version DESC LIMIT 1) e ON true
+            WHERE s.key \(inclusive ? ">=" : ">") $1 ORDER BY s.key LIMIT \(limit)
+            """, doing: "scan the projections from a key") { $0.append(key) }
+    }
+
     func metaValue(_ key: String) -> PostgresStatement {
         point("value", of: meta, where: "key", is: PostgresAccess.text(key), doing: "read a meta value")
     }
@@ -140,6 +151,16 @@ enum PostgresRows {
 
     static func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
         do { return try row.decode((A, B).self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+    }
+
+    /// A row of `statesFrom`: the key, the state, and the stream's latest `(version, seq)`.
+    static func stateFromRow(_ row: PostgresRow, doing: String) throws -> (key: ByteBuffer, bytes: ByteBuffer, latest: (version: UInt64, seq: UInt64)?) {
+        let (key, bytes, version, seq): (ByteBuffer, ByteBuffer, Int64?, Int64?)
+        do { (key, bytes, version, seq) = try row.decode((ByteBuffer, ByteBuffer, Int64?, Int64?).self) } catch {
+            throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))")
+        }
+        let latest = version.flatMap { v in seq.map { (UInt64(bitPattern: v), UInt64(bitPattern: $0)) } }
+        return (key, bytes, latest)
     }
 
     /// The first row's one bytes column, or nil when there is no row.

@@ -73,6 +73,22 @@ extension PostgresSnapshot {
                 let (seq, bytes) = try PostgresRows.decode2(row, Int64.self, ByteBuffer.self, doing: st.doing)
                 return (UInt64(bitPattern: seq), Array(bytes.readableBytesView))
             }
+        case .statesFrom(let from):
+            // The next page, after the last row fetched; each row's latest stream entry
+            // answers `seq(stream:version:)` for it without another round trip.
+            let limit = pageSize("states " + from)
+            var got = statesFrom[from] ?? ([], false)
+            let st = got.rows.last.map { t.statesFrom(PostgresAccess.text($0.0), inclusive: false, limit: limit) }
+                ?? t.statesFrom(PostgresAccess.text(from), inclusive: true, limit: limit)
+            let rows = try await s.run(st)
+            for row in rows {
+                let (key, bytes, latest) = try PostgresRows.stateFromRow(row, doing: st.doing)
+                let name = String(decoding: key.readableBytesView, as: UTF8.self)
+                got.rows.append((name, Array(bytes.readableBytesView)))
+                if let (version, seq) = latest { streams[name, default: PostgresFetched()].add([(version, seq)], from: version, through: version) }
+            }
+            got.complete = rows.count < limit
+            statesFrom[from] = got
         case .allStates:
             var all: [(String, [UInt8])] = []
             var after: ByteBuffer?

@@ -21,6 +21,8 @@ final class PostgresSnapshot: StorageReader {
         case tree(from: UInt64)
         case treeHash(UInt64), id(EventID), state(String), meta(String), personal(UInt64), personalOf(String)
         case record(PostgresPendingWrites.RecordKey), recordCount(Int16)
+        /// The projection states from a key on, a page (with their streams' latest entries).
+        case statesFrom(String)
     }
 
     /// Thrown by a read that needs rows not fetched yet (the body's run is then discarded).
@@ -47,6 +49,9 @@ final class PostgresSnapshot: StorageReader {
     var recordCounts: [Int16: Int] = [:]
     var personalOf: [String: [(UInt64, [UInt8])]] = [:]
     var allStates: [(String, [UInt8])]?
+    /// The states of `scanProjectionStates(from:_:)` by start key: the rows fetched so far,
+    /// and whether they reach the last state.
+    var statesFrom: [String: (rows: [(String, [UInt8])], complete: Bool)] = [:]
 
     init(firstPage: Int) { self.firstPage = max(firstPage, 1) }
 
@@ -118,6 +123,12 @@ final class PostgresSnapshot: StorageReader {
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard let allStates else { throw miss(.allStates) }
         for (key, bytes) in allStates where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+    }
+
+    func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let fetched = statesFrom[from] ?? ([], false)
+        for (key, bytes) in fetched.rows where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+        if !fetched.complete { throw miss(.statesFrom(from)) }
     }
 
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }

@@ -12,6 +12,7 @@ enum APIError {
         case .coolingPeriodActive: HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .otpRateLimited: .tooManyRequests
         case .storageError: .serviceUnavailable
+        case .configurationError: .internalServerError
         case .storageFull: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         case .duplicateEventId, .chainMismatch, .versionConflict, .timeRegression, .deviceExists, .deviceRevoked,
              .nameUnchanged, .verificationRequired, .grantInvalid, .deviceLimitReached, .currentDeviceProtected,

@@ -19,7 +19,7 @@ struct APIErrorMiddleware: RouterMiddleware {
             return refused(HTTPRefusal(e), context)
         } catch let e as LedgerError {
             server.metrics.refused(e.code.rawValue)
-            if e.code == .storageError || e.code == .storageFull {
+            if e.code == .storageError || e.code == .storageFull || e.code == .configurationError {
                 context.logger.error("storage error", metadata: ["message": "\(e.message)"])
             } else {
                 context.logger.debug("refused", metadata: ["code": "\(e.code.rawValue)"])

@@ -18,6 +18,7 @@ extension LedgerServer {
             JSONResponse.make(try await ledger.pending(try user(ctx), try queryOptions(req)))
         }
         registerHistoryRoute(t)
+        registerUsersRoute(t)
         on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
             return JSONResponse.make(try await ledger.challenge(try user(ctx), id, try queryOptions(req)))

@@ -14,14 +14,14 @@ enum SSFKeyFile {
     static func ensureDirectory(_ dir: String) throws {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) {
-            guard isDir.boolValue else { throw LedgerError(.storageError, "the shared signals key path is not a directory") }
+            guard isDir.boolValue else { throw LedgerError(.configurationError, "the shared signals key path is not a directory") }
             return
         }
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw LedgerError(.storageError, "cannot create the shared signals key directory")
+            throw LedgerError(.configurationError, "cannot create the shared signals key directory")
         }
     }
 
@@ -32,7 +32,7 @@ enum SSFKeyFile {
         let final = (dir as NSString).appendingPathComponent(name)
         let temp = (dir as NSString).appendingPathComponent(".\(name).\(UUID().uuidString).tmp")
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw LedgerError(.storageError, "cannot create a shared signals key file") }
+        guard fd >= 0 else { throw LedgerError(.configurationError, "cannot create a shared signals key file (\(String(cString: strerror(errno)))): check the key directory's owner and mode") }
         defer { unlink(temp) }
         var ok = true
         bytes.withUnsafeBytes { b in

@@ -170,7 +170,7 @@ public final class SSFKeys: @unchecked Sendable {
             do {
                 rsa = try JWTKit.Insecure.RSA.PrivateKey(pem: String(decoding: bytes, as: UTF8.self))
             } catch {
-                throw LedgerError(.storageError, "the shared signals key file \(name) is not an RSA private key of 2048 bits or more")
+                throw LedgerError(.configurationError, "the shared signals key file \(name) is not an RSA private key of 2048 bits or more")
             }
             let (n, e) = try SSFKeys.components(rsa)
             loaded.append(Key(kid: SSFKeys.thumbprint(n: n, e: e), created: created, privateKey: rsa, file: name, modulus: n, exponent: e))

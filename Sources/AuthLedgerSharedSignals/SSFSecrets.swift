@@ -13,7 +13,7 @@ struct SSFSecrets: Sendable {
     static func loadOrCreate(directory: String) throws -> SSFSecrets {
         try SSFKeyFile.ensureDirectory(directory)
         if let b = SSFKeyFile.read(dir: directory, name: "secret.key") {
-            guard b.count == 32 else { throw LedgerError(.storageError, "the shared signals secret key is not 32 bytes") }
+            guard b.count == 32 else { throw LedgerError(.configurationError, "the shared signals secret key is not 32 bytes") }
             return SSFSecrets(key: SymmetricKey(data: b))
         }
         var g = SystemRandomNumberGenerator()

@@ -50,7 +50,7 @@ public final class SharedSignals: @unchecked Sendable {
     var keyDirectory: String {
         get throws {
             guard let d = configuration.keyDirectory ?? SSFKeys.defaultDirectory(storePath: ledger.path) else {
-                throw LedgerError(.storageError, "no shared signals key directory (--ssf-key-dir or AUTHLEDGER_SSF_KEY_DIR)")
+                throw LedgerError(.configurationError, "no shared signals key directory (--ssf-key-dir or AUTHLEDGER_SSF_KEY_DIR)")
             }
             return d
         }

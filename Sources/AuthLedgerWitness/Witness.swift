@@ -8,8 +8,8 @@ import Logging
 /// answers with its `cosignature/v1` line. Checks run in this order: malformed (400),
 /// unknown origin (404), no valid signature of the log's key (403), old size beyond the
 /// checkpoint's (400), old size not the held one (409 with the held size), proof that
-/// does not show consistency — or the held size with another root, or a proof with
-/// `old 0` (422). Resubmitting the held checkpoint answers 200.
+/// does not show consistency — or the held size with another root, a size-0 checkpoint
+/// whose root is not the empty tree's, or a proof with `old 0` (422). Resubmitting the held checkpoint answers 200.
 public final class Witness: Sendable {
     /// The witness's cosigning key.
     public let cosigner: Cosigner
@@ -49,6 +49,11 @@ public final class Witness: Sendable {
             answer = try await store.update(cp.origin) { held -> (result: WitnessAnswer?, store: WitnessStore.Held?) in
                 let heldSize = held?.size ?? 0
                 guard request.oldSize == heldSize else { return (.conflict(held: heldSize), nil) }
+                // The tree of size 0 has one root, SHA-256 of nothing: a checkpoint of size 0 with
+                // another is the empty size with another root (as for any size held).
+                if cp.size == 0, cp.root != MerkleTree.emptyRoot {
+                    return (.text(422, "a checkpoint of size 0 has another root hash than the empty tree's"), nil)
+                }
                 if let held, held.size == cp.size {
                     guard held.root == cp.root, request.proof.isEmpty else {
                         return (.text(422, "the checkpoint has the held size with another root hash"), nil)

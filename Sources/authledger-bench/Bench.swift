@@ -33,6 +33,9 @@ struct Bench: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Run only these phases (comma-separated; for profiling).", visibility: .hidden))
     var only: String?
 
+    @Option(name: .long, help: "Users of the users_page phase's store (one event each).")
+    var users = 1_000_000
+
     @Option(name: .long, help: "A postgresql:// URL: run the ledger's phases on PostgreSQL (temporary schemas) beside a raw PostgreSQL ceiling.")
     var store: String?
 
@@ -193,6 +196,9 @@ struct Bench: AsyncParsableCommand {
         if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
         if wanted("append_witnessed") { report("append_witnessed", try await run.appendWitnessed(writers: writers)) }
         if wanted("user_index") { report("user_index", BenchUserIndex.run()) }
+        if wanted("users_page") {
+            report("users_page", try await BenchUsers(users: users, dir: try run.makeDir("users")).run())
+        }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AuthLedger
 import Foundation
 
 /// `authledger bench …`: runs the `authledger-bench` executable built beside this one, with
@@ -20,17 +21,11 @@ struct BenchForward: ParsableCommand {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let bench = me.deletingLastPathComponent().appendingPathComponent("authledger-bench").path
         guard FileManager.default.isExecutableFile(atPath: bench) else {
-            throw LedgerErrorMessage("authledger-bench is not built beside \(me.path): run `swift build -c release --product authledger-bench`")
+            throw LedgerError(.configurationError, "authledger-bench is not built beside \(me.path): build it with `swift build -c release --product authledger-bench`")
         }
         let argv = [bench] + arguments
         var cArgs = argv.map { strdup($0) } + [nil]
         execv(bench, &cArgs)
-        throw LedgerErrorMessage("cannot run \(bench): \(String(cString: strerror(errno)))")
+        throw LedgerError(.configurationError, "cannot run \(bench): \(String(cString: strerror(errno)))")
     }
-}
-
-/// A failure of the forwarding itself, printed as `error: storage_error: …` by main.
-struct LedgerErrorMessage: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

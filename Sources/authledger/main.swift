@@ -9,7 +9,7 @@ struct AuthLedgerCLI: AsyncParsableCommand {
         discussion: "Exit codes: 0 ok, 1 refused or failed (error: <code>: … on stderr), 2 usage.",
         version: AuthLedgerVersion.current,
         subcommands: [
-            Import.self, Export.self, Devices.self, Cooling.self, Pending.self, Challenge.self, History.self,
+            Import.self, Export.self, Devices.self, Cooling.self, Pending.self, Challenge.self, History.self, Users.self,
             Verify.self, Replay.self,
             RequestVerification.self, Register.self, Rename.self, Revoke.self, RevokeAll.self, Access.self,
             UpdatePushToken.self, IssueChallenge.self, Approve.self, Deny.self, ExpireChallenges.self,
@@ -59,7 +59,8 @@ do {
     }
 } catch let error as LedgerError {
     Output.error("error: \(error)")
-    exit(1)
+    // A setup mistake is the caller's to fix, as a usage error is.
+    exit(error.code == .configurationError ? 2 : 1)
 } catch let error as CleanExit {
     _ = error
     AuthLedgerCLI.exit(withError: error)

@@ -193,6 +193,35 @@ struct MultiServerPostgresTests {
         }
     }
 
+    @Test func bothServersListTheSameUsers() async throws {
+        try await Self.withTwoServers { a, b in
+            // Given users appended through both servers
+            for i in 0..<12 {
+                let server = i % 2 == 0 ? a : b
+                let r = try await server.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("user-\(String(format: "%02d", i))", "phone")]))
+                #expect(r.status == 201, "\(r.body)")
+            }
+            // When each lists them, page by page: the same pages (one database, one index)
+            for prefix in ["", "user-0", "user-1"] {
+                var after = ""
+                var seen: [String] = []
+                while true {
+                    let path = "/v1/users?limit=5&prefix=\(prefix)&after=\(after)"
+                    let ra = try await a.call(.GET, path, token: "reader-token"), rb = try await b.call(.GET, path, token: "reader-token")
+                    #expect(ra.status == 200 && ra.body == rb.body, "\(path): \(ra.body) / \(rb.body)")
+                    seen += ra["users"]?.arrayValue?.compactMap { $0["user"]?.stringValue } ?? []
+                    guard let next = ra["next"]?.stringValue else { break }
+                    after = next
+                }
+                #expect(seen == (0..<12).map { "user-\(String(format: "%02d", $0))" }.filter { $0.hasPrefix(prefix) }, "\(prefix)")
+            }
+            // A user appended on B is listed by A at once
+            #expect(try await b.call(.POST, "/v1/events", body: Fixture.array([Fixture.registered("user-99", "phone")])).status == 201)
+            let r = try await a.call(.GET, "/v1/users?prefix=user-9", token: "reader-token")
+            #expect(r["users"]?.arrayValue?.map { $0["user"]?.stringValue } == ["user-99"])
+        }
+    }
+
     @Test func killingOneServerUnderLoadLosesNoAcknowledgedEventAndTheOtherGoesOn() async throws {
         try await Self.withTwoServers { a, b in
 

@@ -108,4 +108,35 @@ import Testing
             #expect(r.status == 200)
         }
     }
+
+    @Test(arguments: StorageKind.all) func edwardsKeysThatAreNoPointOrOfSmallOrderAre400OverHTTP(_ storage: StorageKind) async throws {
+        // y = 2 has no x on the curve; y = 1 is the neutral element; c7176a…7a a point of order 8
+        let refused = [
+            "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            "AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            "xxdqcD1N2E-6PAt2DRBnDyogU_osOczGTsf9d5KsA3o",
+        ]
+        try await withServer(storage) { s in
+            let old = Key()
+            var r = try await s.call(.POST, "/v1/users/bob/devices", body: #"{"deviceId":"phone","name":"Bob Phone","publicKey":\#(old.jwk)}"#)
+            #expect(r.status == 201)
+            for x in refused {
+                let jwk = #"{"kty":"OKP","crv":"Ed25519","x":"\#(x)"}"#
+                // When a registration carries it: 400 invalid_event naming the key
+                r = try await s.call(.POST, "/v1/users/bob/devices", body: #"{"deviceId":"x","name":"Bob X","via":"admin","publicKey":\#(jwk)}"#)
+                #expect(r.status == 400 && r.error == "invalid_event", "\(x): \(r.body)")
+                #expect(r["field"]?.stringValue == "publicKey")
+                // When a rotation to it is signed by the current key over its thumbprint: 400 too
+                let thumb = Base64URL.encode(Array(SHA256.hash(data: Array(#"{"crv":"Ed25519","kty":"OKP","x":"\#(x)"}"#.utf8))))
+                r = try await s.call(.POST, "/v1/users/bob/devices/phone/key", body: #"{"publicKey":\#(jwk),"signature":"\#(old.sign(thumb))"}"#)
+                #expect(r.status == 400 && r.error == "invalid_event", "\(x): \(r.body)")
+                // As an imported event: 400
+                r = try await s.call(.POST, "/v1/events", token: "importer-token", body: #"[{"type":"device.registered","user":"carol","at":"2026-05-01T10:00:00Z","data":{"deviceId":"p","name":"Carol P","kind":"mobile","binding":"permanent","via":"initial","publicKey":\#(jwk)}}]"#)
+                #expect(r.status == 400 && r.error == "invalid_event", "\(x): \(r.body)")
+            }
+            // Nothing was appended
+            r = try await s.call(.GET, "/v1/users/bob/history", token: "reader-token")
+            #expect(r.json?.arrayValue?.count == 1)
+        }
+    }
 }

@@ -211,7 +211,7 @@ struct PostgresStorageTests {
                       "postgresql://u:secret@h/db?sslmode=maybe", "postgresql://u:secret@h:99999/db", "postgresql://u:secret@h/db?x=1"])
     func aMalformedURLIsAClearErrorWithoutItsPassword(_ url: String) {
         let e = refusal { _ = try PostgresLocation(url: url) }
-        #expect(e?.code == .storageError)
+        #expect(e?.code == .configurationError)
         #expect(e.map { !$0.message.contains("secret") && $0.message.hasPrefix("invalid PostgreSQL store URL") } == true)
     }
 

@@ -67,6 +67,24 @@ import Testing
         #expect(cosigned.cosignatures(by: w.cosigner.verifierKey).count == 1)
     }
 
+    @Test func aSizeZeroCheckpointWithAnotherRootThanTheEmptyTreesIs422() async throws {
+        var log = try TestLog()
+        log.grow(to: 4)
+        let (w, dir) = try Self.make(log)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Given a size-0 checkpoint signed by the log whose root is not SHA-256("") (here the root of size 4)
+        let impossible = try log.signer.signNote("\(log.signer.origin)\n0\n\(Data(log.root(4).bytes).base64EncodedString())\n")
+        // When it is submitted with old 0: 422, and the witness holds nothing
+        let a = await w.addCheckpoint(try log.request(old: 0, size: 0, note: impossible))
+        #expect(a.status == 422, "\(a.body)")
+        #expect(try w.store.held(log.signer.origin) == nil)
+        // The empty tree's checkpoint is cosigned, and the impossible one is still 422 against it
+        #expect(await w.addCheckpoint(try log.request(old: 0, size: 0)).status == 200)
+        #expect(await w.addCheckpoint(try log.request(old: 0, size: 0, note: impossible)).status == 422)
+        // The log goes on from there
+        #expect(await w.addCheckpoint(try log.request(old: 0, size: 4)).status == 200)
+    }
+
     @Test(arguments: [
         "", "old\n\n", "old 01\n\n", "old -1\n\n", "old 1 \n\n", "old 0\nAAAA\n\n", "old 0\n" + String(repeating: "\u{1}", count: 44) + "\n\n",
         "old 0\n\n\u{FF}", "old 99999999999999999999\n\n", "old 0\n\ntext\n\n— x AAAAAAA=\n",

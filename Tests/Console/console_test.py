@@ -49,6 +49,10 @@ def run(s, out):
                 "data": {"deviceId": "phone"}} for k in range(1, BIG)]
     for k in range(0, len(events), 2000):
         s.call("POST", "/v1/events", events[k:k + 2000])
+    # 60 users of one prefix (the Users pages), and one whose key is markup
+    s.call("POST", "/v1/events", [{"type": "device.registered", "user": u, "at": "2026-04-02T00:00:00Z",
+                                   "data": {"deviceId": "phone", "name": "A Phone", "kind": "mobile", "binding": "permanent", "via": "initial"}}
+                                  for u in ["page-user-%02d" % k for k in range(60)] + ["<i>markup</i>"]])
     vkey = s.call("GET", "/checkpoint/vkey", raw=True, token=s.auditor)[0]
     assert re.fullmatch(r"console-test\.example/log\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+\n", vkey), vkey
     log("ok: GET /checkpoint/vkey answers the verifier key")
@@ -92,6 +96,7 @@ def run(s, out):
         page.get_by_role("button", name="Pin").click()
         expect(page.get_by_role("status", name="Continuity")).to_contain_text("kept this one", timeout=20_000)
         log("ok: sign-in with the Token field, the verifier key pinned")
+        front_page(s, page, out)
 
         # A user: the devices, cooling, pending and history as the API answers them
         open_user(page, "bob")
@@ -366,6 +371,14 @@ def run(s, out):
         width = page.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 400, "the page scrolls sideways at 390 px: %d" % width
         log("ok: no sideways scroll at 390 px")
+        # The front page at the same width: one column, no sideways scroll either
+        page.get_by_role("link", name="Front page: recent events and users").click()
+        expect(page.get_by_role("table", name="Users")).to_be_visible(timeout=20_000)
+        page.wait_for_function("() => document.body.dataset.users !== undefined")
+        shot(page, out, "front-390")
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        assert width <= 400, "the front page scrolls sideways at 390 px: %d" % width
+        log("ok: the front page has no sideways scroll at 390 px")
 
         sizes = {u.rsplit("/", 1)[-1]: len(urllib.request.urlopen(u, timeout=30).read()) for u in assets}
         # Outside a secure context (plain HTTP to a name that is not the loopback): cannot verify
@@ -390,6 +403,85 @@ def run(s, out):
         assert not real_errors, real_errors
         log("ok: no request left %s; no script error" % base)
         browser.close()
+
+
+def front_page(s, page, out):
+    """Before any user is chosen: The log, Recent events, Users; links to users; deep links."""
+    head = s.call("GET", "/v1/users?limit=1", token=s.auditor)["position"]
+    # The log: the newest checkpoint, verified in the page against the pinned key
+    status = page.get_by_role("status", name="Checkpoint")
+    expect(status).to_have_attribute("data-ok", "true", timeout=20_000)
+    assert status.get_attribute("data-size") == str(head) and "Verified:" in status.text_content(), status.text_content()
+    assert "holds %d events" % head in status.text_content(), status.text_content()
+    expect(page.locator("#witnesses-box")).to_be_hidden()
+    # Recent events: the newest 50, newest first, each user a link
+    recent = page.get_by_role("table", name="Recent events")
+    page.wait_for_function("h => document.body.dataset.recent === String(h)", arg=head, timeout=20_000)
+    seqs = recent.locator("tbody tr").evaluate_all("rows => rows.map(r => Number(r.dataset.seq))")
+    assert seqs == list(range(head, head - 50, -1)), seqs
+    users = recent.locator("tbody tr td:nth-child(4)").all_text_contents()
+    assert "<i>markup</i>" in users and page.locator("#recent i, #users i").count() == 0, users
+    shot(page, out, "front-1280")
+    doc_shot(page, out, "front", "main", height=900)
+    # Older events, then the deep link of that page
+    page.get_by_role("button", name="Older events").click()
+    page.wait_for_function("h => document.body.dataset.recent === String(h)", arg=head - 50, timeout=20_000)
+    assert "older=%d" % (head - 49) in page.url and "token" not in page.url, page.url
+    seqs = recent.locator("tbody tr").evaluate_all("rows => rows.map(r => Number(r.dataset.seq))")
+    assert seqs == list(range(head - 50, head - 100, -1)), seqs
+    page.reload()
+    page.wait_for_function("h => document.body.dataset.recent === String(h)", arg=head - 50, timeout=20_000)
+    page.get_by_role("button", name="Newer events").click()
+    page.wait_for_function("h => document.body.dataset.recent === String(h)", arg=head, timeout=20_000)
+    log("ok: Recent events: the newest 50 (seq %d down), older and newer pages, a deep link" % head)
+    # Users: a prefix search, paged, as GET /v1/users answers it
+    page.get_by_label("Key prefix").fill("page-user-")
+    page.get_by_label("Key prefix").press("Enter")
+    page.wait_for_function("() => document.body.dataset.users === 'page-user-|'", timeout=20_000)
+    table = page.get_by_role("table", name="Users")
+    rows = table.locator("tbody tr").evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    api = s.call("GET", "/v1/users?prefix=page-user-&limit=50", token=s.auditor)
+    assert rows == [[u["user"], str(u["events"]), str(u["lastSeq"]), u["lastAt"]] for u in api["users"]], rows[:3]
+    assert len(rows) == 50
+    page.get_by_role("button", name="Next page").click()
+    page.wait_for_function("() => document.body.dataset.users === 'page-user-|page-user-49'", timeout=20_000)
+    assert table.locator("tbody tr").count() == 10
+    assert "prefix=page-user-" in page.url and "after=page-user-49" in page.url, page.url
+    expect(page.get_by_role("button", name="Next page")).to_be_disabled()
+    shot(page, out, "users-1280")
+    # A user whose key is markup is text; a prefix that matches nobody says so
+    page.get_by_label("Key prefix").fill("<i>")
+    page.get_by_role("button", name="Search").click()
+    page.wait_for_function("() => document.body.dataset.users === '<i>|'", timeout=20_000)
+    assert table.locator("tbody tr td:first-child").all_text_contents() == ["<i>markup</i>"]
+    assert page.locator("#users i").count() == 0
+    log("ok: Users: a prefix search in pages of 50 (%d then 10), markup shown as text" % len(rows))
+    # A user's link opens that user's view (keyboard), and Back returns to the front page
+    table.get_by_role("link", name="<i>markup</i>").focus()
+    page.keyboard.press("Enter")
+    wait_loaded(page, "<i>markup</i>")
+    expect(page.locator("#home")).to_be_hidden()
+    page.go_back()
+    expect(page.get_by_role("table", name="Users")).to_be_visible(timeout=20_000)
+    page.wait_for_function("() => document.body.dataset.users === '<i>|'", timeout=20_000)
+    # The Live feed continues Recent events: a new event on top of the newest page
+    page.get_by_role("link", name="Front page: recent events and users").click()
+    page.wait_for_function("h => document.body.dataset.recent === String(h)", arg=head, timeout=20_000)
+    expect(page.locator("#live-state")).to_contain_text("Connected", timeout=20_000)
+    new = s.call("POST", "/v1/users/page-user-00/devices", {"deviceId": "tablet", "name": "A Tablet", "kind": "tablet", "via": "admin"})["events"][0]["seq"]
+    expect(recent.locator("tbody tr").first).to_have_attribute("data-seq", str(new), timeout=20_000)
+    assert recent.locator("tbody tr").count() == 50
+    log("ok: a user link opens the user's view; Back and the front page link return; Live continues Recent events (seq %d)" % new)
+    # Witnesses, when the server has a policy: GET /health lists them
+    page.route("**/health", lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(
+        {"status": "ok", "witnesses": [{"witness": "w1", "size": head, "behind": 0, "error": None},
+                                        {"witness": "w2", "size": None, "behind": head, "error": "connection refused"}]})))
+    page.reload()
+    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w1: holds size %d, up to date" % head, timeout=20_000)
+    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w2: has cosigned nothing yet, %d events behind — last error: connection refused" % head)
+    doc_shot(page, out, "log", "#keys", height=400)
+    page.unroute("**/health")
+    log("ok: the witnesses' state from /health")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ enum DeviceProofsCodec {
             let id = try r.string()
             guard s.devices[id] != nil else { throw ByteReader.Corrupt() }
             if try r.flag() {
-                guard let key = try? DeviceKey(jwk: try r.map()) else { throw ByteReader.Corrupt() }
+                guard let key = try? DeviceKey(recorded: try r.map()) else { throw ByteReader.Corrupt() }
                 s.devices[id]!.publicKey = key
             }
             s.devices[id]!.verificationId = try r.optString()

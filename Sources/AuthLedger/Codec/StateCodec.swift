@@ -82,6 +82,14 @@ package enum StateCodec {
         return s
     }
 
+    /// The stream version and the latest `at` of a user's state: its first members, read
+    /// without the rest.
+    package static func decodeSummary(_ bytes: UnsafeRawBufferPointer) throws -> (version: UInt64, lastAt: Timestamp?) {
+        var r = ByteReader(bytes)
+        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        return (try r.varint(), try r.optTime())
+    }
+
     package static func encode(_ s: SystemState) -> [UInt8] {
         var w = ByteWriter(capacity: 64)
         w.u8(format)

@@ -17,7 +17,7 @@ extension OTPSecrets {
         // The directory is both the lock (flock) and what is synced once the key is in place.
         let dir = (path as NSString).deletingLastPathComponent
         let dirFD = open(dir.isEmpty ? "." : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dirFD >= 0 else { throw LedgerError(.storageError, "cannot open the server key's directory (\(String(cString: strerror(errno))))") }
+        guard dirFD >= 0 else { throw LedgerError(.configurationError, "cannot open the server key's directory (\(String(cString: strerror(errno))))") }
         defer { close(dirFD) }
         guard flock(dirFD, LOCK_EX) == 0 else { throw LedgerError(.storageError, "cannot lock the server key's directory") }
         defer { flock(dirFD, LOCK_UN) }
@@ -28,7 +28,7 @@ extension OTPSecrets {
         let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &g) }
         let temp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max, using: &g))"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw LedgerError(.storageError, "cannot create the server key file (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else { throw LedgerError(.configurationError, "cannot create the server key file (\(String(cString: strerror(errno))))") }
         defer { unlink(temp) }
         let written = key.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
         let synced = written == 32 && fsync(fd) == 0
@@ -54,7 +54,7 @@ extension Ledger {
         try cachedSecrets.withLock { cached in
             if let s = cached { return s }
             guard let path = configuration.effectiveServerKeyFile else {
-                throw LedgerError(.storageError, "no server key configured (a key directory or a server key file)")
+                throw LedgerError(.configurationError, "no server key configured (a key directory or a server key file)")
             }
             let s = try OTPSecrets.loadOrCreate(path: path)
             cached = s

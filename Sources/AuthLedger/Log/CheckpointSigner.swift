@@ -95,7 +95,8 @@ public struct CheckpointSigner: Sendable {
         let dir = (path as NSString).deletingLastPathComponent
         let temp = (dir.isEmpty ? "." : dir) + "/.checkpoint-key-\(UInt64.random(in: 0...UInt64.max, using: &g)).tmp"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw LedgerError(.storageError, "cannot create the checkpoint key file") }
+        // A directory that is missing or not writable is the setup's mistake (configuration_error).
+        guard fd >= 0 else { throw LedgerError(.configurationError, "cannot create the checkpoint key file (\(String(cString: strerror(errno)))): check that its directory exists and is writable") }
         defer { unlink(temp) }
         let written = seed.withUnsafeBytes { write(fd, $0.baseAddress, 32) }
         let synced = fsync(fd) == 0
@@ -103,7 +104,7 @@ public struct CheckpointSigner: Sendable {
         guard written == 32, synced else { throw LedgerError(.storageError, "cannot write the checkpoint key file") }
         if link(temp, path) != 0 {
             if errno == EEXIST, let theirs = try readSeed(path) { return theirs }
-            throw LedgerError(.storageError, "cannot create the checkpoint key file")
+            throw LedgerError(.configurationError, "cannot create the checkpoint key file (\(String(cString: strerror(errno)))): is the path a directory, or unreadable?")
         }
         let dfd = open(dir.isEmpty ? "." : dir, O_RDONLY)
         if dfd >= 0 { _ = fsync(dfd); close(dfd) }
@@ -112,7 +113,7 @@ public struct CheckpointSigner: Sendable {
 
     private static func readSeed(_ path: String) throws -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        guard data.count == 32 else { throw LedgerError(.storageError, "the checkpoint key file does not hold a 32-byte Ed25519 key") }
+        guard data.count == 32 else { throw LedgerError(.configurationError, "the checkpoint key file does not hold a 32-byte Ed25519 key") }
         return Array(data)
     }
 }
@@ -123,7 +124,7 @@ extension Ledger {
     /// the configured one, else the default (which operators should change).
     public func checkpointSigner(origin: String? = nil) throws -> CheckpointSigner {
         guard let path = configuration.effectiveCheckpointKeyFile else {
-            throw LedgerError(.storageError, "no checkpoint key configured (a key directory or a checkpoint key file)")
+            throw LedgerError(.configurationError, "no checkpoint key configured (a key directory or a checkpoint key file)")
         }
         return try CheckpointSigner(origin: origin ?? configuration.effectiveOrigin, seed: CheckpointSigner.loadOrCreateSeed(path: path))
     }

@@ -19,6 +19,11 @@ package protocol StorageReader {
     func projectionState(_ key: String) throws -> [UInt8]?
     /// Visits every projection state key (the streams with maintained state).
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Visits the projection states of the streams whose key is `from` or after it, in the
+    /// order of the keys' UTF-8 bytes, until `body` returns false: a seek and a short walk of
+    /// the key index (a page of users, `Ledger.users`), never a scan of every state. A
+    /// backend may read the streams' latest index entries along (`seq(stream:version:)`).
+    func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws
     func checkpoint() throws -> UInt64
     func metaValue(_ key: String) throws -> [UInt8]?
     /// Number of entries in each index (for `verify`).

@@ -71,6 +71,11 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case storageError = "storage_error"
     /// The disk, a quota or the store's maximum size is reached: nothing of the request was appended.
     case storageFull = "storage_full"
+    /// The ledger is set up wrongly: a store path that is no directory or cannot be opened, a
+    /// malformed store URL, a key file missing, unreadable or of the wrong form, a program
+    /// not built. Nothing was read or appended; the message names what to fix (the CLI
+    /// exits 2, as for a usage error).
+    case configurationError = "configuration_error"
     /// No such route, tile or entry bundle.
     case notFound = "not_found"
 }

@@ -1,8 +1,9 @@
 import Crypto
 
 /// A device's public key, read from its JWK (RFC 7517): EC P-256 for ES256 or Ed25519 for
-/// EdDSA (RFC 8037). Checked with swift-crypto when read: the curve, the coordinates'
-/// lengths, the point being on the curve (P-256), and no private or unknown member.
+/// EdDSA (RFC 8037). Checked when read: the curve, the coordinates' lengths, the point being
+/// on the curve (P-256 by swift-crypto; Ed25519 by ``Ed25519Point``, which also refuses the
+/// small-order points), and no private or unknown member.
 public struct DeviceKey: Equatable, Sendable {
     /// The JWS algorithm the key signs with.
     public enum Algorithm: String, Sendable {
@@ -25,6 +26,18 @@ public struct DeviceKey: Equatable, Sendable {
 
     /// Reads `jwk`; `invalid_event` (at `path`) for anything but a valid public P-256 or Ed25519 key.
     public init(jwk: StringMap, path: String = "publicKey") throws(LedgerError) {
+        try self.init(jwk: jwk, path: path, checkPoint: true)
+    }
+
+    /// Reads a key the store recorded: checked as `init(jwk:path:)` but for the Ed25519
+    /// point, which the rules checked when it was appended (a store written before that
+    /// check may hold a key that is no point: `verify` names its event, and ``verifies(_:)``
+    /// is false for any signature).
+    package init(recorded jwk: StringMap) throws(LedgerError) {
+        try self.init(jwk: jwk, path: "publicKey", checkPoint: false)
+    }
+
+    private init(jwk: StringMap, path: String, checkPoint: Bool) throws(LedgerError) {
         func bad(_ why: String) -> LedgerError { .invalid("\"\(path)\" \(why)", field: path) }
         let keys = jwk.pairs.map(\.key)
         guard Set(keys).count == keys.count else { throw bad("has a repeated member") }
@@ -48,7 +61,7 @@ public struct DeviceKey: Equatable, Sendable {
             required = ["crv", "kty", "x"]
             algorithm = .edDSA
             raw = try coordinate("x")
-            guard (try? Curve25519.Signing.PublicKey(rawRepresentation: raw)) != nil else { throw bad("is not an Ed25519 key") }
+            if checkPoint, let problem = Ed25519Point.problem(raw) { throw bad("\(problem)") }
         default:
             throw bad("must be an EC P-256 or OKP Ed25519 public JWK")
         }
@@ -73,7 +86,7 @@ public struct DeviceKey: Equatable, Sendable {
                   let sig = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature) else { return false }
             return key.isValidSignature(sig, for: jws.signingInput)
         case .edDSA:
-            guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else { return false }
+            guard Ed25519Point.problem(raw) == nil, let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else { return false }
             return key.isValidSignature(jws.signature, for: jws.signingInput)
         }
     }

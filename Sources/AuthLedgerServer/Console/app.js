@@ -1,7 +1,9 @@
 // The console's entry point: sign-in (token in sessionStorage, never in a URL), the
-// verifier key (pinned in localStorage), continuity, the user view and the Live feed.
+// verifier key (pinned in localStorage), continuity, the front page (no user chosen), the
+// user view and the Live feed.
 import { ApiError, get, saveToken, savedToken } from "./api.js";
 import { $, el, fill, outcome } from "./dom.js";
+import { addRecent, hideHome, showHome, showLog, wireHome } from "./home.js";
 import { follow } from "./live.js";
 import { parseVerifierKey } from "./note.js";
 import { cannotVerify, checkContinuity, pinKey, pinnedKey } from "./proof.js";
@@ -16,6 +18,7 @@ const held = [];
 function showLine(seq, type, event) {
   const who = event && event.user ? ` · ${event.user}` : "";
   const item = el("li", { "data-seq": seq }, `seq ${seq} · ${event?.at ?? ""} · ${type}${who}`);
+  addRecent(event);
   if (paused) { held.push(item); fill($("pause"), `Resume (${held.length} held)`); return; }
   $("live").append(item);
   while ($("live").children.length > LIVE_MAX) $("live").firstElementChild.remove();
@@ -59,8 +62,12 @@ async function enter() {
   await showKey();
   showContinuity();
   startLive();
-  const r = readRoute();
-  if (r.user) openUser(r.user, r);
+  show(readRoute());
+}
+
+/** The view of route `r`: a user's, or the front page when it names none. */
+function show(r) {
+  if (r.user) { hideHome(); openUser(r.user, r); } else showHome(r);
 }
 
 async function signIn(token) {
@@ -102,8 +109,10 @@ function main() {
     pinKey($("vkey").value);
     fill($("vkey-status"), "Pinned: proofs are checked against this key.");
     showContinuity();
+    showLog();
   });
-  $("user-form").addEventListener("submit", (ev) => { ev.preventDefault(); const u = $("user").value.trim(); if (u) openUser(u, {}); });
+  $("user-form").addEventListener("submit", (ev) => { ev.preventDefault(); const u = $("user").value.trim(); if (u) { hideHome(); openUser(u, {}); } });
+  wireHome();
   $("pause").addEventListener("click", () => {
     paused = !paused;
     if (!paused) { for (const item of held.splice(0)) $("live").append(item); $("live").scrollTop = $("live").scrollHeight; }
@@ -114,8 +123,7 @@ function main() {
     // A sign-in link opened in a tab already on the console: same document, new fragment.
     const token = takeTokenFromFragment();
     if (token) { signIn(token); return; }
-    const r = readRoute();
-    if (r.user && savedToken()) openUser(r.user, r);
+    if (savedToken()) show(readRoute());
   });
   if (fromLink) signIn(fromLink);
   else if (savedToken()) enter();

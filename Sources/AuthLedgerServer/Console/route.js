@@ -1,9 +1,9 @@
-// Each view's URL: the hash holds the view's parameters (user, at, from, type, since,
-// until, page) as a query string; never the token. A link with "#token=…" (the one
+// Each view's URL: the hash holds the view's parameters (a user's: user, at, from, type,
+// since, until, page; the front page's: older, prefix, after) as a query string; never the token. A link with "#token=…" (the one
 // `authledger serve --dev` prints) signs in: the page moves the token to sessionStorage
 // and takes it out of the address bar before anything else runs.
 
-const KEYS = ["user", "at", "from", "type", "since", "until", "page"];
+const KEYS = ["user", "at", "from", "type", "since", "until", "page", "older", "prefix", "after"];
 
 /** The token of a sign-in link, removed from the address bar; null when there is none. */
 export function takeTokenFromFragment() {

@@ -97,8 +97,8 @@ import Testing
         let file = dir + "/i-am-a-file"
         _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         let r = try Rig.cli(["devices", "alice", "--store", file])
-        #expect(r.status == 1)
-        #expect(r.stderr.hasPrefix("error: storage_error:"), "\(r.stderr)")
+        #expect(r.status == 2)
+        #expect(r.stderr.hasPrefix("error: configuration_error:"), "\(r.stderr)")
         #expect(!r.stderr.contains("i-am-a-file"), "\(r.stderr)")
     }
 
