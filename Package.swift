@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "AuthLedgerSharedSignals", targets: ["AuthLedgerSharedSignals"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
+        .library(name: "AuthLedgerClient", targets: ["AuthLedgerClient"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
@@ -32,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // `swift package generate-documentation` (tools/docs): the DocC catalogs under Sources/.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // AuthLedgerClient reads Server-Sent Events with OpenAPIRuntime's decoder.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         .systemLibrary(
@@ -110,6 +113,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A client of `authledger serve` for Swift services on other hosts: the HTTP API as
+        // typed async calls over the core's own types; no server, driver or LMDB code.
+        .target(
+            name: "AuthLedgerClient",
+            dependencies: [
+                "AuthLedgerCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
         .target(
@@ -195,6 +210,7 @@ let package = Package(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerClient",
                 "AuthLedgerSharedSignals",
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",
