@@ -6,7 +6,9 @@ import NIOHTTP1
 public struct CommandAnswer: Sendable, Equatable {
     /// An appended event: its position and type.
     public struct Appended: Sendable, Equatable {
+        /// Its position in the log.
         public var seq: UInt64
+        /// Its type.
         public var type: EventType
     }
     /// The events appended, in order.

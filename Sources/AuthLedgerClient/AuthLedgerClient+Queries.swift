@@ -30,7 +30,7 @@ public enum ChallengeViewer: String, Sendable {
 }
 
 /// One page of a user's history (`GET /v1/users/{u}/history`).
-public struct HistoryPage: Sendable, Equatable {
+public struct HistoryPageAnswer: Sendable, Equatable {
     /// The events of the page, in `seq` order.
     public var events: [RecordedEvent]
     /// The `after` of the next page; nil when this page was the last.
@@ -39,7 +39,9 @@ public struct HistoryPage: Sendable, Equatable {
 
 /// The head of the log: its last position and that event's chain hash.
 public struct LogHead: Sendable, Equatable {
+    /// The last position.
     public var seq: UInt64
+    /// The chain hash of the event there, hex.
     public var hash: String
 }
 
@@ -82,9 +84,9 @@ extension AuthLedgerClient {
     }
 
     /// One page of the user's events (`GET /v1/users/{u}/history`): at most `limit` events
-    /// after `after`; the next page starts after the last one (``HistoryPage/nextAfter``).
+    /// after `after`; the next page starts after the last one (``HistoryPageAnswer/nextAfter``).
     public func history(of user: String, after: UInt64 = 0, limit: Int? = nil,
-                        at point: QueryPoint = .now) async throws(AuthLedgerClientError) -> HistoryPage {
+                        at point: QueryPoint = .now) async throws(AuthLedgerClientError) -> HistoryPageAnswer {
         let q = point.query + [("after", after > 0 ? String(after) : nil), ("limit", limit.map(String.init))]
         let answer = try await send(.GET, Self.userPath(user, "/history"), query: q)
         guard let items = try answer.json().arrayValue else { throw .invalidAnswer("a history page is not an array") }
@@ -92,7 +94,7 @@ extension AuthLedgerClient {
         for item in items { events.append(try Self.decode(item, RecordedEvent.init(json:))) }
         // A full page names the next one in its Link header; a shorter page is the last.
         let next = answer.headers.first(name: "Link").flatMap { _ in events.last?.seq }
-        return HistoryPage(events: events, nextAfter: next)
+        return HistoryPageAnswer(events: events, nextAfter: next)
     }
 
     /// The recorded events, in `seq` order (`GET /v1/export`, audit scope): everyone's, or one

@@ -18,9 +18,13 @@ public struct WatchUpdate<Answer: Sendable>: Sendable {
 
 /// What one key of a multi-key watch (`GET /v1/watch`) answered.
 public enum WatchedAnswer: Sendable {
+    /// A `devices` answer.
     case devices(DeviceList)
+    /// A `cooling` answer.
     case cooling(CoolingAnswer)
+    /// A `pending` answer, with its user (the answer is a bare list).
     case pending(user: String, [PendingChallenge])
+    /// A `challenge` answer, with its user.
     case challenge(user: String, ChallengeView)
 
     /// The user the answer is about.
@@ -35,9 +39,13 @@ public enum WatchedAnswer: Sendable {
 
 /// A key of a multi-key watch.
 public enum WatchKey: Sendable, Hashable {
+    /// The user's devices.
     case devices(user: String)
+    /// The user's cooling window.
     case cooling(user: String)
+    /// The user's pending challenges.
     case pending(user: String)
+    /// One challenge of the user's.
     case challenge(user: String, id: String)
 }
 

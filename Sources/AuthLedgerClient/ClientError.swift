@@ -18,6 +18,7 @@ public enum AuthLedgerClientError: Error, Sendable, CustomStringConvertible {
     /// The refusal's stable code, when the server refused.
     public var code: Refusal.Code? { if case let .refused(r) = self { return r.code }; return nil }
 
+    /// `code: message` for a refusal, the kind and what happened otherwise.
     public var description: String {
         switch self {
         case let .refused(r): "\(r.code.rawValue): \(r.message)"
@@ -34,12 +35,15 @@ public struct Refusal: Sendable, Equatable {
     /// A stable error code: every code of ``ErrorCode`` (the ledger's rules and storage) and
     /// the HTTP API's own (`unauthorized`, `forbidden`, `payload_too_large`, `rate_limited`).
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code as the API writes it (`cooling_period_active`).
         public var rawValue: String
+        /// The code written `rawValue`.
         public init(rawValue: String) { self.rawValue = rawValue }
         /// The ledger's code `code`.
         public init(_ code: ErrorCode) { rawValue = code.rawValue }
         /// The ledger's code, when this is one of them.
         public var ledgerCode: ErrorCode? { ErrorCode(rawValue: rawValue) }
+        /// The code as the API writes it.
         public var description: String { rawValue }
 
         /// A missing, unknown or invalid token (401).
