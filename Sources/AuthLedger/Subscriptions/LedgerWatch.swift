@@ -1,6 +1,7 @@
 import AuthLedgerCore
 import Foundation
 
+// @unchecked: `members`, `dirty` and `id` are guarded by the hub's lock; `delivered` is the consumer's.
 /// A watch of one or more projections (``WatchTarget``): the answer for each target at
 /// a position first (`snapshot`), then each different answer with the position it
 /// reflects (`changed`), including the changes of time alone (a cooling window ending, a
@@ -20,8 +21,8 @@ import Foundation
 ///
 /// The watch is its own iterator (one consumer); it ends its registration when it goes
 /// away or on ``cancel()``.
-// @unchecked: `members`, `dirty` and `id` are guarded by the hub's lock; `delivered` is the consumer's.
 public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
+    /// A watch delivers updates.
     public typealias Element = WatchUpdate
 
     struct Member {
@@ -62,6 +63,7 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
 
     private var cancelled = false
 
+    /// The watch itself: it is its own iterator (one consumer).
     public func makeAsyncIterator() -> LedgerWatch { self }
 
     /// The next update; waits as long as it takes. Nil after ``cancel()``; throws
@@ -125,18 +127,18 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
         }
     }
 
-    /// Marks every member for its first delivery: a snapshot, or (resuming) a change
-    /// unless the entry's answer is the one with digest `sent[k]`.
+    /// Marks every member for its first delivery, in the order of the targets: a
+    /// snapshot, or (resuming) a change unless the entry's answer is the one with digest
+    /// `sent[k]`. Before anything was taken (marks made meanwhile are folded in).
     func prime(snapshot: Bool, sent: [Int?]) {
         hub.lock.withLock {
             for k in members.indices {
                 members[k].snapshotDue = snapshot
                 members[k].sent = snapshot ? nil : sent[k]
-                if !members[k].dirty {
-                    members[k].dirty = true
-                    dirty.append(k)
-                }
+                members[k].dirty = true
             }
+            dirty = Array(members.indices)
+            dirtyHead = 0
         }
         doorbell.ring()
     }

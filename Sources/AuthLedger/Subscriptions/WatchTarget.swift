@@ -5,7 +5,14 @@ import AuthLedgerCore
 public struct WatchTarget: Hashable, Sendable, CustomStringConvertible {
     /// The four watchable projections.
     public enum Projection: String, Hashable, Sendable, CaseIterable {
-        case devices, cooling, pending, challenge
+        /// A user's devices and cooling window (reference 3.1).
+        case devices
+        /// A user's cooling window (reference 3.2).
+        case cooling
+        /// A user's pending challenges (reference 3.3).
+        case pending
+        /// One challenge of a user (reference 3.4).
+        case challenge
     }
 
     /// Which answer.
@@ -71,9 +78,13 @@ public struct WatchTarget: Hashable, Sendable, CustomStringConvertible {
 
 /// One answer a watch delivers: the plain query's answer for its target.
 public enum WatchAnswer: Sendable, Equatable {
+    /// The `devices` answer.
     case devices(DeviceList)
+    /// The `cooling` answer.
     case cooling(CoolingAnswer)
+    /// The `pending` answer.
     case pending([PendingChallenge])
+    /// The `challenge` answer.
     case challenge(ChallengeView)
 
     /// The answer's JSON document, exactly as the plain query (CLI, HTTP) answers it.
