@@ -105,7 +105,9 @@ final class WatchHub: @unchecked Sendable {
     /// the entry's last answer.
     func apply(_ target: WatchTarget, _ answer: WatchAnswer, deadline: Timestamp?, position: UInt64, asOf: Timestamp) {
         let digest = answer.digest
-        let bells: [Doorbell] = lock.withLock {
+        // The watches are collected (strong) and rung after the lock: the last reference to a
+        // watch may go with them, and its deinit takes the lock.
+        let marked: [LedgerWatch] = lock.withLock {
             guard let e = entries[target.user]?[target] else { return [] }
             if e.answer != nil, (position, asOf.milliseconds) < (e.position, e.asOf.milliseconds) { return [] }
             let changed = e.answer.map { !$0.sameAnswer(as: answer) } ?? true
@@ -118,18 +120,18 @@ final class WatchHub: @unchecked Sendable {
                 if let deadline { deadlines.push(deadline, target) }
             }
             guard changed else { return [] }
-            var out: [Doorbell] = []
+            var out: [LedgerWatch] = []
             for (_, w) in e.watches {
                 guard let watch = w.watch.watch else { continue }
                 if !watch.members[w.index].dirty {
                     watch.members[w.index].dirty = true
                     watch.dirty.append(w.index)
                 }
-                out.append(watch.doorbell)
+                out.append(watch)
             }
             return out
         }
-        for b in bells { b.ring() }
+        for w in marked { w.doorbell.ring() }
     }
 
     /// Evaluates `targets` in one read at the head and applies the answers. A target
