@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "AuthLedgerSharedSignals", targets: ["AuthLedgerSharedSignals"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
+        .library(name: "AuthLedgerClient", targets: ["AuthLedgerClient"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
@@ -165,6 +166,17 @@ let package = Package(
             ]
         ),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
+        // A client of a running server for services on other hosts: the HTTP API over
+        // AsyncHTTPClient, no server, driver or LMDB (tools/check-layering).
+        .target(
+            name: "AuthLedgerClient",
+            dependencies: [
+                "AuthLedgerCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedgerFuzzChecks"]),
         // The fuzz targets' checks (round trips of every decoder, the HTTP router in process),
         // shared by the fuzz executable and the regression tests; no product: not for embedders.
@@ -195,6 +207,7 @@ let package = Package(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerClient",
                 "AuthLedgerSharedSignals",
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",

@@ -1,0 +1,57 @@
+import AuthLedger
+import AuthLedgerClient
+import AuthLedgerTestSupport
+import Foundation
+import Testing
+
+/// AuthLedgerClient against a real server: calls, typed refusals, the wait, and streams
+/// that reconnect by themselves across a restart of the server.
+@Suite(.timeLimit(.minutes(3))) struct ClientTests {
+    @Test(arguments: StorageKind.all) func aServiceFollowsTheFeedAndAWatchAcrossARestart(_ storage: StorageKind) async throws {
+        var s = try await TestServer.start(storage)
+        let port = s.port
+        let client = AuthLedgerClient(baseURL: "http://127.0.0.1:\(port)", token: "admin-token", httpClient: s.client)
+        do {
+            _ = try await client.register("alice", deviceId: "phone", name: "Alice Phone")
+            // A refusal is typed, with its stable code
+            let refused = await #expect(throws: AuthLedgerClientError.self) { try await client.register("alice", deviceId: "phone", name: "Alice Phone") }
+            #expect(refused?.code == "device_exists" && refused?.status == 409)
+            let unknown = await #expect(throws: AuthLedgerClientError.self) { try await client.challenge("nope", of: "alice") }
+            #expect(unknown?.code == "challenge_not_found")
+            let badWait = await #expect(throws: AuthLedgerClientError.self) { try await client.awaitAnswer(user: "alice", challenge: "c", seconds: 0) }
+            #expect(badWait?.field == "wait")
+
+            var watch = client.watch(devices: ["alice"]).makeAsyncIterator()
+            var feed = client.events(from: 1).makeAsyncIterator()
+            let snapshot = try #require(try await watch.next())
+            #expect(snapshot.kind == "snapshot" && snapshot.position == 1 && snapshot.user == "alice")
+            #expect(snapshot.answer == (try await client.devices("alice")))
+            #expect(try await feed.next()?.id == 1)
+
+            // The server restarts on the same store and port; both streams carry on
+            try await s.stop()
+            s = try await TestServer.start(storage, at: s.place, configure: { $0.port = port })
+            _ = try await client.register("alice", deviceId: "laptop", name: "Alice Laptop", fields: [("via", .string("admin"))])
+            let changed = try #require(try await watch.next())
+            #expect(changed.kind == "changed" && changed.position == 2)
+            #expect(changed.answer["devices"]?.arrayValue?.count == 2)
+            #expect(watch.events.connections == 2)
+            let next = try #require(try await feed.next())
+            #expect(next.id == 2 && next.event == "device.registered")
+            #expect(feed.connections == 2)
+
+            // The requester's wait
+            let id = try #require(try await client.issueChallenge("alice", requestingDeviceId: "tablet")["challengeId"]?.stringValue)
+            async let answer = client.awaitAnswer(user: "alice", challenge: id, seconds: 30, asRequester: true)
+            try await Task.sleep(for: .milliseconds(100))
+            _ = try await client.approve("alice", challenge: id, deviceId: "phone")
+            #expect(try await answer == .object([("challengeId", .string(id)), ("status", .string("approved"))]))
+        } catch {
+            try? await s.stop()
+            s.removeStore()
+            throw error
+        }
+        try await s.stop()
+        s.removeStore()
+    }
+}
