@@ -54,4 +54,32 @@ import Testing
         try await s.stop()
         s.removeStore()
     }
+
+    @Test func commandsRefusalsAndDurableSubscriptions() async throws {
+        try await withServer { s in
+            let client = AuthLedgerClient(baseURL: "http://127.0.0.1:\(s.port)", token: "admin-token", httpClient: s.client)
+            _ = try await client.register("bob", deviceId: "phone", name: "Bob Phone")
+            _ = try await client.rename("bob", deviceId: "phone", name: "Bob Old Phone")
+            // A second rename within the cooling window: 423 with the window's end
+            let cooling = await #expect(throws: AuthLedgerClientError.self) { try await client.rename("bob", deviceId: "phone", name: "Again") }
+            #expect(cooling?.code == "cooling_period_active" && cooling?.status == 423 && cooling?.until != nil)
+            let otp = try await client.sendOTP("bob", channel: "email", target: "bob@example.com")
+            let otpId = try #require(otp["otpId"]?.stringValue)
+            let badCode = otp["code"]?.stringValue == "000000" ? "111111" : "000000"
+            let wrong = await #expect(throws: AuthLedgerClientError.self) { try await client.verifyOTP("bob", otpId: otpId, code: badCode) }
+            #expect(wrong?.code == "otp_invalid" && wrong?.remainingAttempts != nil)
+            #expect(try await client.history("bob", limit: 2).arrayValue?.count == 2)
+
+            // A durable subscription: events from its checkpoint, acknowledged
+            _ = try await client.putSubscription("push", from: 1, user: "bob")
+            var it = client.subscriptionEvents("push").makeAsyncIterator()
+            let first = try #require(try await it.next())
+            #expect(first.id == 1 && first.event == "device.registered")
+            _ = try await client.ack("push", seq: 1)
+            #expect(try await client.subscription("push")["checkpoint"] == .int(1))
+            try await client.deleteSubscription("push")
+            let gone = await #expect(throws: AuthLedgerClientError.self) { try await client.subscription("push") }
+            #expect(gone?.status == 404)
+        }
+    }
 }
