@@ -82,4 +82,42 @@ import Testing
             #expect(gone?.status == 404)
         }
     }
+
+    /// `authledger serve` as a child process on `place`, on `port` (0: the kernel picks).
+    func serve(_ place: TestStore, port: Int) async throws -> (child: ServeChild, base: String) {
+        let child = try ServeChild(["serve", "--port", String(port), "--log-level", "info"], environment: [
+            "AUTHLEDGER_TOKENS": TestServer.tokens, "AUTHLEDGER_STORE": place.store, "AUTHLEDGER_KEY_DIR": place.dir,
+        ], collect: .stderr)
+        do { return (child, try await child.listening(attempts: 1200)) } catch { child.stop(); throw error }
+    }
+
+    @Test(arguments: StorageKind.all) func theClientFollowsThroughAKillAndARestart(_ storage: StorageKind) async throws {
+        let place = TestStore(storage)
+        defer { place.remove() }
+        var (child, base) = try await serve(place, port: 0)
+        defer { child.stop() }
+        let client = AuthLedgerClient(baseURL: base, token: "admin-token", httpClient: TestServer.sharedClient)
+        _ = try await client.register("alice", deviceId: "phone", name: "Alice Phone")
+        var watch = client.watch(devices: ["alice"], pending: ["alice"]).makeAsyncIterator()
+        var feed = client.events(from: 1).makeAsyncIterator()
+        #expect(try await watch.next()?.kind == "snapshot")
+        #expect(try await watch.next()?.kind == "snapshot")
+        #expect(try await feed.next()?.id == 1)
+        // kill -9, and a new process on the same store and port
+        child.killHard()
+        (child, _) = try await serve(place, port: Int(base.split(separator: ":").last!)!)
+        _ = try await client.register("alice", deviceId: "laptop", name: "Alice Laptop", fields: [("via", .string("admin"))])
+        _ = try await client.issueChallenge("alice", requestingDeviceId: "tablet")
+        // Each stream resumed on its own: the changes only (no snapshot again), every event once
+        var changes: [String] = []
+        while changes.count < 2, let u = try await watch.next() {
+            #expect(u.kind == "changed")
+            changes.append(u.projection)
+        }
+        #expect(Set(changes) == ["devices", "pending"])
+        #expect(watch.events.connections == 2)
+        #expect(try await feed.next()?.id == 2)
+        #expect(try await feed.next()?.id == 3)
+        #expect(feed.connections == 2)
+    }
 }
