@@ -6,9 +6,10 @@ import NIOHTTP1
 
 /// A client of a running `authledger serve` for services on other hosts: the queries,
 /// commands, the challenge wait, the event feed and watches of the HTTP API (reference
-/// section 5) as async calls, over AsyncHTTPClient. Answers are the API's JSON documents
-/// (the core's ``/AuthLedgerCore/JSON``); refusals are ``AuthLedgerClientError``s with the
-/// API's stable code and data. Streams reconnect by themselves with `Last-Event-ID`.
+/// section 5) as async calls, over AsyncHTTPClient. The queries answer the core's typed
+/// values (`DeviceList`, `CoolingAnswer`, `PendingChallenge`, `ChallengeView`), commands and
+/// watches the API's JSON documents (the core's `JSON`); refusals are
+/// ``AuthLedgerClientError``s with the API's stable code and data. Streams reconnect by themselves with `Last-Event-ID`.
 ///
 /// ```swift
 /// let client = AuthLedgerClient(baseURL: "http://127.0.0.1:8080", token: token)
@@ -33,26 +34,33 @@ public struct AuthLedgerClient: Sendable {
     // MARK: Queries (reference 3)
 
     /// `GET /v1/users/{u}/devices`.
-    public func devices(_ user: String, current: String? = nil, includeRevoked: Bool = false) async throws -> JSON {
-        try await get("/v1/users/\(Self.segment(user))/devices", query: [("current", current), ("includeRevoked", includeRevoked ? "true" : nil)])
+    public func devices(_ user: String, current: String? = nil, includeRevoked: Bool = false) async throws -> DeviceList {
+        try DeviceList(json: try await get("/v1/users/\(Self.segment(user))/devices",
+                                           query: [("current", current), ("includeRevoked", includeRevoked ? "true" : nil)]))
     }
 
     /// `GET /v1/users/{u}/cooling`.
-    public func cooling(_ user: String) async throws -> JSON { try await get("/v1/users/\(Self.segment(user))/cooling") }
+    public func cooling(_ user: String) async throws -> CoolingAnswer {
+        try CoolingAnswer(json: try await get("/v1/users/\(Self.segment(user))/cooling"))
+    }
 
     /// `GET /v1/users/{u}/pending`.
-    public func pending(_ user: String) async throws -> JSON { try await get("/v1/users/\(Self.segment(user))/pending") }
+    public func pending(_ user: String) async throws -> [PendingChallenge] {
+        try PendingChallenge.list(json: try await get("/v1/users/\(Self.segment(user))/pending"))
+    }
 
     /// `GET /v1/users/{u}/challenges/{id}` (the requester's view with `asRequester`).
-    public func challenge(_ id: String, of user: String, asRequester: Bool = false) async throws -> JSON {
-        try await get("/v1/users/\(Self.segment(user))/challenges/\(Self.segment(id))", query: [("view", asRequester ? "requester" : nil)])
+    public func challenge(_ id: String, of user: String, asRequester: Bool = false) async throws -> ChallengeView {
+        try ChallengeView(json: try await get("/v1/users/\(Self.segment(user))/challenges/\(Self.segment(id))",
+                                              query: [("view", asRequester ? "requester" : nil)]))
     }
 
     /// The requester's wait: the challenge once it is no longer pending, or after
     /// `seconds` (1–60) with it still pending (`?wait=`).
-    public func awaitAnswer(user: String, challenge id: String, seconds: Int, asRequester: Bool = false) async throws -> JSON {
-        try await get("/v1/users/\(Self.segment(user))/challenges/\(Self.segment(id))",
-                      query: [("wait", String(seconds)), ("view", asRequester ? "requester" : nil)], extra: .seconds(Int64(seconds)))
+    public func awaitAnswer(user: String, challenge id: String, seconds: Int, asRequester: Bool = false) async throws -> ChallengeView {
+        try ChallengeView(json: try await get("/v1/users/\(Self.segment(user))/challenges/\(Self.segment(id))",
+                                              query: [("wait", String(seconds)), ("view", asRequester ? "requester" : nil)],
+                                              extra: .seconds(Int64(seconds))))
     }
 
     // MARK: Commands (reference 5.2)

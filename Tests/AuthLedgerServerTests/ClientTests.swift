@@ -25,7 +25,8 @@ import Testing
             var feed = client.events(from: 1).makeAsyncIterator()
             let snapshot = try #require(try await watch.next())
             #expect(snapshot.kind == "snapshot" && snapshot.position == 1 && snapshot.user == "alice")
-            #expect(snapshot.answer == (try await client.devices("alice")))
+            let typed = try await client.devices("alice")
+            #expect(snapshot.answer == typed.json && typed.devices.map(\.deviceId) == ["phone"] && typed.position == 1)
             #expect(try await feed.next()?.id == 1)
 
             // The server restarts on the same store and port; both streams carry on
@@ -45,7 +46,13 @@ import Testing
             async let answer = client.awaitAnswer(user: "alice", challenge: id, seconds: 30, asRequester: true)
             try await Task.sleep(for: .milliseconds(100))
             _ = try await client.approve("alice", challenge: id, deviceId: "phone")
-            #expect(try await answer == .object([("challengeId", .string(id)), ("status", .string("approved"))]))
+            let view = try await answer
+            #expect(view.status == "approved" && view.outcome == nil)
+            // Every typed answer reads back the document the server sent
+            let pending = try await s.call(.GET, "/v1/users/alice/pending")
+            #expect(try await client.pending("alice").map(\.json) == pending.json?.arrayValue)
+            #expect(try await client.challenge(id, of: "alice").outcome == .approved)
+            #expect(try await client.cooling("alice").cooling.active)
         } catch {
             try? await s.stop()
             s.removeStore()

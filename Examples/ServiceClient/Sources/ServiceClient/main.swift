@@ -8,7 +8,8 @@ let env = ProcessInfo.processInfo.environment
 let client = AuthLedgerClient(baseURL: env["AUTHLEDGER_URL"] ?? "http://127.0.0.1:8080", token: env["AUTHLEDGER_TOKEN"])
 
 do {
-    print(try await client.devices("alice").serialized())
+    let devices = try await client.devices("alice")
+    print(devices.position, devices.devices.map(\.deviceId), devices.cooling.active)
     // The answer now, then each change; the stream reconnects by itself (Last-Event-ID).
     var updates = 0
     for try await u in client.watch(devices: ["alice"], pending: ["alice"]) {
