@@ -36,7 +36,8 @@ final class WatchHub: @unchecked Sendable {
     /// Entries by user, then target.
     private var entries: [String: [WatchTarget: Entry]] = [:]
     private(set) var entryCount = 0
-    private var deadlines = DeadlineHeap()
+    /// When entries' answers change by time alone; stale items are skipped when popped.
+    private var deadlines = MinHeap<Timestamp, WatchTarget>()
     private var nextWatchID = 0
     private var running = false
     /// The hub's start (its head read): every registration waits for it before its first read.
@@ -181,7 +182,7 @@ final class WatchHub: @unchecked Sendable {
             let clock = h.now
             // Until the next deadline, and at most 250 ms while there is one (a deadline
             // added meanwhile is then met within 250 ms), a second otherwise.
-            let sleep = h.lock.withLock { h.deadlines.first }.map { d -> Duration in
+            let sleep = h.lock.withLock { h.deadlines.first?.key }.map { d -> Duration in
                 .milliseconds(Swift.max(0, Swift.min(250, d.milliseconds - clock.milliseconds)))
             } ?? .seconds(1)
             var users = Set<String>()
@@ -219,7 +220,8 @@ final class WatchHub: @unchecked Sendable {
             var out: [WatchTarget] = []
             for u in users { if let es = entries[u] { out.append(contentsOf: es.keys) } }
             var seen = Set(out)
-            while let (d, t) = deadlines.popFirst(ifAtOrBefore: now) {
+            while let first = deadlines.first, first.key <= now, let due = deadlines.pop() {
+                let (d, t) = (due.key, due.value)
                 // Stale heap items: the entry is gone or its deadline moved.
                 guard let e = entries[t.user]?[t], e.deadline == d, !seen.contains(t) else { continue }
                 seen.insert(t)
@@ -227,42 +229,5 @@ final class WatchHub: @unchecked Sendable {
             }
             return out
         }
-    }
-}
-
-/// A min-heap of (deadline, target); stale items are skipped when popped.
-struct DeadlineHeap {
-    private var items: [(Timestamp, WatchTarget)] = []
-
-    var first: Timestamp? { items.first?.0 }
-
-    mutating func push(_ d: Timestamp, _ t: WatchTarget) {
-        items.append((d, t))
-        var k = items.count - 1
-        while k > 0 {
-            let parent = (k - 1) / 2
-            guard items[k].0 < items[parent].0 else { break }
-            items.swapAt(k, parent)
-            k = parent
-        }
-    }
-
-    mutating func popFirst(ifAtOrBefore now: Timestamp) -> (Timestamp, WatchTarget)? {
-        guard let top = items.first, top.0 <= now else { return nil }
-        let last = items.removeLast()
-        if !items.isEmpty {
-            items[0] = last
-            var k = 0
-            while true {
-                let l = 2 * k + 1, r = l + 1
-                var m = k
-                if l < items.count && items[l].0 < items[m].0 { m = l }
-                if r < items.count && items[r].0 < items[m].0 { m = r }
-                if m == k { break }
-                items.swapAt(k, m)
-                k = m
-            }
-        }
-        return top
     }
 }
