@@ -192,6 +192,8 @@ struct Bench: AsyncParsableCommand {
         }
         if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
         if wanted("append_witnessed") { report("append_witnessed", try await run.appendWitnessed(writers: writers)) }
+        // Watches of projections: held, memory, commit-to-watcher latency, the challenge wait, idle cost.
+        if wanted("watch") { report("watch", try await BenchWatch(dir: base + "/watch").run()) }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)

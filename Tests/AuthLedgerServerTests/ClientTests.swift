@@ -213,6 +213,63 @@ import Testing
         #expect(seqs == Array(1...41))
     }
 
+    /// `authledger serve` as a child process on `place`, on `port` (0: the kernel picks).
+    func serve(_ place: TestStore, port: Int) async throws -> (child: ServeChild, base: String) {
+        let child = try ServeChild(["serve", "--port", String(port), "--log-level", "info"], environment: [
+            "AUTHLEDGER_TOKENS": TestServer.tokens, "AUTHLEDGER_STORE": place.store, "AUTHLEDGER_KEY_DIR": place.dir,
+        ], collect: .stderr)
+        do { return (child, try await child.listening(attempts: 1200)) } catch { child.stop(); throw error }
+    }
+
+    /// Watches (one key on its route, two on /v1/watch) and the feed followed through a
+    /// `kill -9` and a new process on the same store and port: the changes only (no second
+    /// snapshot), every event once; then the requester's wait answered by an approval.
+    @Test(arguments: StorageKind.all) func watchesAndTheWaitThroughAKillAndARestart(_ storage: StorageKind) async throws {
+        let place = TestStore(storage)
+        defer { place.remove() }
+        var (child, base) = try await serve(place, port: 0)
+        defer { child.stop() }
+        var c = AuthLedgerClient(baseURL: base, token: "admin-token", httpClient: TestServer.sharedClient)
+        c.reconnectDelay = .milliseconds(50)
+        c.maxReconnectDelay = .milliseconds(200)
+        try await c.perform(.register(user: "alice", deviceId: "phone", name: "Alice Phone"))
+        var keys = try c.watch([.devices(user: "alice"), .pending(user: "alice")]).makeAsyncIterator()
+        var devices = c.watchDevices(of: "alice").makeAsyncIterator()
+        var feed = c.events(from: 1).makeAsyncIterator()
+        let first = try #require(try await keys.next()), second = try #require(try await keys.next())
+        #expect(first.kind == .snapshot && second.kind == .snapshot && Set([first.answer.user, second.answer.user]) == ["alice"])
+        let snapshot = try #require(try await devices.next())
+        #expect(snapshot.kind == .snapshot && snapshot.position == 1 && snapshot.answer.devices.map(\.deviceId) == ["phone"])
+        #expect(try await feed.next()?.seq == 1)
+
+        child.killHard()
+        (child, _) = try await serve(place, port: Int(base.split(separator: ":").last!)!)
+        try await c.perform(.register(user: "alice", deviceId: "laptop", name: "Alice Laptop", via: "admin"))
+        let issued = try await c.perform(.issueChallenge(ChallengeRequest(user: "alice", requestingDeviceId: "tablet")))
+        var changed: [String] = []
+        while changed.count < 2, let u = try await keys.next() {
+            #expect(u.kind == .changed)
+            switch u.answer {
+            case let .devices(d): changed.append("devices"); #expect(d.devices.count == 2)
+            case let .pending(_, p): changed.append("pending"); #expect(p.map(\.challengeId) == [issued.challengeId])
+            default: Issue.record("an update of a key not watched")
+            }
+        }
+        #expect(Set(changed) == ["devices", "pending"])
+        let after = try #require(try await devices.next())
+        #expect(after.kind == .changed && after.answer.devices.map(\.deviceId) == ["phone", "laptop"])
+        #expect(try await feed.next()?.seq == 2)
+        #expect(try await feed.next()?.seq == 3)
+
+        // The requester waits; the phone approves a moment later.
+        let id = try #require(issued.challengeId)
+        async let answer = c.awaitAnswer(user: "alice", challenge: id, timeout: .seconds(30))
+        try await Task.sleep(for: .milliseconds(200))
+        try await c.perform(.approve(Approval(user: "alice", challengeId: id, deviceId: "phone")))
+        let view = try await answer
+        #expect(view.status == "approved" && view.outcome == nil)
+    }
+
     func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
