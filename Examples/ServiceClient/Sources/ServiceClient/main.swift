@@ -20,4 +20,7 @@ do {
 } catch let e as AuthLedgerClientError {
     print("refused: \(e.code) (\(e.status)): \(e.message)")
     exit(1)
+} catch {
+    print("error: \(error)")   // no server there, say
+    exit(1)
 }
