@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "AuthLedgerSharedSignals", targets: ["AuthLedgerSharedSignals"]),
         .library(name: "AuthLedgerServer", targets: ["AuthLedgerServer"]),
         .library(name: "AuthLedgerWitness", targets: ["AuthLedgerWitness"]),
+        .library(name: "AuthLedgerClient", targets: ["AuthLedgerClient"]),
         .executable(name: "authledger", targets: ["authledger"]),
         .executable(name: "authledger-bench", targets: ["authledger-bench"]),
     ],
@@ -34,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `swift package generate-documentation` (tools/docs): the DocC catalogs under Sources/.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // AuthLedgerClient reads Server-Sent Events with OpenAPIRuntime's decoder.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
     ],
     targets: [
         .systemLibrary(
@@ -112,6 +115,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // A client of `authledger serve` for Swift services on other hosts: the HTTP API as
+        // typed async calls over the core's own types; no server, driver or LMDB code.
+        .target(
+            name: "AuthLedgerClient",
+            dependencies: [
+                "AuthLedgerCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ]
         ),
         .target(
@@ -202,6 +217,7 @@ let package = Package(
             name: "AuthLedgerServerTests",
             dependencies: [
                 "AuthLedgerServer",
+                "AuthLedgerClient",
                 "AuthLedgerSharedSignals",
                 "AuthLedgerLMDB",
                 "AuthLedgerPostgres",

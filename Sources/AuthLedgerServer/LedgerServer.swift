@@ -122,6 +122,8 @@ public final class LedgerServer: Sendable {
         }
         self.ledger = ledger
         self.configuration = configuration
+        // Watches and waits evaluate answers at the server's clock, as its queries do.
+        ledger.setWatchClock(configuration.clock)
         self.metrics = ServerMetrics()
         self.logger = logger
         self.buckets = configuration.rateLimit.map(TokenBuckets.init)

@@ -34,6 +34,7 @@ extension LedgerServer {
         registerUserRoutes(t)
         registerLogRoutes(t)
         registerSubscriptionRoutes(t)
+        registerWatchRoutes(t)
     }
 
     // MARK: Pieces

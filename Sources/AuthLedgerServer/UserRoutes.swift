@@ -8,20 +8,21 @@ extension LedgerServer {
     /// approvals, challenges, OTPs.
     func registerUserRoutes(_ t: RouteTable) {
         // Queries (SPEC 3)
+        // Each also watches (`?watch=true`); a challenge also waits for its answer (`?wait=S`).
         on(t, .get, "/v1/users/{user}/devices", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try await ledger.devices(try user(ctx), try queryOptions(req)))
+            try await query(req, ctx, .devices) { try await ledger.devices($0, $1) }
         }
         on(t, .get, "/v1/users/{user}/cooling", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try await ledger.cooling(try user(ctx), try queryOptions(req)))
+            try await query(req, ctx, .cooling) { try await ledger.cooling($0, $1) }
         }
         on(t, .get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
-            JSONResponse.make(try await ledger.pending(try user(ctx), try queryOptions(req)))
+            try await query(req, ctx, .pending) { try await ledger.pending($0, $1) }
         }
         registerHistoryRoute(t)
         registerUsersRoute(t)
         on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
-            return JSONResponse.make(try await ledger.challenge(try user(ctx), id, try queryOptions(req)))
+            return try await query(req, ctx, .challenge, challengeId: id) { try await ledger.challenge($0, id, $1) }
         }
 
         // Commands (SPEC 2, 4)

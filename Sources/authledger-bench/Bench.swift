@@ -199,6 +199,8 @@ struct Bench: AsyncParsableCommand {
         if wanted("users_page") {
             report("users_page", try await BenchUsers(users: users, dir: try run.makeDir("users")).run())
         }
+        // Watches of projections: held, memory, commit-to-watcher latency, the challenge wait, idle cost.
+        if wanted("watch") { report("watch", try await BenchWatch(dir: base + "/watch").run()) }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)

@@ -59,7 +59,7 @@ struct Pending: ParsableCommand {
     }
 }
 
-struct Challenge: ParsableCommand {
+struct Challenge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "A challenge's status (and outcome, for the owner and auditors).")
 
     @OptionGroup var global: GlobalOptions
@@ -67,9 +67,25 @@ struct Challenge: ParsableCommand {
     @Argument var id: String
     @OptionGroup var query: QueryArguments
     @Flag(name: .customLong("as-requester"), help: "The requester's view: status only.") var asRequester = false
+    @Option(name: .long, help: "Wait up to SECONDS (1-60) for the challenge to be no longer pending, then answer.")
+    var wait: Int?
 
-    func run() throws {
-        let answer = try global.openLedger().challengeBlocking(user, id, try query.options(global, asRequester: asRequester))
+    func validate() throws {
+        if let wait, !(1...60).contains(wait) { throw ValidationError("--wait must be whole seconds from 1 to 60") }
+        if wait != nil, query.position != nil || query.asOf != nil {
+            throw ValidationError("--wait follows the head, now: it does not go with --at or --as-of")
+        }
+    }
+
+    func run() async throws {
+        let ledger = try global.openLedger()
+        let answer: JSON
+        if let wait {
+            ledger.setWatchClock(try global.clock())
+            answer = try await ledger.awaitAnswer(user: user, challenge: id, timeout: .seconds(wait), asRequester: asRequester).json
+        } else {
+            answer = try await ledger.challenge(user, id, try query.options(global, asRequester: asRequester))
+        }
         if global.json { return Output.json(answer) }
         var s = "\(id): \(answer["status"]!.stringValue!)"
         if let outcome = answer["outcome"]?.stringValue { s += " (\(outcome))" }

@@ -301,6 +301,21 @@ def run(s, out):
         assert markup in page.locator("#history tbody").text_content()
         log("ok: a name with markup is shown as text")
 
+        # At now, the user view follows a watch: devices, cooling and pending update live
+        s.call("POST", "/v1/users/wendy/devices", {"deviceId": "phone", "name": "Wendy Phone", "kind": "mobile"})
+        open_user(page, "wendy")
+        page.wait_for_function("() => document.body.dataset.shownAt === 'now'")
+        page.wait_for_function("() => document.body.dataset.watched !== undefined", timeout=20_000)
+        expect(page.locator("#cooling-text")).to_have_text("Not active.")
+        s.call("POST", "/v1/users/wendy/devices", {"deviceId": "tablet", "name": "Wendy Tablet", "kind": "tablet", "via": "admin"})
+        expect(page.get_by_role("table", name="Devices")).to_contain_text("Wendy Tablet", timeout=20_000)
+        expect(page.locator("#cooling-text")).to_contain_text("Active until", timeout=20_000)
+        c = s.call("POST", "/v1/users/wendy/challenges", {"requestingDeviceId": "watch"})
+        expect(page.locator("#pending-list")).to_contain_text(c["challengeId"], timeout=20_000)
+        api = s.call("GET", "/v1/users/wendy/devices?includeRevoked=true", token=s.auditor)
+        assert device_rows(page) == api_rows(api), (device_rows(page), api_rows(api))
+        log("ok: at now the user view follows a watch: a new device, its cooling window and a challenge appear without a reload")
+
         # An erased user: erased values shown as erased, with their commitments; Verify still checks
         open_user(page, "alice")
         names = page.locator("#devices tbody tr td:nth-child(2)").all_text_contents()

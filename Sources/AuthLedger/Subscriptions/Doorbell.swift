@@ -102,18 +102,13 @@ package final class Doorbell: @unchecked Sendable {
 final class DoorbellTicker: @unchecked Sendable {
     static let shared = DoorbellTicker()
 
-    private struct Entry {
-        let deadline: ContinuousClock.Instant
-        let doorbell: Doorbell
-    }
-
     private let condition = NSCondition()
-    private var heap: [Entry] = []
+    private var heap = MinHeap<ContinuousClock.Instant, Doorbell>()
     private var started = false
 
     func schedule(_ doorbell: Doorbell, at deadline: ContinuousClock.Instant) {
         condition.lock()
-        push(Entry(deadline: deadline, doorbell: doorbell))
+        heap.push(deadline, doorbell)
         if !started {
             started = true
             let t = Thread { [self] in loop() }
@@ -121,7 +116,7 @@ final class DoorbellTicker: @unchecked Sendable {
             t.start()
         }
         // Only an entry that became the earliest changes how long the thread sleeps.
-        if heap[0].deadline == deadline { condition.signal() }
+        if heap.first?.key == deadline { condition.signal() }
         condition.unlock()
     }
 
@@ -133,49 +128,17 @@ final class DoorbellTicker: @unchecked Sendable {
                 continue
             }
             let now = ContinuousClock.now
-            if first.deadline > now {
-                let wait = now.duration(to: first.deadline)
+            if first.key > now {
+                let wait = now.duration(to: first.key)
                 let c = wait.components
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Double(c.seconds) + Double(c.attoseconds) / 1e18))
                 continue
             }
-            let e = pop()
+            guard let e = heap.pop() else { continue }
             condition.unlock()
-            let next = e.doorbell.expire(entry: e.deadline, now: now)
+            let next = e.value.expire(entry: e.key, now: now)
             condition.lock()
-            if let next { push(Entry(deadline: next, doorbell: e.doorbell)) }
+            if let next { heap.push(next, e.value) }
         }
-    }
-
-    // MARK: Binary heap on deadline (lock held)
-
-    private func push(_ e: Entry) {
-        heap.append(e)
-        var k = heap.count - 1
-        while k > 0 {
-            let parent = (k - 1) / 2
-            guard heap[k].deadline < heap[parent].deadline else { break }
-            heap.swapAt(k, parent)
-            k = parent
-        }
-    }
-
-    private func pop() -> Entry {
-        let top = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var k = 0
-            while true {
-                let l = 2 * k + 1, r = l + 1
-                var m = k
-                if l < heap.count && heap[l].deadline < heap[m].deadline { m = l }
-                if r < heap.count && heap[r].deadline < heap[m].deadline { m = r }
-                if m == k { break }
-                heap.swapAt(k, m)
-                k = m
-            }
-        }
-        return top
     }
 }

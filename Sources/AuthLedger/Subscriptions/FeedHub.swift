@@ -50,9 +50,15 @@ final class FeedHub: @unchecked Sendable {
     /// Batches read and events in them (for tests and the benchmark).
     private(set) var reads = 0
 
+    /// The registry of the ledger's watches of projections, fed by this hub's window.
+    let watches = WatchHub()
+
     init() {}
 
-    func attach(_ ledger: Ledger) { self.ledger = ledger }
+    func attach(_ ledger: Ledger) {
+        self.ledger = ledger
+        watches.attach(ledger)
+    }
 
     /// Registers a subscriber's doorbell (rung after each batch read into the window).
     func register(_ bell: Doorbell, poll: Duration) -> Int {

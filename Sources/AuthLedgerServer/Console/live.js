@@ -1,21 +1,25 @@
-// The Live region: /v1/events (Server-Sent Events) read with fetch, so the Authorization
-// header goes along (an EventSource cannot send it); after a break it reconnects with
-// Last-Event-ID (the server resumes right after it, no gap, no duplicate).
+// Server-Sent Events read with fetch, so the Authorization header goes along (an
+// EventSource cannot send it); after a break a stream reconnects with Last-Event-ID (the
+// server resumes right after it: the feed with no gap and no duplicate, a watch without
+// repeating its snapshot). The Live region follows /v1/events; the user view watches the
+// shown user's answers (/v1/watch).
 import { savedToken } from "./api.js";
 
 /**
- * Follows the feed from the head until `signal` aborts: `onEvent(seq, type, event)` for
- * each event, `onState(text)` for the connection's state.
+ * Reads `path` as Server-Sent Events until `signal` aborts, reconnecting after a break:
+ * `onFrame(id, event, data)` for each event (data parsed as JSON, null if it is not),
+ * `onState(last)` on each (re)connection (`last`: the Last-Event-ID sent, or null),
+ * `onBreak(message)` when the stream broke.
  */
-export async function follow({ onEvent, onState, signal }) {
+export async function stream(path, { onFrame, onState, onBreak, signal }) {
   let last = null;
   while (!signal.aborted) {
     try {
       const headers = { Authorization: "Bearer " + savedToken(), Accept: "text/event-stream" };
       if (last !== null) headers["Last-Event-ID"] = String(last);
-      const res = await fetch("/v1/events", { headers, signal, cache: "no-store", credentials: "omit" });
+      const res = await fetch(path, { headers, signal, cache: "no-store", credentials: "omit" });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      onState(last === null ? "Connected: new events appear below." : `Reconnected after seq ${last}.`);
+      onState(last);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "", frame = {};
       for (;;) {
@@ -28,11 +32,11 @@ export async function follow({ onEvent, onState, signal }) {
           buffer = buffer.slice(nl + 1);
           if (line === "") {
             if (frame.data !== undefined) {
-              const seq = Number(frame.id);
-              if (Number.isSafeInteger(seq)) last = seq;
-              let event = null;
-              try { event = JSON.parse(frame.data); } catch { /* shown without details */ }
-              onEvent(seq, frame.event || "message", event);
+              const id = Number(frame.id);
+              if (Number.isSafeInteger(id)) last = id;
+              let data = null;
+              try { data = JSON.parse(frame.data); } catch { /* shown without details */ }
+              onFrame(id, frame.event || "message", data);
             }
             frame = {};
           } else if (!line.startsWith(":")) {
@@ -44,11 +48,36 @@ export async function follow({ onEvent, onState, signal }) {
           }
         }
       }
-      onState("The feed ended; reconnecting…");
+      onBreak("The stream ended; reconnecting…");
     } catch (e) {
       if (signal.aborted) return;
-      onState(`Disconnected (${e.message}); reconnecting…`);
+      onBreak(`Disconnected (${e.message}); reconnecting…`);
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+/**
+ * Follows the feed from the head until `signal` aborts: `onEvent(seq, type, event)` for
+ * each event, `onState(text)` for the connection's state.
+ */
+export function follow({ onEvent, onState, signal }) {
+  return stream("/v1/events", {
+    signal, onFrame: onEvent, onBreak: onState,
+    onState: (last) => onState(last === null ? "Connected: new events appear below." : `Reconnected after seq ${last}.`),
+  });
+}
+
+/**
+ * Watches `user`'s devices (revoked ones included) and pending challenges until `signal`
+ * aborts: `onAnswer(projection, answer, position)` for each snapshot and change.
+ */
+export function watchUser(user, { onAnswer, signal }) {
+  const u = encodeURIComponent(user);
+  return stream(`/v1/watch?devices=${u}&pending=${u}&includeRevoked=true`, {
+    signal, onState: () => {}, onBreak: () => {},
+    onFrame: (id, event, data) => {
+      if ((event === "snapshot" || event === "changed") && data && data.user === user) onAnswer(data.projection, data.answer, id);
+    },
+  });
 }

@@ -5,6 +5,7 @@
 import { ApiError, getJSON, seg } from "./api.js";
 import { $, el, fill, outcome } from "./dom.js";
 import { download, evidenceBundle, verifyEvent } from "./proof.js";
+import { watchUser } from "./live.js";
 import { renderCooling, renderDevices, renderPending, summary } from "./render.js";
 import { writeRoute } from "./route.js";
 
@@ -18,7 +19,7 @@ const BULK = 10_000;
 const s = {
   gen: 0, user: null, events: [], bySeq: new Map(), complete: false, filtered: [], page: 1,
   at: null, from: null, compare: false, type: "", since: "", until: "", toAnswer: null, fromAnswer: null,
-  wanted: null, querying: false,
+  wanted: null, querying: false, watch: null,
 };
 
 const q = (seq, at) => `?includeRevoked=true${seq === null ? "" : `&at=${seq}&asOf=${encodeURIComponent(at)}`}`;
@@ -52,6 +53,25 @@ function renderState(answer, e) {
   renderPending(answer.pending);
   document.body.dataset.shownAt = e ? String(e.seq) : "now";
   if (s.compare) showChanges();
+}
+
+/** Watches the user's devices (with their cooling window) and pending challenges: while As
+ *  of is at now, each new answer replaces the shown one (the regions update live). */
+function startWatch(user, gen) {
+  s.watch?.abort();
+  s.watch = new AbortController();
+  watchUser(user, {
+    signal: s.watch.signal,
+    onAnswer: (projection, answer, position) => {
+      if (gen !== s.gen || !s.toAnswer || s.at !== null || s.querying) return;
+      const next = { ...s.toAnswer };
+      if (projection === "devices") Object.assign(next, { devices: answer, cooling: answer.cooling });
+      else if (projection === "pending") next.pending = answer;
+      else return;
+      renderState(next, null);
+      document.body.dataset.watched = String(position);
+    },
+  });
 }
 
 /** Moves As of to index `i`: the label and URL at once; the answer for the latest position
@@ -153,6 +173,8 @@ export async function openUser(user, r = {}) {
     // Kept in the URL until the history is loaded and they are applied.
     at: r.at ? Number(r.at) : null, from: r.from ? Number(r.from) : null });
   setEvents([]);
+  s.watch?.abort();
+  delete document.body.dataset.watched;
   $("user").value = user;
   $("type").value = s.type; $("since").value = s.since; $("until").value = s.until;
   fill($("user-name"), user);
@@ -205,6 +227,7 @@ export async function openUser(user, r = {}) {
   if (s.compare) { $("from").value = String(r.from ? indexOf(Number(r.from)) : 0); }
   await showAt(at);
   if (s.compare) await showFrom(Number($("from").value));
+  if (gen === s.gen) startWatch(user, gen);
   document.body.dataset.loaded = user;
 }
 
