@@ -47,8 +47,8 @@ struct AsyncReadTests {
     }
 
     /// The same answers through the blocking forms.
-    static func blockingAnswers(_ ledger: Ledger, _ expectations: [ScenarioFixtureTests.Expectation]) throws -> [JSON] {
-        try expectations.map { try ScenarioFixtureTests.answer(ledger, $0, fromScratch: false) }
+    static func blockingAnswers(_ ledger: Ledger, _ expectations: [ScenarioFixtureTests.Expectation]) async throws -> [JSON] {
+        try await expectations.asyncMap { try await ScenarioFixtureTests.answer(ledger, $0, fromScratch: false) }
     }
 
     @Test(arguments: ScenarioFixtureTests.scenarios)
@@ -74,14 +74,14 @@ struct AsyncReadTests {
         #expect(answers == (try await Self.answers(lmdb, expectations)))
         // And the views are the blocking forms' answers
         let views = stride(from: 0, to: expectations.count * 3, by: 3).map { answers[$0] }
-        #expect(views == (try Self.blockingAnswers(pg, expectations)))
+        await #expect(views == (try Self.blockingAnswers(pg, expectations)))
         #expect(storage.connections.blockingWaits.value > waits)
     }
 
     @Test func aLongHistoryReadInSmallPagesIsTheBlockingOne() async throws {
         // Given a user with 40 events (interleaved with another's) on PostgreSQL, and async
         // reads whose first page is one row
-        let pg = try HistoryPageTests.ledger(40, .postgres)
+        let pg = try await HistoryPageTests.ledger(40, .postgres)
         let storage = try #require(pg.storage as? PostgresStorage)
         storage.firstReadPage.set(1)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))

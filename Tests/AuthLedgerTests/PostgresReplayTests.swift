@@ -42,7 +42,7 @@ struct PostgresReplayTests {
 
     /// `replay` (the writer's task, wait-free) or `replayBlocking` (the calling thread waiting).
     static func replay(_ ledger: Ledger, async: Bool) async throws -> UInt64 {
-        async ? try await ledger.replay() : try ledger.replayBlocking()
+        async ? try await ledger.replay() : try await ledger.replay()
     }
 
     @Test(arguments: ["scenarios", "personal"], [false, true])
@@ -50,15 +50,15 @@ struct PostgresReplayTests {
         // Given a store with every scenario (five users, a policy stream), or users with personal values
         let ledger: Ledger
         if history == "scenarios" {
-            ledger = try LedgerTests.allScenarios(.postgres)
+            ledger = try await LedgerTests.allScenarios(.postgres)
         } else {
             ledger = try StorageKind.postgres.freshLedger()
-            try ledger.importText(PersonalDataTests.history)
+            try await ledger.importText(PersonalDataTests.history)
         }
         let store = try #require((ledger.storage as? PostgresStorage)?.location)
         let admin = try PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
         let before = try Self.digests(admin, store.schema)
-        let root = try ledger.treeHeadBlocking().root
+        let root = try await ledger.treeHead().root
         let states = try Self.states(ledger)
         #expect(before[1] != 0 && states.0.count >= 2)
         // When it is replayed in runs of 1, 2 and 3 events (many runs, a last one cut short)
@@ -80,7 +80,7 @@ struct PostgresReplayTests {
             #expect(try Self.digests(admin, store.schema) != before)
             _ = try await Self.replay(ledger, async: async)
             #expect(try Self.digests(admin, store.schema) == before)
-            #expect(try ledger.treeHeadBlocking().root == root)
+            #expect(try await ledger.treeHead().root == root)
         }
         // When a stored event's hash, prev or id is changed, then replay refuses the log
         // (`tampered` at that seq) instead of rebuilding the tree over it; restored, it replays
@@ -114,6 +114,6 @@ struct PostgresReplayTests {
             let replayed = try Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
         }
-        #expect(try ledger.verify() == ledger.headBlocking())
+        #expect(try await ledger.verify() == ledger.head())
     }
 }
