@@ -71,7 +71,7 @@ struct AsyncWriteTests {
         #expect(storage.blockingWrites.value == blocking)
         // And LMDB, given the log in PostgreSQL's order with its hashes (every `prev` and
         // `hash` checked), reaches the same head, views and tree
-        _ = try lmdb.appendBlocking(try inputs(try pg.exportText()))
+        _ = try await lmdb.append(try inputs(try pg.exportText()))
         #expect(try await lmdb.head() == head)
         let everyone = users + (0..<64).map { "writer-\($0)" }
         #expect(try await Self.views(pg, everyone) == Self.views(lmdb, everyone))
@@ -140,7 +140,7 @@ struct AsyncWriteTests {
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
         #expect(try pg.verify() == outcomes[1].head)
         let copy = try StorageKind.lmdb.freshLedger()
-        #expect(try copy.appendBlocking(try inputs(try pg.exportText())).head == outcomes[1].head)
+        #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
         for other in [copy, lmdb] {
             #expect(try await Self.views(pg, ["alice", "bob"]) == Self.views(other, ["alice", "bob"]))

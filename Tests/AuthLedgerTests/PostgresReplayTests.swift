@@ -40,13 +40,8 @@ struct PostgresReplayTests {
         }
     }
 
-    /// `replay` (the writer's task, wait-free) or `replayBlocking` (the calling thread waiting).
-    static func replay(_ ledger: Ledger, async: Bool) async throws -> UInt64 {
-        async ? try await ledger.replay() : try await ledger.replay()
-    }
-
-    @Test(arguments: ["scenarios", "personal"], [false, true])
-    func replayInRunsRebuildsWhatTheAppendsWrote(_ history: String, async: Bool) async throws {
+    @Test(arguments: ["scenarios", "personal"])
+    func replayInRunsRebuildsWhatTheAppendsWrote(_ history: String) async throws {
         // Given a store with every scenario (five users, a policy stream), or users with personal values
         let ledger: Ledger
         if history == "scenarios" {
@@ -65,7 +60,7 @@ struct PostgresReplayTests {
         for run in [1, 2, 3] {
             Ledger.replayRun = run
             defer { Ledger.replayRun = 4096 }
-            #expect(try await Self.replay(ledger, async: async) > 0)
+            #expect(try await ledger.replay() > 0)
             // Then every state, record and tree hash is the one the appends wrote
             let after = try Self.digests(admin, store.schema)
             #expect(after == before, "runs of \(run): \(before) → \(after)")
@@ -78,7 +73,7 @@ struct PostgresReplayTests {
                        "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
             _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
             #expect(try Self.digests(admin, store.schema) != before)
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before)
             #expect(try await ledger.treeHead().root == root)
         }
@@ -88,13 +83,13 @@ struct PostgresReplayTests {
             let flip = "UPDATE \(store.schema).events SET bytes = set_byte(bytes, \(offset), get_byte(bytes, \(offset)) # 1) WHERE seq = 3"
             _ = try admin.integers(flip)
             do {
-                _ = try await Self.replay(ledger, async: async)
+                _ = try await ledger.replay()
                 Issue.record("byte \(offset) of event 3 changed: replayed")
             } catch let e as LedgerError {
                 #expect(e.code == .tampered && e.seq == 3, "byte \(offset): \(e)")
             }
             _ = try admin.integers(flip)
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before)
         }
         // When records and states are added, removed or changed behind the ledger's back,
@@ -109,7 +104,7 @@ struct PostgresReplayTests {
             // so the rows keep their places and the first is not always a user's.)
             let changed = try Self.states(ledger)
             #expect(try Self.digests(admin, store.schema) != before || changed.0 != states.0 || changed.1 != states.1, "\(change)")
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before, "\(change)")
             let replayed = try Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
