@@ -17,8 +17,8 @@ import Testing
     @Test func appendsAndCommandsJoinTheGroupCommit() async throws {
         let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
         let before = ledger.writerStats.requests
-        try await ledger.append(try Self.register("alice"))
-        try await ledger.perform(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
+        _ = try await ledger.append(try Self.register("alice"))
+        _ = try await ledger.perform(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
         // Both went through the group-commit queue as requests (a transaction of their own would
         // not count one). The writer counts a batch just after answering it: wait for the count.
         let deadline = Date().addingTimeInterval(10)

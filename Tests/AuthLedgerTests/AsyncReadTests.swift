@@ -58,9 +58,9 @@ struct AsyncReadTests {
         let (events, expectations) = try ScenarioFixtureTests.load(name)
         let lmdb = try StorageKind.lmdb.freshLedger()
         let pg = try StorageKind.postgres.freshLedger()
-        try await lmdb.append(events)
+        _ = try await lmdb.append(events)
         // (The export carries the disclosures' salts: both stores hold the same bytes.)
-        try await pg.append(try inputs(try lmdb.exportText()))
+        _ = try await pg.append(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
         storage.firstReadPage.set(2)
         let waits = storage.connections.blockingWaits.value
@@ -105,7 +105,7 @@ struct AsyncReadTests {
     @Test func anAsyncReadOfAClosedStoreIsAStorageError() async throws {
         // Given a PostgreSQL ledger that was closed
         let pg = try StorageKind.postgres.freshLedger()
-        try await pg.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+        _ = try await pg.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
             data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
         #expect(try await pg.head().seq == 1)
         await pg.close()

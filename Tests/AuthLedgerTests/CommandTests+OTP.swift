@@ -91,7 +91,7 @@ extension CommandTests {
         let (oid, code) = try await b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
         // Thrown, with the otp.failed it appended (durably: it is in the log).
-        let first = await refusal { try await b.ledger.perform(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { [now = b.now] in now }) }
+        let first = await refusal { _ = try await b.ledger.perform(.verifyOTP(user: "alice", otpId: oid, code: wrong), clock: { [now = b.now] in now }) }
         #expect(first?.code == .otpInvalid && first?.remainingAttempts == 4)
         #expect(first?.appended?.map(\.event.type) == [.otpFailed])
         #expect(try await b.ledger.head().seq == first?.appended?.last?.seq)

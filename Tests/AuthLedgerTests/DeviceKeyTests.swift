@@ -210,11 +210,11 @@ import Testing
         let forged = String(sig.dropLast(2)) + (sig.hasSuffix("AA") ? "BA" : "AA")
         let edited = lines.map { $0.replacingOccurrences(of: sig, with: forged) }.joined(separator: "\n")
         let third = try storage.freshLedger()
-        #expect(await refusal { try await third.append(try EventDecoder.decodeLines(Array(edited.utf8), file: "x.jsonl").map(\.input)) }?.code == .chainMismatch)
+        #expect(await refusal { _ = try await third.append(try EventDecoder.decodeLines(Array(edited.utf8), file: "x.jsonl").map(\.input)) }?.code == .chainMismatch)
         // …and in the fixture form (no hash to betray it) the signature itself is refused at its line
         let fixture = [lines[0], lines[1], line("challenge.approved", at: "2026-05-01T10:00:20Z",
                                                   data: #"{"challengeId":"\#(cid)","approverDeviceId":"phone","signature":"\#(forged)"}"#)]
-        let e = await refusal { try await third.append(try EventDecoder.decodeLines(Array(fixture.joined(separator: "\n").utf8), file: "f.jsonl").map(\.input)) }
+        let e = await refusal { _ = try await third.append(try EventDecoder.decodeLines(Array(fixture.joined(separator: "\n").utf8), file: "f.jsonl").map(\.input)) }
         #expect(e?.code == .signatureInvalid)
         #expect(try await third.head().seq == 0)
     }

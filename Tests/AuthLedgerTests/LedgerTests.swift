@@ -16,7 +16,7 @@ import Testing
         let ledger = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            try await ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
+            _ = try await ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
         }
         return ledger
     }
@@ -190,7 +190,7 @@ import Testing
         let single = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            for item in try EventDecoder.decodeLines(bytes, file: name) { try await single.append([item.input]) }
+            for item in try EventDecoder.decodeLines(bytes, file: name) { _ = try await single.append([item.input]) }
         }
         // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
         #expect(try batch.contentText() == single.contentText())

@@ -30,7 +30,7 @@ import Testing
 
     /// Where the append of `items` was refused: code and the input line (as `import` reports it).
     static func refusedAt(_ ledger: Ledger, _ items: [(input: EventInput, line: Int)]) async -> (code: String, line: Int?, until: String?) {
-        guard let e = await refusal({ try await ledger.append(items.map(\.input)) }) else { return ("none", nil, nil) }
+        guard let e = await refusal({ _ = try await ledger.append(items.map(\.input)) }) else { return ("none", nil, nil) }
         return (e.code.rawValue, e.index.map { items[$0].line }, e.until?.formatted)
     }
 
@@ -69,7 +69,7 @@ import Testing
         // Given a store holding the valid prefix
         let ledger = try storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
-        try await ledger.append(prefix.map(\.input))
+        _ = try await ledger.append(prefix.map(\.input))
         let before = try ledger.exportText()
         let headBefore = try await ledger.head()
         // When the refused rest is imported

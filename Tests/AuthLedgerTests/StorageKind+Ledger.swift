@@ -30,7 +30,7 @@ extension StorageKind {
         if StorageKind.postgresURL != nil {
             #expect(StorageKind.all == [.lmdb, .postgres])
             let ledger = try StorageKind.postgres.freshLedger()
-            try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+            _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                 data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
             #expect(try ledger.verify().seq == 1)
         }

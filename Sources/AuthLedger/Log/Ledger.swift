@@ -39,7 +39,7 @@ public final class Ledger: Sendable {
         writer.pipelined = configuration.pipelinedCommit
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
         // Several servers on one shared store (PostgreSQL): the others' commits wake this one's feeds.
-        storage.listenForCommits { [weak self] head in self?.notifyCommit(head) }
+        (storage as? any CommitNotifying)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
         let (head, checkpoint, layout) = try storage.read { r in
             (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
         }
