@@ -31,7 +31,7 @@ public enum HTTPFuzzCheck {
         // The thread-safe test channel: checks run on whichever thread the cooperative pool gives them.
         let channel = NIOAsyncTestingChannel()
 
-        init() throws {
+        init() async throws {
             let dir = NSTemporaryDirectory() + "authledger-http-fuzz-\(getpid())"
             try? FileManager.default.removeItem(atPath: dir)
             let ledger = try Ledger(lmdb: dir)
@@ -42,7 +42,7 @@ public enum HTTPFuzzCheck {
             {"type":"device.registered","user":"alice","at":"\(at)","data":{"deviceId":"laptop","name":"Alice laptop","kind":"desktop","binding":"permanent","via":"admin"}}
             {"type":"challenge.issued","user":"alice","at":"\(at)","data":{"challengeId":"c1","action":"login","requestingDeviceId":"laptop","expiresAt":"2026-03-01T09:01:00Z"}}
             """
-            _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(seed.utf8)).map(\.input))
+            _ = try await ledger.append(try EventDecoder.decodeLines(Array(seed.utf8)).map(\.input))
             var config = ServerConfiguration()
             config.tokens = try TokenStore(parsing: "fuzz-admin:admin,fuzz-reader:read")
             config.rateLimit = nil
@@ -66,18 +66,20 @@ public enum HTTPFuzzCheck {
         }
     }
 
-    private static let shared = Mutex<Harness?>(nil)
+    /// The harness, made by the first check (the others await the same making).
+    private static let shared = Mutex<Task<Harness, any Error>?>(nil)
 
-    static func harness() throws -> Harness {
-        try shared.withLock { shared in
-            if let h = shared { return h }
-            do {
-                let h = try Harness()
-                shared = h
-                return h
-            } catch {
-                throw FuzzFailure("the fuzz harness cannot start: \(error)")
-            }
+    static func harness() async throws -> Harness {
+        let making = shared.withLock { shared in
+            if let t = shared { return t }
+            let t = Task { try await Harness() }
+            shared = t
+            return t
+        }
+        do {
+            return try await making.value
+        } catch {
+            throw FuzzFailure("the fuzz harness cannot start: \(error)")
         }
     }
 
@@ -95,7 +97,7 @@ public enum HTTPFuzzCheck {
 
     /// Runs one input; throws a ``FuzzFailure`` when the answer breaks the contract.
     public static func check(_ bytes: [UInt8]) async throws {
-        let h = try harness()
+        let h = try await harness()
         let (request, route) = makeRequest(bytes, endpoints: h.endpoints)
         let context = ServerRequestContext(source: .init(channel: h.channel, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })))
         let status: Int

@@ -16,7 +16,7 @@ import PostgresNIO
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
 /// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
-package final class PostgresStorage: StorageBackend, Sendable {
+package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// Where the store is.
     public let location: PostgresLocation
     package let connections: PostgresConnections

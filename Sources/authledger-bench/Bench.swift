@@ -96,12 +96,12 @@ struct Bench: AsyncParsableCommand {
         let ledger = try Ledger(lmdb: base + "/ledger", configuration: .fromEnvironment(ProcessInfo.processInfo.environment))
         if wanted("append_bulk") {
             let written = BenchRun.bytesWritten()
-            let b = try run.appendBulk(ledger)
+            let b = try await run.appendBulk(ledger)
             report("append_bulk", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu),
                                    ("bytes_written_per_event", (BenchRun.bytesWritten() - written) / Double(run.events))])
         }
         if wanted("append_bulk_clear") {
-            let b = try run.appendBulkClear()
+            let b = try await run.appendBulkClear()
             report("append_bulk_clear", [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)])
         }
         // 64 writers (by default) at once: the same phase plain and with the pipelined
@@ -137,34 +137,34 @@ struct Bench: AsyncParsableCommand {
             try await concurrentPhase("append_concurrent_pipelined", pipelined: true, prefix: "piped")
         }
         if wanted("replay") {
-            let r = try run.replay(ledger)
+            let r = try await run.replay(ledger)
             report("replay", [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)])
             // VmHWM counts the clean, file-backed pages of the LMDB maps too: show the split.
             let m = BenchRun.memory()
             report("rss_after_replay", [("anon_mb", m.anon), ("file_mb", m.file)])
         }
         if wanted("query_devices") {
-            let q = try run.queryDevices(ledger)
+            let q = try await run.queryDevices(ledger)
             report("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)])
         }
         if wanted("erase_user") {
-            let e = try run.eraseUser(ledger, userEvents: eraseUserEvents)
+            let e = try await run.eraseUser(ledger, userEvents: eraseUserEvents)
             report("erase_user", [("user_events", Double(e.erased)), ("seconds", e.seconds), ("store_mb", e.storeMB)])
         }
         if wanted("proof_inclusion") {
-            let p = try run.inclusionProofs(ledger)
+            let p = try await run.inclusionProofs(ledger)
             report("proof_inclusion", [("p50_us", p.p50), ("p99_us", p.p99)])
         }
         if wanted("proof_consistency") {
-            let p = try run.consistencyProofs(ledger)
+            let p = try await run.consistencyProofs(ledger)
             report("proof_consistency", [("p50_us", p.p50), ("p99_us", p.p99)])
         }
         if wanted("checkpoint") {
-            let p = try run.checkpoints(ledger)
+            let p = try await run.checkpoints(ledger)
             report("checkpoint", [("p50_us", p.p50), ("p99_us", p.p99)])
         }
         if wanted("tile_read") {
-            let t = try run.tileReads(ledger)
+            let t = try await run.tileReads(ledger)
             report("tile_read", [("hash_tiles_per_s", t.hashTiles), ("entry_bundles_per_s", t.entryBundles)])
         }
         if wanted("tile_serving") {
@@ -175,7 +175,7 @@ struct Bench: AsyncParsableCommand {
             // Two new ledgers of its own: the main store's map pages that the proof and tile
             // phases read (clean page cache, ~200 MB) are let go first, so the phase's peak is its own.
             (ledger.storage as? LMDBStorage)?.environment.releaseMappedPages()
-            let o = try run.treeOverhead()
+            let o = try await run.treeOverhead()
             report("append_tree_overhead", [("with_tree_events_per_s", o.with), ("without_tree_events_per_s", o.without),
                                             ("with_tree_events_per_cpu_s", o.withCPU), ("without_tree_events_per_cpu_s", o.withoutCPU),
                                             ("overhead_pct", (o.without / o.with - 1) * 100),
@@ -190,7 +190,7 @@ struct Bench: AsyncParsableCommand {
             report("approve_http", modes.flatMap { [("\($0.0)_per_s", $0.1), ("\($0.0)_p50_ms", $0.2)] })
         }
         if wanted("link_redeem") {
-            let few = try run.linkRedeem(ledger, pending: 1_000), many = try run.linkRedeem(ledger, pending: 100_000)
+            let few = try await run.linkRedeem(ledger, pending: 1_000), many = try await run.linkRedeem(ledger, pending: 100_000)
             report("link_redeem", [("p50_ms_1k_pending", few), ("p50_ms_100k_pending", many)])
         }
         if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
@@ -302,6 +302,12 @@ struct BenchRun {
         return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
     }
 
+    static func seconds(_ f: () async throws -> Void) async rethrows -> Double {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        try await f()
+        return Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+    }
+
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
@@ -309,14 +315,14 @@ struct BenchRun {
 
     /// Events per second of wall time, and per second of this process's CPU time
     /// (steadier than wall time when other work shares the cores).
-    func appendBulk(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
+    func appendBulk(_ ledger: Ledger) async throws -> (wall: Double, cpu: Double) {
         var workload = BenchWorkload(total: events, start: BenchRun.start)
         var elapsed = 0.0, cpu = 0.0
         while true {
             let batch = workload.batch(BenchRun.batch)
             if batch.isEmpty { break }
             let c0 = BenchRun.cpuSeconds()
-            elapsed += try BenchRun.seconds { _ = try ledger.appendBlocking(batch) }
+            await elapsed += try BenchRun.seconds { _ = try await ledger.append(batch) }
             cpu += BenchRun.cpuSeconds() - c0
         }
         return (Double(events) / elapsed, Double(events) / cpu)
@@ -350,25 +356,25 @@ struct BenchRun {
         return (Double(latencies.count) / elapsed, BenchRun.percentile(latencies, 0.5), BenchRun.percentile(latencies, 0.99))
     }
 
-    func replay(_ ledger: Ledger) throws -> (wall: Double, cpu: Double) {
+    func replay(_ ledger: Ledger) async throws -> (wall: Double, cpu: Double) {
         var n: UInt64 = 0
         let c0 = BenchRun.cpuSeconds()
-        let elapsed = try BenchRun.seconds { n = try ledger.replayBlocking() }
+        let elapsed = try await BenchRun.seconds { n = try await ledger.replay() }
         return (Double(n) / elapsed, Double(n) / (BenchRun.cpuSeconds() - c0))
     }
 
-    func queryDevices(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
+    func queryDevices(_ ledger: Ledger) async throws -> (p50: Double, p99: Double) {
         let users = BenchWorkload(total: events, start: BenchRun.start).userCount
         let options = QueryOptions(asOf: Timestamp(rfc3339: "2026-06-01T00:00:00Z")!)
         var rng = SplitMix64(seed: 42)
-        for k in 0..<1000 { _ = try ledger.devicesBlocking("user-\(k % users)", options) }  // warm up
+        for k in 0..<1000 { _ = try await ledger.devices("user-\(k % users)", options) }  // warm up
         var lat: [Double] = []
         let count = 20_000
         lat.reserveCapacity(count)
         for _ in 0..<count {
             let user = "user-\(Int(rng.next() % UInt64(users)))"
             let s = DispatchTime.now().uptimeNanoseconds
-            let answer = try ledger.devicesBlocking(user, options)
+            let answer = try await ledger.devices(user, options)
             lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e3)
             precondition(answer != .null)
         }

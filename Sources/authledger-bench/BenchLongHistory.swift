@@ -77,10 +77,10 @@ struct BenchLongHistory {
         var k = 0
         while k < past.count {
             let end = min(k + BenchRun.batch, past.count)
-            _ = try ledger.appendBlocking(Array(past[k..<end]))
+            _ = try await ledger.append(Array(past[k..<end]))
             k = end
         }
-        _ = try ledger.appendBlocking([BenchLongHistory.register("fresh", "d1", via: "initial", BenchLongHistory.start)])
+        _ = try await ledger.append([BenchLongHistory.register("fresh", "d1", via: "initial", BenchLongHistory.start)])
         // Commands run at a clock after the whole past; each call moves it by 1 ms.
         let clockStart = BenchLongHistory.start.adding(seconds: Int64(pastChallenges) * 30 + 3600)
         let tick = Tick(clockStart)

@@ -7,16 +7,16 @@ import Foundation
 extension BenchRun {
     /// `append_bulk` again on a fresh store with commitments off (personal values hashed
     /// in clear): the same workload, so the ratio is the commitments' cost.
-    func appendBulkClear() throws -> (wall: Double, cpu: Double) {
+    func appendBulkClear() async throws -> (wall: Double, cpu: Double) {
         let ledger = try Ledger(lmdb: base + "/ledger-clear")
         ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
-        return try appendBulk(ledger)
+        return try await appendBulk(ledger)
     }
 
     /// Erases a user with `userEvents` events (each with a personal value) in `ledger`
     /// after its other phases: seconds for the erasure (append, delete, compaction and
     /// swap), and the store's size in MB.
-    func eraseUser(_ ledger: Ledger, userEvents: Int) throws -> (seconds: Double, storeMB: Double, erased: Int) {
+    func eraseUser(_ ledger: Ledger, userEvents: Int) async throws -> (seconds: Double, storeMB: Double, erased: Int) {
         let user = "bench-erased"
         var t = BenchRun.start.milliseconds
         var batch: [EventInput] = []
@@ -33,11 +33,11 @@ extension BenchRun {
         a[.deviceId] = .string("d1")
         for _ in 1..<userEvents {
             add(.accessed, a)
-            if batch.count == BenchRun.batch { _ = try ledger.appendBlocking(batch); batch = [] }
+            if batch.count == BenchRun.batch { _ = try await ledger.append(batch); batch = [] }
         }
-        if !batch.isEmpty { _ = try ledger.appendBlocking(batch) }
+        if !batch.isEmpty { _ = try await ledger.append(batch) }
         var outcome: ErasureOutcome?
-        let seconds = try BenchRun.seconds { outcome = try ledger.eraseBlocking(user, reason: "bench") }
+        let seconds = try await BenchRun.seconds { outcome = try await ledger.erase(user, reason: "bench") }
         var size = 0.0
         if let attrs = try? FileManager.default.attributesOfItem(atPath: base + "/ledger/data.mdb"), let n = attrs[.size] as? NSNumber {
             size = n.doubleValue / 1e6

@@ -62,7 +62,7 @@ struct BenchPostgres {
         }
         if wanted("append_bulk") {
             out.append(("append_bulk", try await statements("append_bulk", events: events) {
-                let b = try run.appendBulk(ledger)
+                let b = try await run.appendBulk(ledger)
                 return [("events_per_s", b.wall), ("events_per_cpu_s", b.cpu)]
             }))
         }
@@ -93,18 +93,18 @@ struct BenchPostgres {
             await second.close()
         }
         if wanted("replay") {
-            out.append(("replay", try await statements("replay", events: try Int(ledger.headBlocking().seq)) {
-                let r = try run.replay(ledger)
+            out.append(("replay", try await statements("replay", events: try await Int(ledger.head().seq)) {
+                let r = try await run.replay(ledger)
                 return [("events_per_s", r.wall), ("events_per_cpu_s", r.cpu)]
             }))
         }
         if wanted("query_devices") {
-            let q = try run.queryDevices(ledger)
+            let q = try await run.queryDevices(ledger)
             out.append(("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)]))
         }
         if wanted("verify") {
             let seconds = try BenchRun.seconds { _ = try ledger.verify() }
-            out.append(("verify", [("events_per_s", Double(try ledger.headBlocking().seq) / seconds)]))
+            out.append(("verify", [("events_per_s", Double(try await ledger.head().seq) / seconds)]))
         }
         return out
     }

@@ -53,9 +53,9 @@ extension BenchRun {
                 ch[.expiresAt] = .time(at.adding(seconds: 3600)); ch[.nonce] = .string(nonce)
                 batch.append(EventInput(event: Event(type: .challengeIssued, user: user, at: at, data: ch)))
                 seeded.append((user, "c1", nonce))
-                if batch.count >= BenchRun.batch { _ = try ledger.appendBlocking(batch); batch = [] }
+                if batch.count >= BenchRun.batch { _ = try await ledger.append(batch); batch = [] }
             }
-            if !batch.isEmpty { _ = try ledger.appendBlocking(batch) }
+            if !batch.isEmpty { _ = try await ledger.append(batch) }
             for (i, s) in seeded.enumerated() {
                 var body = #"{"deviceId":"phone""#
                 if let key {
@@ -87,7 +87,7 @@ extension BenchRun {
     /// Link redemptions (`redeemLink`, one durable commit each) with `pending` other links
     /// waiting: p50 in ms. The index finds a token's request by its keyed hash, so the
     /// time should not grow with `pending`.
-    func linkRedeem(_ ledger: Ledger, pending: Int, redemptions: Int = 200) throws -> Double {
+    func linkRedeem(_ ledger: Ledger, pending: Int, redemptions: Int = 200) async throws -> Double {
         let secrets = try ledger.secrets()
         let at = Timestamp.now()
         var batch: [EventInput] = []
@@ -100,13 +100,13 @@ extension BenchRun {
             // Each link its own user (one pending device each), as a service's sign-ins would be.
             batch.append(EventInput(event: Event(type: .verificationRequested, user: "bench-link-\(pending)-\(i)", at: at, data: d)))
             if i >= pending { tokens.append(token) }
-            if batch.count >= BenchRun.batch { _ = try ledger.appendBlocking(batch); batch = [] }
+            if batch.count >= BenchRun.batch { _ = try await ledger.append(batch); batch = [] }
         }
-        if !batch.isEmpty { _ = try ledger.appendBlocking(batch) }
+        if !batch.isEmpty { _ = try await ledger.append(batch) }
         var lat: [Double] = []
         for token in tokens {
             let s = DispatchTime.now().uptimeNanoseconds
-            _ = try ledger.redeemLinkBlocking(try LinkRedemptionRequest(token: token))
+            _ = try await ledger.redeemLink(try LinkRedemptionRequest(token: token))
             lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e6)
         }
         return BenchRun.percentile(lat.sorted(), 0.5)

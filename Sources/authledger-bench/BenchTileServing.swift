@@ -9,7 +9,7 @@ import Logging
 /// over loopback, with an audit token, on keep-alive connections.
 extension BenchRun {
     func tileServing(_ ledger: Ledger, connections: Int = 4, requestsPerConnection: Int = 5_000) async throws -> (rate: Double, p50: Double, p99: Double) {
-        let head = try ledger.headBlocking().seq
+        let head = try await ledger.head().seq
         guard head >= 256 else { return (0, 0, 0) }
         let server = try await BenchServer.start(ledger, tokens: "bench-audit-token:audit")
         defer { server.cancel() }

@@ -9,7 +9,7 @@ extension BenchRun {
     /// Appends the same workload into two fresh stores, one with the Merkle tree
     /// maintained and one without, batch by batch in turn (so both see the same
     /// machine load): events per second of each, and the tree's overhead.
-    func treeOverhead() throws -> (with: Double, without: Double, withCPU: Double, withoutCPU: Double) {
+    func treeOverhead() async throws -> (with: Double, without: Double, withCPU: Double, withoutCPU: Double) {
         let withTree = try Ledger(lmdb: base + "/tree-with")
         let withoutTree = try Ledger(lmdb: base + "/tree-without")
         var a = BenchWorkload(total: events, start: BenchRun.start)
@@ -20,10 +20,10 @@ extension BenchRun {
             let batchA = a.batch(BenchRun.batch), batchB = b.batch(BenchRun.batch)
             if batchA.isEmpty { break }
             var c0 = BenchRun.cpuSeconds()
-            wall.0 += try BenchRun.seconds { _ = try withTree.appendBlocking(batchA) }
+            await wall.0 += try BenchRun.seconds { _ = try await withTree.append(batchA) }
             cpu.0 += BenchRun.cpuSeconds() - c0
             c0 = BenchRun.cpuSeconds()
-            wall.1 += try BenchRun.seconds { _ = try withoutTree.appendBlocking(batchB) }
+            await wall.1 += try BenchRun.seconds { _ = try await withoutTree.append(batchB) }
             cpu.1 += BenchRun.cpuSeconds() - c0
         }
         let n = Double(events)
@@ -31,13 +31,13 @@ extension BenchRun {
     }
 
     /// Latencies in µs of `count` calls of `body(k)`, after 1,000 to warm up.
-    static func latencies(_ count: Int, _ body: (Int) throws -> Void) rethrows -> (p50: Double, p99: Double) {
-        for k in 0..<1000 { try body(k) }
+    static func latencies(_ count: Int, _ body: (Int) async throws -> Void) async rethrows -> (p50: Double, p99: Double) {
+        for k in 0..<1000 { try await body(k) }
         var lat: [Double] = []
         lat.reserveCapacity(count)
         for k in 0..<count {
             let s = DispatchTime.now().uptimeNanoseconds
-            try body(k)
+            try await body(k)
             lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e3)
         }
         lat.sort()
@@ -45,48 +45,48 @@ extension BenchRun {
     }
 
     /// Inclusion proofs of random events in the tree of the head.
-    func inclusionProofs(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
-        let head = try ledger.headBlocking().seq
+    func inclusionProofs(_ ledger: Ledger) async throws -> (p50: Double, p99: Double) {
+        let head = try await ledger.head().seq
         var rng = SplitMix64(seed: 7)
-        return try BenchRun.latencies(20_000) { _ in
-            let p = try ledger.inclusionProofBlocking(seq: 1 + rng.next() % head)
+        return try await BenchRun.latencies(20_000) { _ in
+            let p = try await ledger.inclusionProof(seq: 1 + rng.next() % head)
             precondition(!p.proof.isEmpty || head == 1)
         }
     }
 
     /// Consistency proofs from random sizes to the head.
-    func consistencyProofs(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
-        let head = try ledger.headBlocking().seq
+    func consistencyProofs(_ ledger: Ledger) async throws -> (p50: Double, p99: Double) {
+        let head = try await ledger.head().seq
         var rng = SplitMix64(seed: 8)
-        return try BenchRun.latencies(20_000) { _ in
-            _ = try ledger.consistencyProofBlocking(from: 1 + rng.next() % head, to: head)
+        return try await BenchRun.latencies(20_000) { _ in
+            _ = try await ledger.consistencyProof(from: 1 + rng.next() % head, to: head)
         }
     }
 
     /// The signed checkpoint of the head: the root (O(log n) reads) and an Ed25519 signature.
-    func checkpoints(_ ledger: Ledger) throws -> (p50: Double, p99: Double) {
+    func checkpoints(_ ledger: Ledger) async throws -> (p50: Double, p99: Double) {
         let signer = try CheckpointSigner(origin: "bench.example/log", seed: [UInt8](repeating: 42, count: 32))
-        return try BenchRun.latencies(5_000) { _ in _ = try ledger.checkpointBlocking(signer: signer) }
+        return try await BenchRun.latencies(5_000) { _ in _ = try await ledger.checkpoint(signer: signer) }
     }
 
     /// Full hash tiles (level 0 and 1) and entry bundles read from the store, per second, in-process.
-    func tileReads(_ ledger: Ledger) throws -> (hashTiles: Double, entryBundles: Double) {
-        let head = try ledger.headBlocking().seq
+    func tileReads(_ ledger: Ledger) async throws -> (hashTiles: Double, entryBundles: Double) {
+        let head = try await ledger.head().seq
         let level0 = max(1, head / 256), level1 = head >> 16
         var rng = SplitMix64(seed: 9)
         let n = 20_000
-        let hashSeconds = try BenchRun.seconds {
+        let hashSeconds = try await BenchRun.seconds {
             for k in 0..<n {
                 if k % 8 == 7 && level1 > 0 {
-                    _ = try ledger.hashTileBlocking(level: 1, index: rng.next() % level1, width: 256)
+                    _ = try await ledger.hashTile(level: 1, index: rng.next() % level1, width: 256)
                 } else {
-                    _ = try ledger.hashTileBlocking(level: 0, index: rng.next() % level0, width: head >= 256 ? 256 : Int(head))
+                    _ = try await ledger.hashTile(level: 0, index: rng.next() % level0, width: head >= 256 ? 256 : Int(head))
                 }
             }
         }
         let bundles = 500
-        let entrySeconds = try BenchRun.seconds {
-            for _ in 0..<bundles { _ = try ledger.entryBundleBlocking(index: rng.next() % level0, width: head >= 256 ? 256 : Int(head)) }
+        let entrySeconds = try await BenchRun.seconds {
+            for _ in 0..<bundles { _ = try await ledger.entryBundle(index: rng.next() % level0, width: head >= 256 ? 256 : Int(head)) }
         }
         return (Double(n) / hashSeconds, Double(bundles) / entrySeconds)
     }

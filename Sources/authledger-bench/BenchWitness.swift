@@ -14,16 +14,16 @@ extension BenchRun {
     /// one request after the other (each waits for its commit); then the same with 16
     /// origins at once, whose requests share group commits.
     func witnessAddCheckpoint(_ ledger: Ledger, requests: Int) async throws -> [(String, Double)] {
-        let head = try ledger.headBlocking().seq
-        func chain(_ origin: String, count: Int) throws -> [[UInt8]] {
+        let head = try await ledger.head().seq
+        func chain(_ origin: String, count: Int) async throws -> [[UInt8]] {
             let signer = try CheckpointSigner(origin: origin, seed: Array(BenchSeed.of(origin)))
             var rng = SplitMix64(seed: 11)
             var size: UInt64 = 0
             var out: [[UInt8]] = []
             while out.count < count, size < head {
                 let next = min(head, size + 1 + rng.next() % 64)
-                let (_, root) = try ledger.treeHeadBlocking(size: next)
-                let proof = size == 0 ? [] : try ledger.consistencyProofBlocking(from: size, to: next).proof
+                let (_, root) = try await ledger.treeHead(size: next)
+                let proof = size == 0 ? [] : try await ledger.consistencyProof(from: size, to: next).proof
                 let body = "old \(size)\n" + proof.map { Data($0.bytes).base64EncodedString() + "\n" }.joined() + "\n" + (try signer.sign(size: next, root: root))
                 out.append(Array(body.utf8))
                 size = next
@@ -36,7 +36,7 @@ extension BenchRun {
                            store: try WitnessStore(path: dir))
         }
         // One origin, sequential.
-        let one = try chain("bench.example/one", count: requests)
+        let one = try await chain("bench.example/one", count: requests)
         let w1 = try witness(base + "/witness-one", origins: ["bench.example/one"])
         var lat: [Double] = []
         let c0 = BenchRun.cpuSeconds(), t0 = DispatchTime.now().uptimeNanoseconds
@@ -50,7 +50,8 @@ extension BenchRun {
         lat.sort()
         // 16 origins at once, each a chain of its own.
         let origins = (0..<16).map { "bench.example/o\($0)" }
-        let chains = try origins.map { try chain($0, count: max(requests / 16, 1)) }
+        var chains: [[[UInt8]]] = []
+        for origin in origins { chains.append(try await chain(origin, count: max(requests / 16, 1))) }
         let w16 = try witness(base + "/witness-many", origins: origins)
         let t1 = DispatchTime.now().uptimeNanoseconds
         let ok = try await withThrowingTaskGroup(of: Int.self) { g in
@@ -103,10 +104,10 @@ extension BenchRun {
         let with = try await appendConcurrent(ledger, writers: writers, prefix: "witnessed")
         // The last checkpoint of the run is cosigned within a few rounds.
         var cosigned: UInt64 = 0
-        let head = try ledger.headBlocking().seq
+        let head = try await ledger.head().seq
         for _ in 0..<150 where cosigned < head {
             try await Task.sleep(for: .milliseconds(100))
-            let note = try ledger.metaRecordBlocking("witness/quorum").flatMap { try? SignedNote(parsing: $0) }
+            let note = try await ledger.metaRecord("witness/quorum").flatMap { try? SignedNote(parsing: $0) }
             cosigned = note.flatMap { try? Checkpoint(text: $0.text).size } ?? 0
         }
         await server.stop()

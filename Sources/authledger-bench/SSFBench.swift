@@ -122,7 +122,7 @@ enum SSFBench {
         out.append(("poll", .object([("sets", .int(Int64(polled))), ("sets_per_s", .number(fmt(Double(polled) / pollSeconds)))])))
 
         // Signing alone.
-        let sample = try ledger.eventsBlocking(from: 1, limit: min(events, 4000))
+        let sample = try await ledger.events(from: 1, limit: min(events, 4000))
         guard let s = try await ssf.store.get(pollId), let issuer = ssf.issuer else { throw LedgerError(.storageError, "bench stream vanished") }
         let claims = sample.compactMap { ssf.claims(s, $0, issuer: issuer) }
         let signStart = clock.now

@@ -5,7 +5,7 @@ import Foundation
 /// `authledger bench …`: runs the `authledger-bench` executable built beside this one, with
 /// the same arguments. The benchmark is its own target because it measures raw LMDB and
 /// SQLite ceilings, and the CLI links neither.
-struct BenchForward: ParsableCommand {
+struct BenchForward: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure appends, replay and queries against raw LMDB and SQLite ceilings (runs authledger-bench).",
@@ -14,7 +14,7 @@ struct BenchForward: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "Options for authledger-bench.")
     var arguments: [String] = []
 
-    func run() throws { try BenchForward.exec(arguments) }
+    func run() async throws { try BenchForward.exec(arguments) }
 
     /// Replaces this process with `authledger-bench ARGUMENTS…` (the executable built beside this one).
     static func exec(_ arguments: [String]) throws {

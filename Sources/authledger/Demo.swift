@@ -5,32 +5,32 @@ import Foundation
 /// Imports the recorded scenarios under Fixtures/scenarios into the store (idempotent:
 /// they carry explicit ids) and shows each user's devices, cooling window and pending
 /// challenges as of the end of their history.
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Load the recorded scenarios into the store and show their projections.")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "The scenarios folder (default: Fixtures/scenarios of this checkout).") var fixtures: String?
 
-    func run() throws {
+    func run() async throws {
         guard let dir = fixtures ?? Demo.locateScenarios() else {
             throw LedgerError(.invalidEvent, "cannot find Fixtures/scenarios; pass --fixtures DIR")
         }
         let ledger = try global.openLedger()
-        let users = try Demo.loadScenarios(from: dir, into: ledger) { name, outcome in
+        let users = try await Demo.loadScenarios(from: dir, into: ledger) { name, outcome in
             Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
         }
-        let head = try ledger.headBlocking()
+        let head = try await ledger.head()
         Output.line("store \(global.storeName): head seq \(head.seq) hash \(head.hash)\n")
         for user in users {
-            let last = try ledger.historyBlocking(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
+            let last = try await ledger.history(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
             let options = QueryOptions(asOf: last)
-            let devices = try ledger.devicesBlocking(user, options)
+            let devices = try await ledger.devices(user, options)
             Output.line("== \(user), as of \(last) (its last event)")
             for d in devices["devices"]?.arrayValue ?? [] {
                 Output.line("  \(d["deviceId"]!.stringValue!)  \(d["status"]!.stringValue!)  \"\(d["name"]?.stringValue ?? "")\"  via \(d["via"]?.stringValue ?? "-")")
             }
             Output.line("  " + Table.coolingLine(devices["cooling"]!))
-            let pending = try ledger.pendingBlocking(user, options).arrayValue ?? []
+            let pending = try await ledger.pending(user, options).arrayValue ?? []
             Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
         }
         Output.line("\nTry: authledger devices USER --store \(global.storeName) --as-of TIME --json, authledger export | tools/verify-export.py")
@@ -42,7 +42,7 @@ struct Demo: ParsableCommand {
     /// `onFile` hears each file's outcome. Returns the users, in order of appearance.
     /// A refusal names the file and line. `demo` and `serve --dev` both load this way.
     static func loadScenarios(from dir: String, into ledger: Ledger,
-                              onFile: (String, AppendOutcome) -> Void = { _, _ in }) throws -> [String] {
+                              onFile: (String, AppendOutcome) -> Void = { _, _ in }) async throws -> [String] {
         let files = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".jsonl") && !$0.hasSuffix(".expect.jsonl") }.sorted()
         var users: [String] = []
         for name in files {
@@ -50,7 +50,7 @@ struct Demo: ParsableCommand {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
             let decoded = try EventDecoder.decodeLines(Array(data), file: name)
             do {
-                onFile(name, try ledger.appendBlocking(decoded.map(\.input)))
+                onFile(name, try await ledger.append(decoded.map(\.input)))
             } catch var e as LedgerError {
                 if let i = e.index, i < decoded.count { e = e.at(file: name, line: decoded[i].line) }
                 throw e

@@ -2,7 +2,7 @@ import ArgumentParser
 import AuthLedger
 import Foundation
 
-struct Erase: ParsableCommand {
+struct Erase: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Erase a user's personal data: append user.erased, destroy the values and salts, compact the store.",
         discussion: "Hashes, checkpoints and proofs stay valid: the log hashes salted commitments, not the values.")
@@ -12,9 +12,9 @@ struct Erase: ParsableCommand {
     @Argument(help: "The user whose personal values are erased.") var user: String
     @Option(help: "Why (recorded in the user.erased event).") var reason: String?
 
-    func run() throws {
+    func run() async throws {
         let ledger = try global.openLedger()
-        let outcome = try ledger.eraseBlocking(user, reason: reason, actor: try actor.meta()?["actor"], now: try global.clock()())
+        let outcome = try await ledger.erase(user, reason: reason, actor: try actor.meta()?["actor"], now: try global.clock()())
         if global.json {
             Output.json(.object([
                 ("user", .string(user)), ("erased", .bool(true)), ("erasedEvents", .int(Int64(outcome.erasedEvents))),

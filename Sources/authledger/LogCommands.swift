@@ -2,13 +2,13 @@ import ArgumentParser
 import AuthLedger
 import Foundation
 
-struct Import: ParsableCommand {
+struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Append fixture or recorded JSONL files atomically (- for stdin).")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "JSONL files; - reads standard input.") var files: [String]
 
-    func run() throws {
+    func run() async throws {
         guard !files.isEmpty else { throw ValidationError("name at least one file") }
         var inputs: [EventInput] = []
         var origins: [(file: String, line: Int)] = []
@@ -28,7 +28,7 @@ struct Import: ParsableCommand {
         }
         let ledger = try global.openLedger()
         do {
-            let outcome = try ledger.appendBlocking(inputs)
+            let outcome = try await ledger.append(inputs)
             if global.json {
                 Output.json(.object([("appended", .int(Int64(outcome.appended.count))), ("duplicates", .int(Int64(outcome.duplicates))),
                                      ("head", .object([("seq", .int(Int64(outcome.head.seq))), ("hash", .string(outcome.head.hash.description))]))]))
@@ -42,24 +42,24 @@ struct Import: ParsableCommand {
     }
 }
 
-struct Export: ParsableCommand {
+struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Write the recorded events as JSONL to stdout.")
 
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this user's events.") var user: String?
     @Option(help: "Start at this seq (inclusive).") var from: UInt64 = 1
 
-    func run() throws {
+    func run() async throws {
         // A user key (SPEC 1.1), or the policy stream `$system` for auditors.
         if let user, user != systemStream { try EventDecoder.checkUser(user) }
         let ledger = try global.openLedger()
         // Read a page per read transaction and write it with none open: a reader that
         // stops reading (`| head -1`) blocks or kills this process while it holds no
         // LMDB reader slot, so no old snapshot stays pinned. Up to the head at the start.
-        let through = try ledger.headBlocking().seq
+        let through = try await ledger.head().seq
         var next = from
         while next <= through {
-            let page = try ledger.eventsBlocking(from: next, limit: 4096, user: user).filter { $0.seq <= through }
+            let page = try await ledger.events(from: next, limit: 4096, user: user).filter { $0.seq <= through }
             guard let last = page.last else { break }
             var buffer = Data()
             for e in page {
@@ -72,12 +72,12 @@ struct Export: ParsableCommand {
     }
 }
 
-struct Verify: ParsableCommand {
+struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Re-compute every hash and index; exit 1 naming the first bad seq.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
+    func run() async throws {
         let head = try global.openLedger().verify()
         if global.json {
             Output.json(.object([("ok", .bool(true)), ("head", .object([("seq", .int(Int64(head.seq))), ("hash", .string(head.hash.description))]))]))
@@ -87,16 +87,16 @@ struct Verify: ParsableCommand {
     }
 }
 
-struct Replay: ParsableCommand {
+struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rebuild every projection from the log.")
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
+    func run() async throws {
         let ledger = try global.openLedger()
         let start = DispatchTime.now()
         let showProgress = Output.stderrIsTerminal && !global.json
-        let n = try ledger.replayBlocking { done, total in
+        let n = try await ledger.replay { done, total in
             guard showProgress, total > 0 else { return }
             let width = 40
             let filled = Int(Double(done) / Double(total) * Double(width))

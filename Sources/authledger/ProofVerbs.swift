@@ -3,7 +3,7 @@ import AuthLedger
 import Foundation
 
 /// `rotate-key USER DEVICE --public-key JWK --signature JWS`: replaces a device's key.
-struct RotateKey: ParsableCommand {
+struct RotateKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rotate-key", abstract: "Replace an active device's key (signed by its old key over the new key's thumbprint).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var actor: ActorOption
@@ -11,15 +11,15 @@ struct RotateKey: ParsableCommand {
     @Argument var device: String
     @Option(name: .customLong("public-key"), help: "The new public JWK, as JSON.") var publicKey: String
     @Option(help: "The old key's compact JWS over the new key's RFC 7638 thumbprint.") var signature: String
-    func run() throws {
-        try CommandRunner(global: global, actor: actor).run(.rotateKey(user: user, deviceId: device, publicKey: try Command.publicKey(json: publicKey),
+    func run() async throws {
+        try await CommandRunner(global: global, actor: actor).run(.rotateKey(user: user, deviceId: device, publicKey: try Command.publicKey(json: publicKey),
                                                                        signature: signature))
     }
 }
 
 /// `redeem-link [--] TOKEN` (`-` reads the token from standard input, so it stays out of
 /// the process list and the shell history).
-struct RedeemLink: ParsableCommand {
+struct RedeemLink: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "redeem-link", abstract: "Register the device of a verification link (the token, or - to read it from stdin).")
     @OptionGroup var global: GlobalOptions
     @OptionGroup var actor: ActorOption
@@ -29,7 +29,7 @@ struct RedeemLink: ParsableCommand {
     @Option var platform: String?
     @Option(name: .customLong("push-token")) var pushToken: String?
     @Option(name: .customLong("public-key"), help: "The device's public JWK, as JSON.") var publicKey: String?
-    func run() throws {
+    func run() async throws {
         try global.requireKeyFiles([.server], for: "redeem-link")
         var t = token
         if t == "-" {
@@ -39,7 +39,7 @@ struct RedeemLink: ParsableCommand {
         let ledger = try global.openLedger()
         let request = try LinkRedemptionRequest(token: t, name: name, kind: kind, platform: platform, pushToken: pushToken,
                                                 publicKey: try publicKey.map { try Command.publicKey(json: $0) })
-        let result = try ledger.redeemLinkBlocking(request, meta: try actor.meta(), clock: try global.clock())
+        let result = try await ledger.redeemLink(request, meta: try actor.meta(), clock: try global.clock())
         if global.json {
             Output.json(result.json)
         } else {

@@ -2,15 +2,15 @@ import ArgumentParser
 import AuthLedger
 import Foundation
 
-struct Devices: ParsableCommand {
+struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "A user's devices and cooling window.")
 
     @OptionGroup var global: GlobalOptions
     @Argument var user: String
     @OptionGroup var query: QueryArguments
 
-    func run() throws {
-        let answer = try global.openLedger().devicesBlocking(user, try query.options(global))
+    func run() async throws {
+        let answer = try await global.openLedger().devices(user, try query.options(global))
         if global.json { return Output.json(answer) }
         Output.line("\(user) at position \(answer["position"]!.intValue!), as of \(answer["asOf"]!.stringValue!)")
         let devices = answer["devices"]!.arrayValue!
@@ -27,29 +27,29 @@ struct Devices: ParsableCommand {
     }
 }
 
-struct Cooling: ParsableCommand {
+struct Cooling: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Whether a cooling window is open for a user.")
 
     @OptionGroup var global: GlobalOptions
     @Argument var user: String
     @OptionGroup var query: QueryArguments
 
-    func run() throws {
-        let answer = try global.openLedger().coolingBlocking(user, try query.options(global))
+    func run() async throws {
+        let answer = try await global.openLedger().cooling(user, try query.options(global))
         if global.json { return Output.json(answer) }
         Output.line("\(user): " + Table.coolingLine(answer))
     }
 }
 
-struct Pending: ParsableCommand {
+struct Pending: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Challenges pending approval at the as-of time.")
 
     @OptionGroup var global: GlobalOptions
     @Argument var user: String
     @OptionGroup var query: QueryArguments
 
-    func run() throws {
-        let answer = try global.openLedger().pendingBlocking(user, try query.options(global))
+    func run() async throws {
+        let answer = try await global.openLedger().pending(user, try query.options(global))
         if global.json { return Output.json(answer) }
         let items = answer.arrayValue!
         if items.isEmpty { return Output.line("(no pending challenges)") }
@@ -93,7 +93,7 @@ struct Challenge: AsyncParsableCommand {
     }
 }
 
-struct History: ParsableCommand {
+struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "A user's events in order (recorded form).")
 
     @OptionGroup var global: GlobalOptions
@@ -109,8 +109,8 @@ struct History: ParsableCommand {
         if after > UInt64(Int64.max) { throw ValidationError("--after must be a seq (0...\(Int64.max))") }
     }
 
-    func run() throws {
-        let events = try global.openLedger().historyBlocking(user, try query.options(global), page: HistoryPage(after: after, limit: limit))
+    func run() async throws {
+        let events = try await global.openLedger().history(user, try query.options(global), page: HistoryPage(after: after, limit: limit))
         if global.json { return Output.json(.array(events.map(\.json))) }
         for e in events { Output.line(e.json.serialized()) }
     }

@@ -35,7 +35,7 @@ struct SharedSignalsOptions: ParsableArguments {
 
 /// `authledger ssf-rotate-key`: a new SET signing key; the old ones stay in the JWKS
 /// for the retention period. A running server picks it up within seconds.
-struct SSFRotateKey: ParsableCommand {
+struct SSFRotateKey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssf-rotate-key",
         abstract: "Add a new Shared Signals signing key (RS256); replaced keys stay published for --retention-days."
@@ -46,7 +46,7 @@ struct SSFRotateKey: ParsableCommand {
     @Option(name: .customLong("retention-days"), help: "How long replaced keys stay in the JWKS.")
     var retentionDays = 7
 
-    func run() throws {
+    func run() async throws {
         guard retentionDays >= 0, retentionDays <= 3650 else { throw ValidationError("--retention-days must be 0…3650") }
         guard let dir = keyDirectory ?? SharedSignalsOptions.environmentKeyDirectory ?? SSFKeys.defaultDirectory(storePath: global.configuration.keyDirectory) else {
             throw ValidationError("no key directory")
@@ -63,7 +63,7 @@ struct SSFRotateKey: ParsableCommand {
 
 /// `authledger bench-ssf`: runs `authledger-bench ssf` (the benchmark lives in its own
 /// executable, not in the libraries the CLI links).
-struct SSFBenchCommand: ParsableCommand {
+struct SSFBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-ssf",
         abstract: "Measure Shared Signals SET signing and delivery (push and poll) in a temporary store; prints JSON."
@@ -71,7 +71,7 @@ struct SSFBenchCommand: ParsableCommand {
     @Option(help: "Ledger events to append (each becomes one SET).") var events = 10_000
     @Option(help: "Append rate, events per second (0: as fast as possible).") var rate = 2000
 
-    func run() throws {
+    func run() async throws {
         guard events > 0, events <= 10_000_000, rate >= 0 else { throw ValidationError("--events 1…10000000, --rate ≥ 0") }
         try BenchForward.exec(["ssf", "--events", "\(events)", "--rate", "\(rate)"])
     }

@@ -184,8 +184,8 @@ struct Serve: AsyncParsableCommand {
         try global.requireKeyFiles([.server, .checkpoint], for: "serve")
         let ledger = try global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
-        if dev, try ledger.headBlocking().seq == 0 {
-            loaded = try loadScenariosForDev(ledger, now: config.clock())
+        if dev, try await ledger.head().seq == 0 {
+            loaded = try await loadScenariosForDev(ledger, now: config.clock())
         }
         let server: LedgerServer
         do {
@@ -267,17 +267,17 @@ struct Serve: AsyncParsableCommand {
     /// `serve --dev` on an empty store: loads the recorded scenarios as `demo` does and
     /// prints each user's devices. Returns a user with an active device to show in the
     /// banner (nil when there were no scenarios to load) and the users loaded.
-    func loadScenariosForDev(_ ledger: Ledger, now: Timestamp) throws -> (showcase: String?, users: [String]) {
+    func loadScenariosForDev(_ ledger: Ledger, now: Timestamp) async throws -> (showcase: String?, users: [String]) {
         guard let dir = fixtures ?? Demo.locateScenarios() else {
             Output.line("Empty store, and no Fixtures/scenarios to load (--fixtures DIR): starting empty.")
             return (nil, [])
         }
         var events = 0
-        let users = try Demo.loadScenarios(from: dir, into: ledger) { _, outcome in events += outcome.appended.count }
+        let users = try await Demo.loadScenarios(from: dir, into: ledger) { _, outcome in events += outcome.appended.count }
         Output.line("Empty store: loaded the recorded scenarios (\(events) events from \(dir)), as `authledger demo` does. Users:")
         var showcase: String?
         for user in users {
-            let devices = try ledger.devicesBlocking(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
+            let devices = try await ledger.devices(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
             let listed = devices.map { d in "\(d["deviceId"]?.stringValue ?? "?") (\(d["status"]?.stringValue ?? "?"))" }
             Output.line("  \(user): \(listed.isEmpty ? "no devices" : listed.joined(separator: ", "))")
             if showcase == nil, devices.contains(where: { $0["status"]?.stringValue == "active" }) { showcase = user }

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Users are `PREFIX` + `u0…u(N-1)`; every task picks users at random, so tasks and
 /// processes sharing a prefix race on the same streams.
-struct StressAppend: ParsableCommand {
+struct StressAppend: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stress-append", abstract: "Internal: append in a loop, reporting acknowledged events.",
         shouldDisplay: false)
@@ -38,23 +38,9 @@ struct StressAppend: ParsableCommand {
     @Option(help: "commands, batches, mixed or expect.") var mode: Mode = .mixed
     @Option(help: "Events per batch.") var batch = 20
 
-    func run() throws {
-        // A synchronous entry (the CLI's root dispatch runs subcommands' sync `run`),
-        // bridged to the async body on the cooperative pool.
+    func run() async throws {
         let ledger = try global.openLedger()
-        let args = (prefix, users, count, tasks, mode, batch)
-        let done = DispatchSemaphore(value: 0)
-        let failure = LockedError()
-        Task {
-            do {
-                try await StressAppend.body(ledger, prefix: args.0, users: args.1, count: args.2, tasks: args.3, mode: args.4, batch: args.5)
-            } catch {
-                failure.set(error)
-            }
-            done.signal()
-        }
-        done.wait()
-        if let error = failure.get() { throw error }
+        try await StressAppend.body(ledger, prefix: prefix, users: users, count: count, tasks: tasks, mode: mode, batch: batch)
     }
 
     static func body(_ ledger: Ledger, prefix: String, users: Int, count: Int, tasks: Int, mode: Mode, batch: Int) async throws {
@@ -127,7 +113,7 @@ struct StressAppend: ParsableCommand {
     }
 
     static func expect(_ ledger: Ledger, user: String, out: Reporter) async throws {
-        let version = try ledger.stateBlocking(of: user, asOf: .max).state.version
+        let version = try await ledger.state(of: user, asOf: .max).state.version
         var data = EventData()
         data[.deviceId] = .string("d0")
         let event = Event(id: .random(), type: .accessed, user: user, at: Timestamp.now(), data: data)
@@ -140,12 +126,6 @@ struct StressAppend: ParsableCommand {
             out.line("refused \(e.code.rawValue) \(event.id!)")
         }
     }
-}
-
-final class LockedError: Sendable {
-    private let error = Mutex<(any Error)?>(nil)
-    func set(_ e: any Error) { error.withLock { $0 = e } }
-    func get() -> (any Error)? { error.withLock { $0 } }
 }
 
 /// Writes whole lines to stdout with one `write(2)` each, so lines from several tasks never interleave.

@@ -21,7 +21,7 @@ enum ProofOutput {
     static func list(_ hs: [Hash32]) -> JSON { .array(hs.map { .string(base64($0)) }) }
 }
 
-struct CheckpointCommand: ParsableCommand {
+struct CheckpointCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "checkpoint",
         abstract: "Print the signed checkpoint of the log (C2SP tlog-checkpoint), or the verifier key.",
@@ -37,7 +37,7 @@ struct CheckpointCommand: ParsableCommand {
     @Option(help: "The tree size to sign (default the head).") var size: UInt64?
     @Flag(help: "Print the verifier key instead.") var vkey = false
 
-    func run() throws {
+    func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "checkpoint")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
@@ -45,13 +45,13 @@ struct CheckpointCommand: ParsableCommand {
             if global.json { return Output.json(.object([("origin", .string(signer.origin)), ("vkey", .string(signer.verifierKey))])) }
             return Output.line(signer.verifierKey)
         }
-        let note = try ledger.checkpointBlocking(size: size, signer: signer)
+        let note = try await ledger.checkpoint(size: size, signer: signer)
         if global.json { return Output.json(.object([("checkpoint", .string(note))])) }
         FileHandle.standardOutput.write(Data(note.utf8))
     }
 }
 
-struct Prove: ParsableCommand {
+struct Prove: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print an inclusion proof of the event SEQ in the tree of --size events (default the head), with that size's checkpoint."
     )
@@ -61,11 +61,11 @@ struct Prove: ParsableCommand {
     @Argument(help: "The event's seq.") var seq: UInt64
     @Option(help: "The tree size to prove against (default the head).") var size: UInt64?
 
-    func run() throws {
+    func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "prove")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
-        let p = try ledger.inclusionProofBlocking(seq: seq, size: size)
+        let p = try await ledger.inclusionProof(seq: seq, size: size)
         let note = try signer.sign(size: p.treeSize, root: p.root)
         if global.json {
             return Output.json(.object([
@@ -84,7 +84,7 @@ struct Prove: ParsableCommand {
     }
 }
 
-struct ProveConsistency: ParsableCommand {
+struct ProveConsistency: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prove-consistency",
         abstract: "Print a consistency proof that the tree of NEW events extends the tree of OLD, with NEW's checkpoint."
@@ -95,11 +95,11 @@ struct ProveConsistency: ParsableCommand {
     @Argument(help: "The older tree size (at least 1).") var old: UInt64
     @Argument(help: "The newer tree size (at most the head).") var new: UInt64
 
-    func run() throws {
+    func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "prove-consistency")
         let ledger = try global.openLedger()
         let signer = try origin.signer(ledger)
-        let p = try ledger.consistencyProofBlocking(from: old, to: new)
+        let p = try await ledger.consistencyProof(from: old, to: new)
         let note = try signer.sign(size: p.newSize, root: p.newRoot)
         if global.json {
             return Output.json(.object([

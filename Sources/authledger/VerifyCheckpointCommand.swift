@@ -3,7 +3,7 @@ import AuthLedgerWitness
 import Foundation
 
 /// `authledger verify-checkpoint`: the log's signature and the policy's quorum of cosignatures.
-struct VerifyCheckpointCommand: ParsableCommand {
+struct VerifyCheckpointCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-checkpoint",
         abstract: "Check a cosigned checkpoint: the log's signature and a quorum of witness cosignatures (C2SP tlog-policy).",
@@ -15,7 +15,7 @@ struct VerifyCheckpointCommand: ParsableCommand {
     @Option(name: .customLong("witness-policy"), help: "The C2SP tlog-policy file (witness, group and quorum lines).")
     var witnessPolicy: String
 
-    func run() throws {
+    func run() async throws {
         let key: NoteVerifierKey
         do { key = try NoteVerifierKey(parsing: vkey) } catch { throw ValidationError("--vkey: \(error)") }
         guard let policyData = FileManager.default.contents(atPath: witnessPolicy) else {

@@ -34,30 +34,30 @@ import Testing
         }
     }
 
-    @Test func theEventsProofsAndCheckpointAreTheLedgers() throws {
+    @Test func theEventsProofsAndCheckpointAreTheLedgers() async throws {
         let v = try Self.vectors()
         let events = try #require(v["events"]?.arrayValue)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("console-vectors-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let ledger = try Ledger(lmdb: dir)
         let text = events.map { $0.serialized() }.joined(separator: "\n")
-        _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(text.utf8)).map(\.input))
-        #expect(try ledger.headBlocking().seq == UInt64(events.count))
-        #expect(try ledger.headBlocking().hash.description == events.last?["hash"]?.stringValue)
+        _ = try await ledger.append(try EventDecoder.decodeLines(Array(text.utf8)).map(\.input))
+        #expect(try await ledger.head().seq == UInt64(events.count))
+        #expect(try await ledger.head().hash.description == events.last?["hash"]?.stringValue)
         let b64 = { (h: Hash32) in Data(h.bytes).base64EncodedString() }
         for p in try #require(v["inclusion"]?.arrayValue) {
             let seq = UInt64(try #require(p["seq"]?.intValue)), size = UInt64(try #require(p["treeSize"]?.intValue))
-            let mine = try ledger.inclusionProofBlocking(seq: seq, size: size)
+            let mine = try await ledger.inclusionProof(seq: seq, size: size)
             #expect(mine.proof.map(b64) == p["proof"]?.arrayValue?.compactMap(\.stringValue), "seq \(seq)")
             #expect(Int64(mine.leafIndex) == p["leafIndex"]?.intValue)
         }
         let note = try #require(v["checkpoint"]?["note"]?.stringValue)
         let lines = note.split(separator: "\n", omittingEmptySubsequences: false)
         #expect(lines[1] == "\(events.count)")
-        #expect(b64(try ledger.inclusionProofBlocking(seq: 1, size: UInt64(events.count)).root) == String(lines[2]))
+        #expect(b64(try await ledger.inclusionProof(seq: 1, size: UInt64(events.count)).root) == String(lines[2]))
         for c in try #require(v["consistency"]?.arrayValue) {
             let old = UInt64(try #require(c["oldSize"]?.intValue))
-            let mine = try ledger.consistencyProofBlocking(from: old, to: UInt64(events.count))
+            let mine = try await ledger.consistencyProof(from: old, to: UInt64(events.count))
             #expect(mine.proof.map(b64) == c["proof"]?.arrayValue?.compactMap(\.stringValue), "from \(old)")
             let oldNote = try #require(c["oldCheckpoint"]?.stringValue).split(separator: "\n")
             #expect(String(oldNote[2]) == b64(mine.oldRoot))

@@ -70,7 +70,7 @@ import Testing
         do {
             let ledger = try Ledger(lmdb: store)
             let line = #"{"type":"device.registered","user":"zoe","at":"2026-03-01T08:00:00Z","data":{"deviceId":"phone","name":"Zoe phone","kind":"mobile","binding":"permanent","via":"initial"}}"#
-            _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
+            _ = try await ledger.append(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
         }
         let server = try Self.devServer(store: store)
         defer { server.stop() }

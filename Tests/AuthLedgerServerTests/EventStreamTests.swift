@@ -183,7 +183,7 @@ import Testing
         let ok = await acknowledged.value
         try await sub.waitUntil { $0.isFinished }
         let ledger = try s.place.open()
-        let users = Set(try ledger.eventsBlocking(from: 1).compactMap(\.event.user))
+        let users = Set(try await ledger.events(from: 1).compactMap(\.event.user))
         for k in ok { #expect(users.contains("user\(k)")) }
     }
 }

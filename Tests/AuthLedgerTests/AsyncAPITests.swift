@@ -4,9 +4,8 @@ import AuthLedgerTestSupport
 import Foundation
 import Testing
 
-/// The API is async first: every write has an awaited form, and the blocking forms
-/// (`…Blocking`) have the same semantics — they join the same group commit — rather than
-/// a transaction of their own; `close()` waits for the writer.
+/// The API is async: appends and commands join the group commit rather than a transaction
+/// of their own; `close()` waits for the writer.
 @Suite struct AsyncAPITests {
     static let at = t("2026-03-01T09:00:00Z")
 
@@ -15,20 +14,20 @@ import Testing
                         data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#))
     }
 
-    @Test func theBlockingFormsJoinTheGroupCommitOfTheAsyncOnes() throws {
+    @Test func appendsAndCommandsJoinTheGroupCommit() async throws {
         let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
         let before = ledger.writerStats.requests
-        try ledger.appendBlocking(try Self.register("alice"))
-        try ledger.performBlocking(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
+        _ = try await ledger.append(try Self.register("alice"))
+        _ = try await ledger.perform(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
         // Both went through the group-commit queue as requests (a transaction of their own would
         // not count one). The writer counts a batch just after answering it: wait for the count.
         let deadline = Date().addingTimeInterval(10)
         while ledger.writerStats.requests < before + 2 && Date() < deadline { usleep(1000) }
         #expect(ledger.writerStats.requests == before + 2)
-        #expect(try ledger.headBlocking().seq == 2)
+        #expect(try await ledger.head().seq == 2)
     }
 
-    @Test func theAsyncWritesEraseReplayAndExpireAsTheBlockingOnesDo() async throws {
+    @Test func theAsyncWritesEraseReplayAndExpire() async throws {
         let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
         _ = try await ledger.append(try Self.register("alice"))
         let c = try await ledger.perform(.issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil),
@@ -54,9 +53,8 @@ import Testing
         }
         await ledger.close()
         #expect(outcomes.count == users.count)
-        #expect(try ledger.headBlocking().seq == UInt64(users.count))
+        #expect(try await ledger.head().seq == UInt64(users.count))
         await #expect(throws: LedgerError.self) { try await ledger.append(try Self.register("late")) }
-        #expect(throws: LedgerError.self) { try ledger.appendBlocking(try Self.register("late")) }
-        #expect(try ledger.headBlocking().seq == UInt64(users.count))
+        #expect(try await ledger.head().seq == UInt64(users.count))
     }
 }

@@ -71,7 +71,7 @@ struct AsyncWriteTests {
         #expect(storage.blockingWrites.value == blocking)
         // And LMDB, given the log in PostgreSQL's order with its hashes (every `prev` and
         // `hash` checked), reaches the same head, views and tree
-        _ = try lmdb.appendBlocking(try inputs(try pg.exportText()))
+        _ = try await lmdb.append(try inputs(try pg.exportText()))
         #expect(try await lmdb.head() == head)
         let everyone = users + (0..<64).map { "writer-\($0)" }
         #expect(try await Self.views(pg, everyone) == Self.views(lmdb, everyone))
@@ -83,7 +83,7 @@ struct AsyncWriteTests {
         // Given a PostgreSQL ledger
         let pg = try StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
-        _ = try pg.importText(PersonalDataTests.history)
+        _ = try await pg.importText(PersonalDataTests.history)
         let blocking = storage.blockingWrites.value
         // When an async write stores a value, then opens a savepoint inside a request's (a
         // real one, whose statements are answered before it is released)
@@ -104,7 +104,7 @@ struct AsyncWriteTests {
         let lmdb = try StorageKind.lmdb.freshLedger()
         let pg = try StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
-        for ledger in [lmdb, pg] { _ = try ledger.importText(PersonalDataTests.history) }
+        for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
         let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
         let waits = storage.connections.blockingWaits.value
         let (fills, blocking) = (storage.writeFills.value, storage.blockingWrites.value)
@@ -140,7 +140,7 @@ struct AsyncWriteTests {
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
         #expect(try pg.verify() == outcomes[1].head)
         let copy = try StorageKind.lmdb.freshLedger()
-        #expect(try copy.appendBlocking(try inputs(try pg.exportText())).head == outcomes[1].head)
+        #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
         for other in [copy, lmdb] {
             #expect(try await Self.views(pg, ["alice", "bob"]) == Self.views(other, ["alice", "bob"]))
@@ -153,7 +153,7 @@ struct AsyncWriteTests {
         // Given a PostgreSQL ledger with one unresolved challenge (alice's c1, due at 09:11)
         let pg = try StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
-        _ = try pg.importText(PersonalDataTests.history)
+        _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
         // When the due challenges are expired through the async form, before and after it is due
         #expect(try await pg.expireDueChallenges(now: t("2026-03-01T09:10:00Z")).isEmpty)

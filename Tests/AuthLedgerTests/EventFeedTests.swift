@@ -34,7 +34,7 @@ enum FeedFixture {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Given 1 + 5 events
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
         // When a subscriber reads from 2 and 3 more are appended while it waits
         let feed = try await ledger.events(from: 2, filter: .all, pollInterval: .milliseconds(20))
         let reader = Task {
@@ -46,7 +46,7 @@ enum FeedFixture {
             return seqs
         }
         try await Task.sleep(for: .milliseconds(50))
-        _ = try ledger.appendBlocking(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 3, startMinute: 10)))
+        _ = try await ledger.append(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 3, startMinute: 10)))
         // Then it sees 2…9, each once, in order
         #expect(try await reader.value == Array(2...9))
     }
@@ -54,10 +54,10 @@ enum FeedFixture {
     @Test(arguments: StorageKind.all) func liveFromHeadDeliversOnlyLaterEvents(_ storage: StorageKind) async throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         let feed = try await ledger.events(from: nil, filter: .all)
         #expect(feed.start == 2)
-        _ = try ledger.appendBlocking(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1)))
+        _ = try await ledger.append(try FeedFixture.inputs(FeedFixture.accessLines("alice", count: 1)))
         var it = feed.makeAsyncIterator()
         let e = try await it.next()
         #expect(e?.seq == 2)
@@ -68,11 +68,11 @@ enum FeedFixture {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Interleaved streams: alice at odd positions after the registrations
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
         for k in 0..<40 {
-            _ = try ledger.appendBlocking(try FeedFixture.inputs(FeedFixture.accessLines(k % 2 == 0 ? "alice" : "bob", count: 1, startMinute: k + 1)))
+            _ = try await ledger.append(try FeedFixture.inputs(FeedFixture.accessLines(k % 2 == 0 ? "alice" : "bob", count: 1, startMinute: k + 1)))
         }
-        let all = try ledger.eventsBlocking(from: 1, user: "alice")
+        let all = try await ledger.events(from: 1, user: "alice")
         for from: UInt64 in [1, 2, 3, 17, 30, 42] {
             var it = try await ledger.events(from: from, filter: EventFilter(user: "alice"), pollInterval: .milliseconds(10), pageSize: 3).makeAsyncIterator()
             var got: [UInt64] = []
@@ -101,7 +101,7 @@ enum FeedFixture {
     @Test(arguments: StorageKind.all) func durableSubscriptionCheckpointsMoveForwardOnly(_ storage: StorageKind) async throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 3)))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 3)))
         let (s, created) = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice"))
         #expect(created && s.checkpoint == 0)
         #expect(try await ledger.acknowledge(subscription: "push-sender", through: 3).checkpoint == 3)
@@ -110,8 +110,8 @@ enum FeedFixture {
         await #expect(throws: LedgerError.self) { try await ledger.acknowledge(subscription: "nobody", through: 1) }
         let again = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice", types: [.accessed]))
         #expect(!again.created && again.subscription.checkpoint == 3)
-        #expect(try ledger.subscriptionBlocking(named: "push-sender")?.filter.types == [.accessed])
+        #expect(try await ledger.subscription(named: "push-sender")?.filter.types == [.accessed])
         #expect(try await ledger.deleteSubscription(named: "push-sender"))
-        #expect(try ledger.subscriptionBlocking(named: "push-sender") == nil)
+        #expect(try await ledger.subscription(named: "push-sender") == nil)
     }
 }

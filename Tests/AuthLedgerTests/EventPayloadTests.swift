@@ -11,16 +11,16 @@ import Testing
                             "04-push-enrollment", "05-otp-reregistration"]
 
     /// Every event of every scenario, and of a store after erasure: payload ⇄ data is lossless.
-    @Test func everyRecordedEventRoundTripsThroughItsPayload() throws {
+    @Test func everyRecordedEventRoundTripsThroughItsPayload() async throws {
         let ledger = try Support.freshLedger()
         for s in Self.scenarios {
-            try ledger.importText(String(contentsOf: Support.fixture("scenarios/\(s).jsonl"), encoding: .utf8))
+            try await ledger.importText(String(contentsOf: Support.fixture("scenarios/\(s).jsonl"), encoding: .utf8))
         }
-        let users = Set(try ledger.eventsBlocking().compactMap(\.event.user))
-        for u in users.sorted() { _ = try ledger.eraseBlocking(u, now: t("2030-01-01T00:00:00Z")) }
+        let users = Set(try await ledger.events().compactMap(\.event.user))
+        for u in users.sorted() { _ = try await ledger.erase(u, now: t("2030-01-01T00:00:00Z")) }
         var types = Set<EventType>()
         var erasedNames = 0
-        for r in try ledger.eventsBlocking() {
+        for r in try await ledger.events() {
             let payload = try r.event.payload
             #expect(payload.type == r.event.type)
             #expect(payload.data == r.event.data, "seq \(r.seq) \(r.event.type.name)")
@@ -75,25 +75,26 @@ import Testing
     }
 
     /// The command side appends exactly the payload it decided: typed in, typed out.
-    @Test(arguments: StorageKind.all) func decidedEventsReadBackAsTheirPayloads(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func decidedEventsReadBackAsTheirPayloads(_ storage: StorageKind) async throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at = t("2026-03-01T09:00:00Z")
-        _ = try ledger.performBlocking(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
+        _ = try await ledger.perform(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,
                                                       platform: "linux", binding: .temporary)), clock: { at })
-        _ = try ledger.performBlocking(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
-        let r = try ledger.performBlocking(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
+        _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 3)), clock: { at })
+        let r = try await ledger.perform(.issueChallenge(ChallengeRequest(user: "u", requestingDeviceId: "d1", action: "transaction",
                                                                     context: StringMap([("ip", "203.0.113.9")]))), clock: { at })
-        let events = try ledger.eventsBlocking()
+        let events = try await ledger.events()
+        let nonce = try #require(r.nonce)
         #expect(try events.map { try $0.event.payload } == [
             .registered(DeviceRegistered(deviceId: "d1", name: "Work laptop", kind: .desktop, platform: "linux", binding: .temporary, via: .initial)),
             .policySet(PolicySet(coolingSeconds: 0, maxDevices: 3)),
             .challengeIssued(ChallengeIssued(challengeId: r.challengeId!, action: "transaction", requestingDeviceId: "d1",
                                              expiresAt: at.adding(seconds: 60), context: StringMap([("ip", "203.0.113.9")]),
-                                             nonce: try #require(r.nonce))),
+                                             nonce: nonce)),
             .challengeApproved(ChallengeApproved(challengeId: r.challengeId!, approverDeviceId: "d1")),
         ])
-        #expect(try ledger.devicesBlocking(of: "u", QueryOptions(asOf: at)).devices.first?.kind == "desktop")
+        #expect(try await ledger.devices(of: "u", QueryOptions(asOf: at)).devices.first?.kind == "desktop")
     }
 
     /// A hand-built event whose `data` does not fit its type is refused by the rules, not a crash.

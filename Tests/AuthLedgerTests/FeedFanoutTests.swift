@@ -11,7 +11,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A small window, so that the slow subscribers fall behind it and read the log.
         ledger.feedHub.capacity = 24
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
         let commits = 150, subscribers = 60
         // Subscribers live from the head: seq 3 on. Every 6th follows alice only, every
         // 7th is slow (a pause every few events).
@@ -54,7 +54,7 @@ import Testing
     @Test func anAcknowledgedEventIsSeenByAReadThatDoesNotWait() async throws {
         let (ledger, dir) = try FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        _ = try ledger.appendBlocking(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
+        _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         // A live subscriber keeps the hub busy with every commit.
         let live = try await ledger.events(from: nil, filter: .all, pollInterval: .seconds(5))
         let follower = Task { () throws -> Int in

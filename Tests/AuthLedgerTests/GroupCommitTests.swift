@@ -91,7 +91,7 @@ import Testing
             for try await (u, evs) in group { all[u] = evs }
             return all
         }
-        let log = try ledger.eventsBlocking()
+        let log = try await ledger.events()
         #expect(log.map(\.seq) == Array(1...UInt64(users * perUser)))
         #expect(try ledger.verify().seq == UInt64(users * perUser))
         for (user, mine) in acked {
@@ -109,7 +109,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aRefusedRequestInABatchRefusesOnlyItself(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        _ = try ledger.appendBlocking([register("alice")])
+        _ = try await ledger.append([register("alice")])
         let requests: [(String, AppendRequest)] = [
             ("ok1", AppendRequest([register("bob")])),
             // Refused on its second event: its valid first event must vanish too.
@@ -131,15 +131,15 @@ import Testing
         for name in ["ok1", "ok2", "ok3", "ok4"] {
             if case .success? = r[name] {} else { Issue.record("\(name) was not acknowledged: \(String(describing: r[name]))") }
         }
-        let log = try ledger.eventsBlocking()
+        let log = try await ledger.events()
         #expect(log.map(\.seq) == Array(1...6))
         #expect(!log.contains { $0.event.user == "carol" })
         #expect(log.filter { $0.event.user == "alice" }.map(\.version) == [1, 2, 3, 4])
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "alice", "alice", "dave"])
         #expect(try ledger.verify().seq == 6)
-        let carol = try ledger.stateBlocking(of: "carol", asOf: .max).state
+        let carol = try await ledger.state(of: "carol", asOf: .max).state
         #expect(carol.version == 0 && carol.devices.isEmpty)
-        let alice = try ledger.stateBlocking(of: "alice", asOf: .max).state
+        let alice = try await ledger.state(of: "alice", asOf: .max).state
         #expect(alice.devices.count == 1 && alice.version == 4)
     }
 
@@ -151,7 +151,7 @@ import Testing
     func aRequestPostgreSQLRefusesInABatchRefusesOnlyItself() async throws {
         let ledger = try StorageKind.postgres.freshLedger()
         let pg = try #require(ledger.storage as? PostgresStorage)
-        _ = try ledger.appendBlocking([register("alice")])
+        _ = try await ledger.append([register("alice")])
         _ = try pg.integers("ALTER TABLE \(pg.tables.events) ADD CONSTRAINT no_mallory CHECK (stream <> convert_to('mallory', 'UTF8'))")
         let r = await submitInOneBatch(ledger, [
             ("ok1", AppendRequest([register("bob")])),
@@ -169,13 +169,13 @@ import Testing
             if case let .success(o)? = r[name] { acked += o.appended } else { Issue.record("\(name) was not acknowledged: \(String(describing: r[name]))") }
         }
         #expect(pg.strictRetries.value == 1)
-        let log = try ledger.eventsBlocking()
+        let log = try await ledger.events()
         #expect(log.map(\.seq) == Array(1...5))
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "dave", "dave"])
         #expect(Array(log.dropFirst()) == acked)
         #expect(try ledger.verify().seq == 5)
-        #expect(try ledger.stateBlocking(of: "mallory", asOf: .max).state.version == 0)
-        #expect(try ledger.stateBlocking(of: "dave", asOf: .max).state.version == 2)
+        #expect(try await ledger.state(of: "mallory", asOf: .max).state.version == 0)
+        #expect(try await ledger.state(of: "dave", asOf: .max).state.version == 2)
     }
 
     /// Appends `inputs` in a write transaction of its own, not through `ledger`'s writer
@@ -198,7 +198,7 @@ import Testing
         let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
         #expect(next.appended.map(\.version) == [3])
         #expect(try ledger.verify().seq == 3)
-        #expect(try ledger.stateBlocking(of: "alice", asOf: .max).state == ledger.stateBlocking(of: "alice", asOf: .max, fromScratch: true).state)
+        #expect(try await ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
     }
 
     @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
@@ -210,7 +210,7 @@ import Testing
         // The writer loads the damaged state: the device is unknown to it.
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 10)])) }
         // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
-        try ledger.replayBlocking()
+        try await ledger.replay()
         let ok = try await ledger.append(AppendRequest([access("alice", at: 20)]))
         #expect(ok.appended.map(\.version) == [2])
     }
@@ -226,7 +226,7 @@ import Testing
             try w.putProjectionState("ghost", StateCodec.encode(UserState(user: "ghost")))
             try w.putProjectionState("bob", StateCodec.encode(UserState(user: "bob")))
         }
-        try ledger.replayBlocking()
+        try await ledger.replay()
         let after = try ledger.storage.read { r in
             var names: [String] = []
             try r.scanProjectionStates { name, _ in names.append(name); return true }
@@ -286,14 +286,14 @@ import Testing
             }
         }
         let reopened = try storage.open(path)
-        let log = try reopened.eventsBlocking()
+        let log = try await reopened.events()
         #expect(log.count == acked.count)
         let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
         for e in acked { #expect(bySeq[e.seq] == e) }
         #expect(try reopened.verify().seq == UInt64(acked.count))
     }
 
-    @Test(arguments: StorageKind.all) func partitionedReplayAppliesEachPolicyAtItsPosition(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func partitionedReplayAppliesEachPolicyAtItsPosition(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         func policy(_ cooling: Int64, at seconds: Int64) -> EventInput {
             var d = EventData()
@@ -301,16 +301,16 @@ import Testing
             return EventInput(event: Event(type: .policySet, user: nil, at: GroupCommitTests.t0.adding(seconds: seconds), data: d))
         }
         let users = (0..<40).map { "u\($0)" }
-        _ = try ledger.appendBlocking([policy(10, at: 0)] + users.map { register($0) })
-        _ = try ledger.appendBlocking(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
-        _ = try ledger.appendBlocking([policy(5000, at: 30)])
-        _ = try ledger.appendBlocking(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
+        _ = try await ledger.append([policy(10, at: 0)] + users.map { register($0) })
+        _ = try await ledger.append(users.map { input(.renamed, $0, at: 20, [(.deviceId, .string("d1")), (.name, .string("First"))]) })
+        _ = try await ledger.append([policy(5000, at: 30)])
+        _ = try await ledger.append(users.map { input(.renamed, $0, at: 40, [(.deviceId, .string("d1")), (.name, .string("Second"))]) })
         var maintained: [String: UserState] = [:]
-        for u in users { maintained[u] = try ledger.stateBlocking(of: u, asOf: .max).state }
+        for u in users { maintained[u] = try await ledger.state(of: u, asOf: .max).state }
         #expect(maintained["u7"]?.coolingUntil == GroupCommitTests.t0.adding(seconds: 5040))
-        #expect(try ledger.replayBlocking() == UInt64(2 + users.count * 3))
-        for u in users { #expect(try ledger.stateBlocking(of: u, asOf: .max).state == maintained[u]) }
-        #expect(try ledger.policyBlocking().coolingSeconds == 5000)
+        #expect(try await ledger.replay() == UInt64(2 + users.count * 3))
+        for u in users { #expect(try await ledger.state(of: u, asOf: .max).state == maintained[u]) }
+        #expect(try await ledger.policy().coolingSeconds == 5000)
     }
 
     @Test(arguments: StorageKind.all) func replayAfterConcurrentAppendsEqualsMaintainedProjections(_ storage: StorageKind) async throws {
@@ -329,11 +329,11 @@ import Testing
             try await group.waitForAll()
         }
         var maintained: [String: UserState] = [:]
-        for u in users { maintained[u] = try ledger.stateBlocking(of: u, asOf: .max).state }
-        for u in users { #expect(try ledger.stateBlocking(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
-        #expect(try ledger.replayBlocking() == UInt64(users.count * 12))
+        for u in users { maintained[u] = try await ledger.state(of: u, asOf: .max).state }
+        for u in users { #expect(try await ledger.state(of: u, asOf: .max, fromScratch: true).state == maintained[u]) }
+        #expect(try await ledger.replay() == UInt64(users.count * 12))
         for u in users {
-            let rebuilt = try ledger.stateBlocking(of: u, asOf: .max).state
+            let rebuilt = try await ledger.state(of: u, asOf: .max).state
             #expect(rebuilt == maintained[u])
             #expect(rebuilt.version == 12)
         }

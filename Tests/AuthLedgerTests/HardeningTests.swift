@@ -15,18 +15,18 @@ import AuthLedgerTestSupport
 
     // MARK: Far-future and out-of-range times (SPEC 2.1)
 
-    @Test(arguments: StorageKind.all) func aFarFutureRevokeAllSaturatesTheCoolingWindowAndTheUserStillAnswers(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aFarFutureRevokeAllSaturatesTheCoolingWindowAndTheUserStillAnswers(_ storage: StorageKind) async throws {
         // Given a user whose every device is revoked two minutes before the end of year 9999
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
+        try await ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
         // Then the cooling window ends at the last writable time, not beyond it
         let asOf = t("9999-12-31T23:59:00Z")
-        let cooling = try ledger.coolingBlocking("alice", QueryOptions(asOf: asOf))
+        let cooling = try await ledger.cooling("alice", QueryOptions(asOf: asOf))
         #expect(cooling["until"]?.stringValue == "9999-12-31T23:59:59.999Z")
         #expect(cooling["active"] == .bool(true))
         // And the devices answer, from the maintained projection and from scratch, and verify passes
-        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: asOf, includeRevoked: true))["devices"]?.arrayValue?.count == 1)
-        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true))["devices"]?.arrayValue?.count == 1)
+        #expect(try await ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true))["devices"]?.arrayValue?.count == 1)
+        #expect(try await ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true))["devices"]?.arrayValue?.count == 1)
         #expect(try ledger.verify().seq == 2)
     }
 
@@ -37,15 +37,15 @@ import AuthLedgerTestSupport
     }
 
     @Test(arguments: ["1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "1900-01-01T00:00:00+01:00"], StorageKind.all)
-    func eventTimesBefore1970AreInvalidEvents(_ at: String, _ storage: StorageKind) throws {
+    func eventTimesBefore1970AreInvalidEvents(_ at: String, _ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         let bad = line("device.registered", at: at,
                        data: #"{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#)
-        #expect(refusal { try ledger.importText(bad) }?.code == .invalidEvent)
+        #expect(await refusal { try await ledger.importText(bad) }?.code == .invalidEvent)
         let expiry = line("challenge.issued", at: "2026-03-01T09:00:00Z",
                           data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"d","expiresAt":"\#(at)"}"#)
-        #expect(refusal { try ledger.importText(expiry) }?.code == .invalidEvent)
-        #expect(try ledger.headBlocking().seq == 0)
+        #expect(await refusal { try await ledger.importText(expiry) }?.code == .invalidEvent)
+        #expect(try await ledger.head().seq == 0)
         #expect(Timestamp(callerTime: at) == nil)
         #expect(Timestamp(callerTime: "1970-01-01T00:00:00Z") == .epoch)
     }
@@ -66,7 +66,7 @@ import AuthLedgerTestSupport
 
     @Test(arguments: StorageKind.all) func anyFailureOfOneRequestInABusyBatchFailsOnlyThatRequest(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.register)
+        try await ledger.importText(Self.register)
         let results = Results()
         let group = DispatchGroup()
         holdWriter(ledger, untilQueued: 21) {
@@ -92,15 +92,15 @@ import AuthLedgerTestSupport
         let all = results.all
         #expect(all.filter { if case .success = $0.value { true } else { false } }.count == 20)
         if case let .failure(e as LedgerError)? = all[10] { #expect(e.code == .storageError) } else { Issue.record("\(String(describing: all[10]))") }
-        #expect(try ledger.headBlocking().seq == 21)
-        #expect(!(try ledger.eventsBlocking()).contains { $0.event.at == t("2026-03-01T10:10:30Z") })
+        #expect(try await ledger.head().seq == 21)
+        #expect(!(try await ledger.events()).contains { $0.event.at == t("2026-03-01T10:10:30Z") })
         #expect(try ledger.verify().seq == 21)
     }
 
     // LMDB only: it reads the LMDB environment's last transaction id.
     @Test func aBatchWhoseEveryRequestIsRefusedDoesNotCommit() async throws {
         let ledger = try Support.freshLedger()
-        try ledger.importText(Self.register)
+        try await ledger.importText(Self.register)
         let env = try #require(ledger.storage as? LMDBStorage).environment
         let before = env.lastTransactionID
         // When only refused requests share a transaction
@@ -126,7 +126,7 @@ import AuthLedgerTestSupport
         } catch let error as LedgerError {
             #expect(error.code == .invalidEvent && error.field == "expectedVersion")
         }
-        #expect(try ledger.headBlocking().seq == 0)
+        #expect(try await ledger.head().seq == 0)
         // $system itself is a stream
         _ = try await ledger.append(AppendRequest(e, expectedVersions: ["$system": 0]))
     }
@@ -142,7 +142,7 @@ import AuthLedgerTestSupport
             text.append(line("device.accessed", at: at, data: #"{"deviceId":"iphone"}"#))
         }
         text.append(line("device.renamed", at: "2026-03-02T10:00:00Z", data: #"{"deviceId":"iphone","name":"New name"}"#))
-        try ledger.importText(text.joined(separator: "\n"))
+        try await ledger.importText(text.joined(separator: "\n"))
         // When a feed filtered on renames catches up, with a poll interval far longer than its idle wait
         let feed = try await ledger.events(from: 1, filter: EventFilter(types: [.renamed]), pollInterval: .seconds(3600))
         var it = feed.makeAsyncIterator()
@@ -153,13 +153,13 @@ import AuthLedgerTestSupport
 
     // MARK: The server key
 
-    @Test func anEmptyServerKeyLeftByACrashIsReplacedNotFatal() throws {
+    @Test func anEmptyServerKeyLeftByACrashIsReplacedNotFatal() async throws {
         // Given a store whose server.key creation was interrupted (an empty file)
         let dir = Support.tempDir()
         let ledger = try Ledger(lmdb: dir)
         #expect(FileManager.default.createFile(atPath: dir + "/server.key", contents: Data()))
         // Then OTPs still work, under a whole new key, and no temporary file is left
-        let sent = try ledger.performBlocking(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
+        let sent = try await ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
         #expect(sent.otpId != nil)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/server.key")).count == 32)
         let files = try FileManager.default.contentsOfDirectory(atPath: dir)
@@ -186,7 +186,7 @@ import AuthLedgerTestSupport
         #expect(!r.stderr.contains(dir))
     }
 
-    @Test func exportHoldsNoReadTransactionWhileItsReaderIsNotReading() throws {
+    @Test func exportHoldsNoReadTransactionWhileItsReaderIsNotReading() async throws {
         // Given a store larger than a pipe's buffer
         let dir = Support.tempDir()
         let ledger = try Ledger(lmdb: dir)
@@ -195,7 +195,7 @@ import AuthLedgerTestSupport
             let at = t("2026-03-01T10:00:00Z").adding(seconds: Int64(k)).formatted
             text.append(line("device.accessed", at: at, data: #"{"deviceId":"iphone"}"#))
         }
-        try ledger.importText(text.joined(separator: "\n"))
+        try await ledger.importText(text.joined(separator: "\n"))
         // When `authledger export` writes to a pipe nobody reads
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try Rig.binary())
@@ -208,11 +208,16 @@ import AuthLedgerTestSupport
             if p.isRunning { kill(p.processIdentifier, SIGKILL) }
             p.waitUntilExit()
         }
-        // (blocked in a write to the pipe: the kernel says so)
+        // (blocked in a write to the pipe: the kernel says so, of one of its threads — the
+        // command runs on Swift's cooperative pool, not on the main thread)
         var blocked = false
+        let tasks = "/proc/\(p.processIdentifier)/task"
         for _ in 0..<600 where !blocked {
-            let wchan = (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/wchan", encoding: .utf8)) ?? ""
-            blocked = wchan.contains("pipe_write") || wchan.contains("pipe_wait")
+            let threads = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
+            blocked = threads.contains { t in
+                let wchan = (try? String(contentsOfFile: "\(tasks)/\(t)/wchan", encoding: .utf8)) ?? ""
+                return wchan.contains("pipe_write") || wchan.contains("pipe_wait")
+            }
             if !blocked { usleep(10_000) }
         }
         try #require(blocked, "export never blocked on its pipe")

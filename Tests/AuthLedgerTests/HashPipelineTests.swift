@@ -41,98 +41,98 @@ import Testing
 
     static func hashedByPipeline(_ ledger: Ledger) -> Int { ledger.writer.hashing.hashedEvents }
 
-    @Test func aLargeRequestStoresWhatSmallRequestsStore() throws {
+    @Test func aLargeRequestStoresWhatSmallRequestsStore() async throws {
         let lines = Self.events()
         let large = try Self.unsalted(), small = try Self.unsalted()
-        let outcome = try large.importText(lines.joined(separator: "\n"))
-        for l in lines { try small.importText(l) }
+        let outcome = try await large.importText(lines.joined(separator: "\n"))
+        for l in lines { try await small.importText(l) }
         // The large request went through the second thread; the small ones did not.
         #expect(Self.hashedByPipeline(large) == lines.count)
         #expect(Self.hashedByPipeline(small) == 0)
         // The same bytes, chain and tree
         #expect(try large.exportText() == (try small.exportText()))
-        #expect(try large.treeHeadBlocking() == (try small.treeHeadBlocking()))
+        #expect(try await large.treeHead() == (try await small.treeHead()))
         #expect(try large.verify() == (try small.verify()))
         // And the outcome tells what was stored, in order
-        let stored = try large.eventsBlocking()
+        let stored = try await large.events()
         #expect(outcome.appended.map(\.hash) == stored.map(\.hash))
         #expect(outcome.appended.map(\.seq) == Array(1...UInt64(lines.count)))
     }
 
-    @Test func aLargeRequestWithCommitmentsVerifiesAndHoldsTheSameContent() throws {
+    @Test func aLargeRequestWithCommitmentsVerifiesAndHoldsTheSameContent() async throws {
         let lines = Self.events(users: 7, each: 15)
         let large = try Support.freshLedger(), small = try Support.freshLedger()
-        try large.importText(lines.joined(separator: "\n"))
-        for l in lines { try small.importText(l) }
+        try await large.importText(lines.joined(separator: "\n"))
+        for l in lines { try await small.importText(l) }
         #expect(Self.hashedByPipeline(large) == lines.count)
         _ = try large.verify()
         #expect(try large.contentText() == (try small.contentText()))
         // The second thread sealed them (fresh salts): every personal value has its
         // commitment and its own salt, read back from the values store, as inline sealing gives
-        let a = try large.eventsBlocking(), b = try small.eventsBlocking()
+        let a = try await large.events(), b = try await small.events()
         #expect(a.map { $0.event.personal?.entries.map(\.pointer) } == b.map { $0.event.personal?.entries.map(\.pointer) })
         let salts = a.flatMap { $0.event.personal?.entries.map(\.salt) ?? [] }
         #expect(salts.count == 7 + 7 * 5, "each user's device name, and the address of 5 of its 14 accesses")
         #expect(!salts.contains(nil) && Set(salts).count == salts.count)
-        #expect(a.map(\.event.personal) == (try large.eventsBlocking()).map(\.event.personal))
-        #expect(try large.devicesBlocking("user-3", QueryOptions(asOf: .max)) == (try small.devicesBlocking("user-3", QueryOptions(asOf: .max))))
+        #expect(a.map(\.event.personal) == (try await large.events()).map(\.event.personal))
+        #expect(try await large.devices("user-3", QueryOptions(asOf: .max)) == (try await small.devices("user-3", QueryOptions(asOf: .max))))
     }
 
-    @Test func aDuplicateInsideALargeRequestIsSeen() throws {
+    @Test func aDuplicateInsideALargeRequestIsSeen() async throws {
         var lines = Self.events(users: 5, each: 20)
         // An identical copy of an earlier event of the same request: a duplicate, not a second event
         lines.append(lines[70])
         let ledger = try Self.unsalted()
-        let outcome = try ledger.importText(lines.joined(separator: "\n"))
+        let outcome = try await ledger.importText(lines.joined(separator: "\n"))
         #expect(outcome.appended.count == lines.count - 1 && outcome.duplicates == 1)
         // The same id with other content is refused, and nothing of the request is appended
         var conflicting = Self.events(users: 5, each: 20).map { $0.replacingOccurrences(of: "00000000", with: "00000001") }
         conflicting.append(conflicting[10].replacingOccurrences(of: "\"d1\"}", with: "\"d2\"}"))
         let fresh = try Self.unsalted()
-        let e = refusal { try fresh.importText(conflicting.joined(separator: "\n")) }
+        let e = await refusal { try await fresh.importText(conflicting.joined(separator: "\n")) }
         #expect(e?.code == .duplicateEventId && e?.index == conflicting.count - 1)
-        #expect(try fresh.headBlocking() == .empty)
+        #expect(try await fresh.head() == .empty)
     }
 
-    @Test func aRefusedLargeRequestLeavesNothingAndTheNextOneIsRight() throws {
+    @Test func aRefusedLargeRequestLeavesNothingAndTheNextOneIsRight() async throws {
         let lines = Self.events()
         var bad = lines
         // A rename of a device the user does not have, late in the request
         bad.insert(line("device.renamed", user: "user-2", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope","name":"x"}"#), at: 150)
         let ledger = try Self.unsalted(), reference = try Self.unsalted()
-        let e = refusal { try ledger.importText(bad.joined(separator: "\n")) }
+        let e = await refusal { try await ledger.importText(bad.joined(separator: "\n")) }
         #expect(e != nil && e?.index == 150)
-        #expect(try ledger.headBlocking() == .empty)
+        #expect(try await ledger.head() == .empty)
         // Then the request without it appends from the same head as a store that never saw the refusal
-        try ledger.importText(lines.joined(separator: "\n"))
-        try reference.importText(lines.joined(separator: "\n"))
+        try await ledger.importText(lines.joined(separator: "\n"))
+        try await reference.importText(lines.joined(separator: "\n"))
         #expect(try ledger.exportText() == (try reference.exportText()))
         #expect(try ledger.verify() == (try reference.verify()))
     }
 
-    @Test func largeRequestsBetweenSmallOnesGrowTheTreeFromWhereItStands() throws {
+    @Test func largeRequestsBetweenSmallOnesGrowTheTreeFromWhereItStands() async throws {
         // Given the same events appended one by one, and as small and large requests in turn
         // (the second thread hashes the tree's nodes from the edge the earlier requests left)
         let lines = Self.events(users: 10, each: 30)
         let mixed = try Self.unsalted(), single = try Self.unsalted()
-        for l in lines { try single.importText(l) }
+        for l in lines { try await single.importText(l) }
         var k = 0
         for (n, large) in [(5, false), (100, true), (3, false), (92, true), (1, false), (64, true)] {
             let part = lines[k..<(k + n)]
-            if large { try mixed.importText(part.joined(separator: "\n")) } else { for l in part { try mixed.importText(l) } }
+            if large { try await mixed.importText(part.joined(separator: "\n")) } else { for l in part { try await mixed.importText(l) } }
             k += n
             // A large request refused at its end leaves the edge where it was
             if large && k + 70 <= lines.count {
                 var bad = Array(lines[k..<(k + 70)])
                 bad.append(line("device.renamed", user: "user-1", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope","name":"x"}"#))
-                #expect(refusal { try mixed.importText(bad.joined(separator: "\n")) }?.index == 70)
+                #expect(await refusal { try await mixed.importText(bad.joined(separator: "\n")) }?.index == 70)
             }
         }
-        for l in lines[k...] { try mixed.importText(l) }
+        for l in lines[k...] { try await mixed.importText(l) }
         #expect(Self.hashedByPipeline(mixed) >= 256)
         // Then the stored tree, its proofs and the chain are the ones single appends give
-        #expect(try mixed.treeHeadBlocking() == (try single.treeHeadBlocking()))
+        #expect(try await mixed.treeHead() == (try await single.treeHead()))
         #expect(try mixed.verify() == (try single.verify()))
-        #expect(try mixed.consistencyProofBlocking(from: 105, to: 300) == (try single.consistencyProofBlocking(from: 105, to: 300)))
+        #expect(try await mixed.consistencyProof(from: 105, to: 300) == (try await single.consistencyProof(from: 105, to: 300)))
     }
 }

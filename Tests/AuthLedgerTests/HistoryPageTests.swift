@@ -6,7 +6,7 @@ import Testing
 /// `history(user)` in pages (SPEC 3): `after` a seq, at most `limit` events.
 @Suite struct HistoryPageTests {
     /// alice and bob interleaved: alice's events are at the odd seqs 1, 3, 5, …
-    static func ledger(_ n: Int, _ storage: StorageKind = .lmdb) throws -> Ledger {
+    static func ledger(_ n: Int, _ storage: StorageKind = .lmdb) async throws -> Ledger {
         let ledger = try storage.freshLedger()
         var lines: [String] = []
         for k in 0..<n {
@@ -17,22 +17,22 @@ import Testing
                     : line("device.accessed", user: user, at: at, data: #"{"deviceId":"phone"}"#))
             }
         }
-        try ledger.importText(lines.joined(separator: "\n"))
+        try await ledger.importText(lines.joined(separator: "\n"))
         return ledger
     }
 
-    @Test(arguments: StorageKind.all) func pagesAfterEachOthersLastSeqMakeTheWholeHistory(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func pagesAfterEachOthersLastSeqMakeTheWholeHistory(_ storage: StorageKind) async throws {
         // Given a user with 100 events, interleaved with another's
-        let ledger = try Self.ledger(100, storage)
+        let ledger = try await Self.ledger(100, storage)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
-        let all = try ledger.historyBlocking("alice", o)
+        let all = try await ledger.history("alice", o)
         #expect(all.count == 100)
         for limit in [1, 7, 100, 500] {
             // When it is read in pages, each after the last seq of the previous one
             var pages: [[RecordedEvent]] = []
             var after: UInt64 = 0
             while pages.count <= 100 {
-                let page = try ledger.historyBlocking("alice", o, page: HistoryPage(after: after, limit: limit))
+                let page = try await ledger.history("alice", o, page: HistoryPage(after: after, limit: limit))
                 pages.append(page)
                 guard page.count == limit, let last = page.last else { break }
                 after = last.seq
@@ -43,27 +43,27 @@ import Testing
         }
     }
 
-    @Test func afterAnySeqStartsAtTheNextEventOfTheUser() throws {
-        let ledger = try Self.ledger(20)
+    @Test func afterAnySeqStartsAtTheNextEventOfTheUser() async throws {
+        let ledger = try await Self.ledger(20)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
-        let all = try ledger.historyBlocking("alice", o)
+        let all = try await ledger.history("alice", o)
         // after a seq of alice's, of bob's, before the first, past the last
         for after in [0, 1, 2, 3, 18, 37, 39, 40, 1000] as [UInt64] {
-            let page = try ledger.historyBlocking("alice", o, page: HistoryPage(after: after))
+            let page = try await ledger.history("alice", o, page: HistoryPage(after: after))
             #expect(page == all.filter { $0.seq > after }, "after \(after)")
         }
         // And position and as-of still bound the page
         var upTo = o
         upTo.position = 9
-        #expect(try ledger.historyBlocking("alice", upTo, page: HistoryPage(after: 2, limit: 10)).map(\.seq) == [3, 5, 7, 9])
+        #expect(try await ledger.history("alice", upTo, page: HistoryPage(after: 2, limit: 10)).map(\.seq) == [3, 5, 7, 9])
         upTo = QueryOptions(asOf: t("2026-03-01T09:00:02Z"))
-        #expect(try ledger.historyBlocking("alice", upTo, page: HistoryPage(after: 1)).map(\.seq) == [3, 5])
-        #expect(try ledger.historyBlocking("nobody", o, page: HistoryPage(after: 3, limit: 2)).isEmpty)
+        #expect(try await ledger.history("alice", upTo, page: HistoryPage(after: 1)).map(\.seq) == [3, 5])
+        #expect(try await ledger.history("nobody", o, page: HistoryPage(after: 3, limit: 2)).isEmpty)
     }
 
-    @Test func theCLIPagesWithAfterAndLimit() throws {
+    @Test func theCLIPagesWithAfterAndLimit() async throws {
         let store = Support.tempDir("authledger-cli") + "/store"
-        let ledger = try Self.ledger(5)
+        let ledger = try await await Self.ledger(5)
         let export = try ledger.exportText()
         #expect(try CLI.run(["import", "-", "--store", store], stdin: export).status == 0)
         let page = try CLI.run(["history", "alice", "--after", "3", "--limit", "2", "--json", "--store", store, "--now", "2026-04-01T00:00:00Z"])

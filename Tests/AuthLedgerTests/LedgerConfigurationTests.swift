@@ -7,15 +7,15 @@ import Testing
 /// `Ledger.Configuration`: the library takes its settings as a value (no environment
 /// reads), and the `authledger` tool maps its documented variables onto it.
 @Suite struct LedgerConfigurationTests {
-    @Test func keyFilesAndOriginComeFromTheConfigurationNotTheStoreDirectory() throws {
+    @Test func keyFilesAndOriginComeFromTheConfigurationNotTheStoreDirectory() async throws {
         let store = Support.tempDir(), keys = Support.tempDir()
         let config = Ledger.Configuration(serverKeyFile: keys + "/otp.key",
                                           checkpointKeyFile: keys + "/cp.key", origin: "config.example/log")
         let ledger = try Ledger(lmdb: store, configuration: config)
-        try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
-        let size = try ledger.headBlocking().seq
+        try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
+        let size = try await ledger.head().seq
         _ = try ledger.secrets()
-        let note = try ledger.checkpointBlocking(signer: try ledger.checkpointSigner())
+        let note = try await ledger.checkpoint(signer: try ledger.checkpointSigner())
         #expect(note.hasPrefix("config.example/log\n\(size)\n"))
         #expect(FileManager.default.fileExists(atPath: keys + "/otp.key"))
         #expect(FileManager.default.fileExists(atPath: keys + "/cp.key"))
@@ -50,14 +50,14 @@ import Testing
     }
 
     /// One partition or eight: the same maintained projections.
-    @Test(arguments: [1, 8]) func replayWithAnyPartitionCountRebuildsTheSameState(_ parts: Int) throws {
+    @Test(arguments: [1, 8]) func replayWithAnyPartitionCountRebuildsTheSameState(_ parts: Int) async throws {
         let store = Support.tempDir()
         let ledger = try Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
-        try ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
-        let before = (try ledger.devicesBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try ledger.coolingBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
-        try ledger.replayBlocking()
-        #expect(try ledger.devicesBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
-        #expect(try ledger.coolingBlocking("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
+        try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
+        let before = (try await ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try await ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
+        try await ledger.replay()
+        #expect(try await ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
+        #expect(try await ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
         #expect(try ledger.verify().seq > 0)
     }
 

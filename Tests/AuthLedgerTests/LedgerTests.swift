@@ -12,46 +12,46 @@ import Testing
                             id: "b0000000-0000-4000-8000-000000000001")
 
     /// Every scenario fixture, in one store (five users, one policy stream).
-    static func allScenarios(_ storage: StorageKind = .lmdb) throws -> Ledger {
+    static func allScenarios(_ storage: StorageKind = .lmdb) async throws -> Ledger {
         let ledger = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            try ledger.appendBlocking(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
+            _ = try await ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
         }
         return ledger
     }
 
-    @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndTheSameContentIsSkipped(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndTheSameContentIsSkipped(_ storage: StorageKind) async throws {
         // Given an event with an explicit id in the log
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.phone)
+        try await ledger.importText(Self.phone)
         // When the same event is appended again, alone and twice within one request
-        let once = try ledger.importText(Self.phone)
-        let twice = try ledger.importText(Self.phone + "\n" + Self.phone)
+        let once = try await ledger.importText(Self.phone)
+        let twice = try await ledger.importText(Self.phone + "\n" + Self.phone)
         // Then nothing is appended and the duplicates are counted
         #expect(once.appended.isEmpty && once.duplicates == 1)
         #expect(twice.appended.isEmpty && twice.duplicates == 2)
-        #expect(try ledger.headBlocking().seq == 1)
+        #expect(try await ledger.head().seq == 1)
     }
 
-    @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndOtherContentIsDuplicateEventId(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndOtherContentIsDuplicateEventId(_ storage: StorageKind) async throws {
         // Given an event with an explicit id in the log
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.phone)
+        try await ledger.importText(Self.phone)
         let before = try ledger.exportText()
         // When another event with that id is appended (the id differs only in case: ids are UUIDs)
         let other = Self.phone.replacingOccurrences(of: "My Phone", with: "My Other Phone")
             .replacingOccurrences(of: "b0000000", with: "B0000000")
-        let e = refusal { try ledger.importText(other) }
+        let e = await refusal { try await ledger.importText(other) }
         // Then it is refused and the log is unchanged
         #expect(e?.code == .duplicateEventId)
         #expect(try ledger.exportText() == before)
     }
 
-    @Test(arguments: StorageKind.all) func aRefusedRequestAppendsNothingOfItsValidEvents(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aRefusedRequestAppendsNothingOfItsValidEvents(_ storage: StorageKind) async throws {
         // Given a store with one device
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.phone)
+        try await ledger.importText(Self.phone)
         let before = try ledger.exportText()
         // When a request of three valid events and a fourth that breaks a rule is appended
         let text = [
@@ -64,36 +64,36 @@ import Testing
             line("device.renamed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
             line("policy.set", user: nil, at: "2026-03-01T09:02:30Z", data: #"{"maxDevices":3}"#),
         ].joined(separator: "\n")
-        let e1 = refusal { try ledger.importText(text) }
-        let e2 = refusal { try ledger.importText(good + "\n" + line("device.renamed", at: "2026-03-01T09:04:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
+        let e1 = await refusal { try await ledger.importText(text) }
+        let e2 = await refusal { try await ledger.importText(good + "\n" + line("device.renamed", at: "2026-03-01T09:04:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
         // Then each is refused at its bad event, and the export is byte-identical
         #expect(e1?.code == .deviceNotFound && e1?.index == 2)
         #expect(e2?.code == .coolingPeriodActive && e2?.index == 3)
         #expect(e2?.until == t("2026-03-01T09:07:00Z"))
         #expect(try ledger.exportText() == before)
-        #expect(try ledger.policyBlocking() == Policy())
-        #expect(try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
+        #expect(try await ledger.policy() == Policy())
+        #expect(try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
     }
 
-    @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) async throws {
         // Given every scenario in one store, exported
-        let source = try Self.allScenarios(storage)
+        let source = try await Self.allScenarios(storage)
         let export = try source.exportText()
         // When the export (recorded form, with seq, version, prev and hash) is imported into a fresh store
         let target = try storage.freshLedger()
-        let outcome = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        let outcome = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         // Then the head, every hash and the export bytes are identical
-        #expect(outcome.head == (try source.headBlocking()))
+        #expect(outcome.head == (try await source.head()))
         #expect(try target.exportText() == export)
-        #expect(try target.verify() == source.headBlocking())
+        #expect(try await target.verify() == source.head())
         // And importing it again is a no-op
-        let again = try target.appendBlocking(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
+        let again = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         #expect(again.appended.isEmpty && again.duplicates == outcome.appended.count)
     }
 
-    @Test(arguments: StorageKind.all) func theExportReVerifiesWithThePythonRecipe(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func theExportReVerifiesWithThePythonRecipe(_ storage: StorageKind) async throws {
         // Given every scenario exported
-        let export = try Self.allScenarios(storage).exportText()
+        let export = try await Self.allScenarios(storage).exportText()
         // When tools/verify-export.py reads it
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -111,12 +111,12 @@ import Testing
         #expect(out.hasPrefix("ok: 45 events"))
     }
 
-    @Test func verifyNamesTheFirstEventWhoseStoredBytesChanged() throws {
+    @Test func verifyNamesTheFirstEventWhoseStoredBytesChanged() async throws {
         // Given a store whose second event carries a distinctive value, closed
         let dir = Support.tempDir()
         do {
             let ledger = try Ledger(lmdb: dir)
-            try ledger.importText([
+            try await ledger.importText([
                 Self.phone,
                 line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"tamper-me-7f3a"}"#),
                 line("device.accessed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone"}"#),
@@ -144,11 +144,11 @@ import Testing
         #expect(e?.seq == 2)
     }
 
-    @Test(arguments: StorageKind.all) func replayFromScratchEqualsMaintainedProjectionsAtManyPoints(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func replayFromScratchEqualsMaintainedProjectionsAtManyPoints(_ storage: StorageKind) async throws {
         // Given every scenario in one store
-        let ledger = try Self.allScenarios(storage)
-        let events = try ledger.eventsBlocking()
-        let head = try ledger.headBlocking().seq
+        let ledger = try await Self.allScenarios(storage)
+        let events = try await ledger.events()
+        let head = try await ledger.head().seq
         var times: Set<Int64> = [t("2030-01-01T00:00:00Z").milliseconds]
         for e in events {
             let ms = e.event.at.milliseconds
@@ -168,9 +168,9 @@ import Testing
                     s.fromScratch = true
                     // When answered from maintained projections and from scratch
                     // Then the answers are identical
-                    #expect(try ledger.devicesBlocking(user, o) == ledger.devicesBlocking(user, s), "\(user) \(String(describing: position)) \(ms)")
-                    #expect(try ledger.coolingBlocking(user, o) == ledger.coolingBlocking(user, s))
-                    #expect(try ledger.pendingBlocking(user, o) == ledger.pendingBlocking(user, s))
+                    #expect(try await ledger.devices(user, o) == ledger.devices(user, s), "\(user) \(String(describing: position)) \(ms)")
+                    #expect(try await ledger.cooling(user, o) == ledger.cooling(user, s))
+                    #expect(try await ledger.pending(user, o) == ledger.pending(user, s))
                     compared += 1
                 }
             }
@@ -178,118 +178,118 @@ import Testing
         #expect(compared > (storage == .lmdb ? 500 : 30))
         // And rebuilding every projection changes no answer at the head
         let asOf = t("2030-01-01T00:00:00Z")
-        let before = try users.map { try ledger.devicesBlocking($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
-        #expect(try ledger.replayBlocking() == head)
-        let after = try users.map { try ledger.devicesBlocking($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        let before = try await users.asyncMap { try await ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        #expect(try await ledger.replay() == head)
+        let after = try await users.asyncMap { try await ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
         #expect(before == after)
     }
 
-    @Test(arguments: StorageKind.all) func maintainedStateEqualsReplayedStateWhetherAppendedInOneGoOrOneByOne(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func maintainedStateEqualsReplayedStateWhetherAppendedInOneGoOrOneByOne(_ storage: StorageKind) async throws {
         // Given every scenario appended in one request per file, and again one event per request
-        let batch = try Self.allScenarios(storage)
+        let batch = try await Self.allScenarios(storage)
         let single = try storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
-            for item in try EventDecoder.decodeLines(bytes, file: name) { try single.appendBlocking([item.input]) }
+            for item in try EventDecoder.decodeLines(bytes, file: name) { _ = try await single.append([item.input]) }
         }
         // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
         #expect(try batch.contentText() == single.contentText())
         let asOf = t("2030-01-01T00:00:00Z")
         for user in ["alice", "bob", "carol", "dave", "erin"] {
-            let maintained = try single.stateBlocking(of: user, asOf: asOf)
-            let replayed = try single.stateBlocking(of: user, asOf: asOf, fromScratch: true)
+            let maintained = try await single.state(of: user, asOf: asOf)
+            let replayed = try await single.state(of: user, asOf: asOf, fromScratch: true)
             #expect(maintained.state == replayed.state, "\(user)")
             #expect(maintained.state.version > 0)
-            #expect(try batch.stateBlocking(of: user, asOf: asOf).state == replayed.state)
+            #expect(try await batch.state(of: user, asOf: asOf).state == replayed.state)
         }
     }
 
-    @Test(arguments: StorageKind.all) func aPositionBeyondTheHeadMeansTheHead(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aPositionBeyondTheHeadMeansTheHead(_ storage: StorageKind) async throws {
         // Given a store with one event
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.phone)
+        try await ledger.importText(Self.phone)
         // When asked at position 1000
-        let answer = try ledger.devicesBlocking("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try await ledger.devices("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
         // Then the answer reflects position 1 and holds the device
         #expect(answer["position"] == .int(1))
         #expect(answer["devices"]?.arrayValue?.count == 1)
         // And at position 0, nothing
-        let empty = try ledger.devicesBlocking("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
+        let empty = try await ledger.devices("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
         #expect(empty["position"] == .int(0))
         #expect(empty["devices"]?.arrayValue?.isEmpty == true)
     }
 
-    @Test(arguments: StorageKind.all) func expiryAndCoolingAreEvaluatedAtTheAsOfTime(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func expiryAndCoolingAreEvaluatedAtTheAsOfTime(_ storage: StorageKind) async throws {
         // Given a rename at 09:10 (cooling until 09:15) and a challenge expiring at 09:11
         let ledger = try storage.freshLedger()
-        try ledger.importText([
+        try await ledger.importText([
             Self.phone,
             line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
             line("challenge.issued", at: "2026-03-01T09:10:00Z", data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"new","expiresAt":"2026-03-01T09:11:00Z"}"#),
         ].joined(separator: "\n"))
-        func ask(_ asOf: String) throws -> (cooling: JSON, pending: Int, outcome: JSON?) {
+        func ask(_ asOf: String) async throws -> (cooling: JSON, pending: Int, outcome: JSON?) {
             let o = QueryOptions(asOf: t(asOf))
-            return (try ledger.coolingBlocking("alice", o), try ledger.pendingBlocking("alice", o).arrayValue!.count,
-                    try ledger.challengeBlocking("alice", "c1", o)["outcome"])
+            return (try await ledger.cooling("alice", o), try await ledger.pending("alice", o).arrayValue!.count,
+                    try await ledger.challenge("alice", "c1", o)["outcome"])
         }
         // When asked at several times, with no later event
-        let a = try ask("2026-03-01T09:10:59.999Z"), b = try ask("2026-03-01T09:11:00Z"), c = try ask("2026-03-01T09:15:00Z")
+        let a = try await ask("2026-03-01T09:10:59.999Z"), b = try await ask("2026-03-01T09:11:00Z"), c = try await ask("2026-03-01T09:15:00Z")
         // Then expiry and cooling follow the as-of time
         #expect(a.cooling["active"] == .bool(true) && a.pending == 1 && a.outcome == .string("pending"))
         #expect(b.cooling["until"] == .string("2026-03-01T09:15:00.000Z") && b.pending == 0 && b.outcome == .string("expired"))
         #expect(c.cooling["active"] == .bool(false) && c.cooling["statusCode"] == .int(100))
         // And an as-of time before the rename ignores it
-        let d = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
+        let d = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
         #expect(d["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
         #expect(d["cooling"]?["active"] == .bool(false))
-        #expect(refusal { _ = try ledger.challengeBlocking("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
+        #expect(await refusal { _ = try await ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
     }
 
-    @Test(arguments: StorageKind.all) func aPolicyChangeAppliesFromItsPositionOn(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aPolicyChangeAppliesFromItsPositionOn(_ storage: StorageKind) async throws {
         // Given a rename under the default cooling, then policy.set coolingSeconds 60, then a rename
         let ledger = try storage.freshLedger()
-        try ledger.importText([
+        try await ledger.importText([
             Self.phone,
             line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
             line("policy.set", user: nil, at: "2026-03-01T09:11:00Z", data: #"{"coolingSeconds":60}"#),
         ].joined(separator: "\n"))
         // When renaming at 09:14:59 (inside the first window, which keeps its 300 s)
-        let e = refusal { try ledger.importText(line("device.renamed", at: "2026-03-01T09:14:59Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
+        let e = await refusal { try await ledger.importText(line("device.renamed", at: "2026-03-01T09:14:59Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#)) }
         // Then it is refused until 09:15; at 09:15 it is accepted and opens a 60 s window
         #expect(e?.code == .coolingPeriodActive && e?.until == t("2026-03-01T09:15:00Z"))
-        try ledger.importText(line("device.renamed", at: "2026-03-01T09:15:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#))
-        let c = try ledger.coolingBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
+        try await ledger.importText(line("device.renamed", at: "2026-03-01T09:15:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#))
+        let c = try await ledger.cooling("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
         #expect(c["until"] == .string("2026-03-01T09:16:00.000Z"))
-        #expect(try ledger.policyBlocking().coolingSeconds == 60)
+        #expect(try await ledger.policy().coolingSeconds == 60)
     }
 }
 
 /// Idempotency compares content as JSON: member order is not content.
 @Suite struct IdempotencyTests {
-    @Test(arguments: StorageKind.all) func memberOrderOfMetaAndContextDoesNotMakeADifferentEvent(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func memberOrderOfMetaAndContextDoesNotMakeADifferentEvent(_ storage: StorageKind) async throws {
         // Given a challenge with meta and context, with an explicit id
         let id = "c0000000-0000-4000-8000-000000000001"
         let a = #"{"id":"\#(id)","type":"challenge.issued","user":"alice","at":"2026-03-01T09:00:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"x","expiresAt":"2026-03-01T09:01:00Z","context":{"ip":"192.0.2.1","app":"web"}},"meta":{"actor":"user","requestId":"r1"}}"#
         let ledger = try storage.freshLedger()
-        try ledger.importText(a)
+        try await ledger.importText(a)
         // When the same event is appended with members in another order and the time in another zone
         let b = #"{"meta":{"requestId":"r1","actor":"user"},"data":{"context":{"app":"web","ip":"192.0.2.1"},"expiresAt":"2026-03-01T10:01:00+01:00","requestingDeviceId":"x","action":"login","challengeId":"c1"},"at":"2026-03-01T09:00:00.000999Z","user":"alice","type":"challenge.issued","id":"\#(id)"}"#
-        let outcome = try ledger.importText(b)
+        let outcome = try await ledger.importText(b)
         // Then it is the same event: skipped
         #expect(outcome.appended.isEmpty && outcome.duplicates == 1)
         // And a different value is still a different event
         let c = a.replacingOccurrences(of: "\"web\"", with: "\"ios\"")
-        #expect(refusal { try ledger.importText(c) }?.code == .duplicateEventId)
+        #expect(await refusal { try await ledger.importText(c) }?.code == .duplicateEventId)
     }
 }
 
 /// As-of queries replay history that the rules accepted: they never refuse it again.
 @Suite struct AsOfPolicyTests {
-    @Test(arguments: StorageKind.all) func aPolicyRecordedWithALaterClockStillGovernsTheEventsAfterIt(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aPolicyRecordedWithALaterClockStillGovernsTheEventsAfterIt(_ storage: StorageKind) async throws {
         // Given policy.set coolingSeconds 0 at seq 1 — its stream's clock reads 12:00 —
         // and then alice's renames at 09:01 and 09:02, accepted under that policy
         let ledger = try storage.freshLedger()
-        try ledger.importText([
+        try await ledger.importText([
             line("policy.set", user: nil, at: "2026-03-01T12:00:00Z", data: #"{"coolingSeconds":0}"#),
             LedgerTests.phone,
             line("device.renamed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
@@ -298,12 +298,12 @@ import Testing
         // When asked as of 11:00 (before the policy event's own time), maintained and from scratch
         for fromScratch in [false, true] {
             let o = QueryOptions(asOf: t("2026-03-01T11:00:00Z"), fromScratch: fromScratch)
-            let answer = try ledger.devicesBlocking("alice", o)
+            let answer = try await ledger.devices("alice", o)
             // Then the answer is the accepted history under the policy in force at each event's position
             #expect(answer["devices"]?.arrayValue?.first?["name"] == .string("Phone Three"))
             #expect(answer["cooling"]?["active"] == .bool(false))
         }
-        let history = try ledger.historyBlocking("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
+        let history = try await ledger.history("alice", QueryOptions(asOf: t("2026-03-01T11:00:00Z")))
         #expect(history.count == 3)
     }
 }
@@ -313,24 +313,24 @@ import Testing
 @Suite struct UserKeyNormalisationTests {
     let registered = #"{"deviceId":"phone","name":"José's phone","kind":"mobile","binding":"permanent","via":"initial"}"#
 
-    @Test(arguments: StorageKind.all) func aDecomposedUserKeyIsRefusedAndNothingIsAppended(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func aDecomposedUserKeyIsRefusedAndNothingIsAppended(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(line("device.registered", user: "jos\u{e9}", at: "2026-03-01T09:00:00Z", data: registered))
+        try await ledger.importText(line("device.registered", user: "jos\u{e9}", at: "2026-03-01T09:00:00Z", data: registered))
         let before = try ledger.exportText()
         let decomposed = line("device.registered", user: "jose\u{301}", at: "2026-03-01T09:01:00Z", data: registered)
-        #expect(throws: LedgerError.self) { try ledger.importText(decomposed) }
-        do { try ledger.importText(decomposed) } catch let e as LedgerError {
+        await #expect(throws: LedgerError.self) { try await ledger.importText(decomposed) }
+        do { try await ledger.importText(decomposed) } catch let e as LedgerError {
             #expect(e.code == .invalidEvent && e.field == "user")
         }
         #expect(try ledger.exportText() == before)
         #expect(try ledger.verify().seq == 1)
     }
 
-    @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        #expect(throws: LedgerError.self) {
-            try ledger.performBlocking(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
+        await #expect(throws: LedgerError.self) {
+            try await ledger.perform(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
         }
-        #expect(try ledger.headBlocking().seq == 0)
+        #expect(try await ledger.head().seq == 0)
     }
 }

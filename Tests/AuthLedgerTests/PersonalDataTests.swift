@@ -53,9 +53,9 @@ import Testing
         }
     }
 
-    @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         let lines = try Self.exportLines(ledger)
         let registered = lines[0]
         #expect(registered["data"]?["name"] == .string("Marguerite's iPhone"))
@@ -72,27 +72,27 @@ import Testing
         #expect(lines[2]["disclosures"]?["/data/target"] != nil)
         // No personal value: no disclosures, hashed exactly as before commitments existed.
         #expect(lines[5]["disclosures"] == nil)
-        let accessed = try #require(try ledger.eventsBlocking(from: 6, limit: 1).first)
+        let accessed = try #require(try await ledger.events(from: 6, limit: 1).first)
         #expect(accessed.event.personal == nil)
         #expect(RecordedEvent.referenceLeaf(accessed.event, seq: 6, version: 6) == Array(RecordedEvent.leaf(accessed.event, seq: 6, version: 6)))
 
         // The hashed form carries the commitment in place of each value.
-        let first = try #require(try ledger.eventsBlocking(limit: 1).first)
+        let first = try #require(try await ledger.events(limit: 1).first)
         let hashed = first.hashedJSON
         let salt = try #require(disclosures.first { $0.0 == "/data/name" }?.1.stringValue)
         #expect(hashed["data"]?["name"] == .object([("_sd", .string(PersonalData.digest(salt: salt, value: "Marguerite's iPhone")))]))
         #expect(hashed["disclosures"] == nil)
         #expect(!String(decoding: hashed.canonicalBytes(), as: UTF8.self).contains("Marguerite"))
         // The direct canonical writer (commitments written in place) agrees with the JSON tree for every event.
-        for r in try ledger.eventsBlocking() {
+        for r in try await ledger.events() {
             #expect(RecordedEvent.referenceLeaf(r.event, seq: r.seq, version: r.version) == Array(RecordedEvent.leaf(r.event, seq: r.seq, version: r.version)))
         }
         #expect(RecordedEvent.computeHash(first.event, seq: 1, version: 1, prev: .zero) == first.hash)
     }
 
-    @Test(arguments: StorageKind.all) func storedEventBytesHoldNoPersonalValue(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func storedEventBytesHoldNoPersonalValue(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         try ledger.storage.read { r in
             try r.scan(from: 1) { _, bytes in
                 let text = String(decoding: bytes, as: UTF8.self)
@@ -101,57 +101,57 @@ import Testing
             }
         }
         // … and the answers read them back from the values store.
-        let devices = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let devices = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
         #expect(devices["devices"]?.arrayValue?.first?["name"] == .string("Marguerite's Work Phone"))
         #expect(devices["erased"] == nil)
     }
 
-    @Test(arguments: StorageKind.all) func exportReimportsWithIdenticalHashesAndSalts(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func exportReimportsWithIdenticalHashesAndSalts(_ storage: StorageKind) async throws {
         let a = try storage.freshLedger()
-        try a.importText(Self.history)
+        try await a.importText(Self.history)
         let text = try a.exportText()
         let b = try storage.freshLedger()
-        let outcome = try b.appendBlocking(try inputs(text))
-        #expect(outcome.head == (try a.headBlocking()))
+        let outcome = try await b.append(try inputs(text))
+        #expect(outcome.head == (try await a.head()))
         #expect(try b.exportText() == text)
         try b.verify()
     }
 
-    @Test(arguments: StorageKind.all) func editedDisclosureIsAChainMismatch(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func editedDisclosureIsAChainMismatch(_ storage: StorageKind) async throws {
         let a = try storage.freshLedger()
-        try a.importText(Self.history)
+        try await a.importText(Self.history)
         let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
         let b = try storage.freshLedger()
-        #expect(refusal { _ = try b.appendBlocking(try inputs(text)) }?.code == .chainMismatch)
-        #expect(try b.headBlocking() == .empty)
+        #expect(await refusal { _ = try await b.append(try inputs(text)) }?.code == .chainMismatch)
+        #expect(try await b.head() == .empty)
     }
 
-    @Test(arguments: StorageKind.all) func fixtureFormMayNotCarryCommitmentsOrErasures(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func fixtureFormMayNotCarryCommitmentsOrErasures(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         let sd = String(repeating: "A", count: 43)
         let commitment = line("device.registered", at: "2026-03-01T09:00:00Z",
                               data: #"{"deviceId":"d","name":{"_sd":"\#(sd)"},"kind":"mobile","binding":"permanent","via":"initial"}"#)
-        #expect(refusal { try ledger.importText(commitment) }?.code == .invalidEvent)
-        #expect(refusal { try ledger.importText(line("user.erased", at: "2026-03-01T09:00:00Z", data: "{}")) }?.code == .invalidEvent)
+        #expect(await refusal { try await ledger.importText(commitment) }?.code == .invalidEvent)
+        #expect(await refusal { try await ledger.importText(line("user.erased", at: "2026-03-01T09:00:00Z", data: "{}")) }?.code == .invalidEvent)
     }
 
-    @Test(arguments: StorageKind.all) func reappendingTheSameIdAndContentIsANoOp(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func reappendingTheSameIdAndContentIsANoOp(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         let id = "0190f0b2-6c1e-7d2a-8f00-000000000001"
         let event = line("device.registered", at: "2026-03-01T09:00:00Z",
                          data: #"{"deviceId":"iphone","name":"Alice's iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#,
                          meta: #"{"ip":"192.0.2.1"}"#, id: id)
-        try ledger.importText(event)
-        let again = try ledger.importText(event)
+        try await ledger.importText(event)
+        let again = try await ledger.importText(event)
         #expect(again.appended.isEmpty && again.duplicates == 1)
         let other = event.replacingOccurrences(of: "Alice's iPhone", with: "Alice's iPad")
-        #expect(refusal { try ledger.importText(other) }?.code == .duplicateEventId)
+        #expect(await refusal { try await ledger.importText(other) }?.code == .duplicateEventId)
         let otherIP = event.replacingOccurrences(of: "192.0.2.1", with: "192.0.2.2")
-        #expect(refusal { try ledger.importText(otherIP) }?.code == .duplicateEventId)
+        #expect(await refusal { try await ledger.importText(otherIP) }?.code == .duplicateEventId)
         // After the erasure the value cannot be compared: the same id and other content is still a duplicate.
-        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T10:00:00Z"))
-        #expect(try ledger.importText(event).duplicates == 1)
-        #expect(refusal { try ledger.importText(event.replacingOccurrences(of: "mobile", with: "tablet")) }?.code == .duplicateEventId)
+        _ = try await ledger.erase("alice", now: t("2026-03-01T10:00:00Z"))
+        await #expect(try ledger.importText(event).duplicates == 1)
+        #expect(await refusal { try await ledger.importText(event.replacingOccurrences(of: "mobile", with: "tablet")) }?.code == .duplicateEventId)
     }
 
     /// Every file of the store directory, as bytes.
@@ -174,31 +174,31 @@ import Testing
         return files.filter { $0.1.range(of: needle) != nil }.map(\.0)
     }
 
-    @Test func erasureLeavesNoByteOfTheValuesInAnyFileOfTheStore() throws {
+    @Test func erasureLeavesNoByteOfTheValuesInAnyFileOfTheStore() async throws {
         let path = Support.tempDir()
         do {
             let ledger = try Ledger(lmdb: path)
-            try ledger.importText(Self.history)
+            try await ledger.importText(Self.history)
             // Churn: the values are copied into many pages (and freed pages) before the erasure.
             for k in 0..<200 {
-                try ledger.importText(line("device.accessed", at: "2026-03-01T09:\(10 + k / 60):\(String(format: "%02d", k % 60))Z",
+                try await ledger.importText(line("device.accessed", at: "2026-03-01T09:\(10 + k / 60):\(String(format: "%02d", k % 60))Z",
                                            data: #"{"deviceId":"iphone"}"#, meta: #"{"ip":"203.0.113.77"}"#))
             }
             // A settled challenge and a superseded OTP: kept in their indexes, not in the state.
-            try ledger.importText(line("challenge.expired", at: "2026-03-01T09:20:00Z", data: #"{"challengeId":"c1"}"#))
-            try ledger.importText(line("otp.issued", at: "2026-03-01T09:21:00Z",
+            try await ledger.importText(line("challenge.expired", at: "2026-03-01T09:20:00Z", data: #"{"challengeId":"c1"}"#))
+            try await ledger.importText(line("otp.issued", at: "2026-03-01T09:21:00Z",
                                        data: #"{"otpId":"o2","channel":"email","target":"m***@example.org","codeHash":"\#(Self.codeHash)","expiresAt":"2026-03-01T09:26:00Z","maxAttempts":5}"#))
             let before = try Self.storeFiles(path)
             for v in Self.aliceValues { #expect(!Self.occurrences(v, in: before).isEmpty, "the scan finds \(v) before the erasure") }
-            let headBefore = try ledger.headBlocking()
-            let outcome = try ledger.eraseBlocking("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
+            let headBefore = try await ledger.head()
+            let outcome = try await ledger.erase("alice", reason: "GDPR art. 17 request", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z"))
             #expect(outcome.event.event.type == .userErased)
             #expect(outcome.erasedEvents == 206)
             // Leaves are unchanged: the chain up to the erasure is the same.
             var seen = 0
             try ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
             #expect(seen == Int(headBefore.seq))
-            #expect(try ledger.eventsBlocking(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
+            #expect(try await ledger.events(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
             try ledger.verify()
         }
         let after = try Self.storeFiles(path)
@@ -213,10 +213,10 @@ import Testing
 
     /// Why the erasure rewrites the store: deleting the records alone leaves their bytes in
     /// LMDB's freed pages (copy-on-write), where the byte scan finds them.
-    @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() throws {
+    @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() async throws {
         let path = Support.tempDir()
         let ledger = try Ledger(lmdb: path)
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
         #expect(records.count == 5)
         #expect(try ledger.storage.read { r in try r.personalValues(user: "alice", seq: 1) } == nil)
@@ -226,9 +226,9 @@ import Testing
     /// Inside the erasure's transaction, reads after it see the values gone, whatever was
     /// read before it (PostgreSQL: a scan's page kept the values; the DELETE goes with the
     /// transaction's other writes, sent here by the scan after it).
-    @Test(arguments: StorageKind.all) func readsAfterAnErasureInItsTransactionSeeTheValuesGone(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func readsAfterAnErasureInItsTransactionSeeTheValuesGone(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         let (before, erased, after, scanned) = try ledger.storage.write { w in
             var n = 0
             try w.scan(from: 1) { _, _ in n += 1; return true }
@@ -246,11 +246,11 @@ import Testing
 
     /// A process that dies between the erasure's commit and the rewrite: the next open of
     /// the store finishes the rewrite.
-    @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() throws {
+    @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() async throws {
         let path = Support.tempDir()
         do {
             let ledger = try Ledger(lmdb: path)
-            try ledger.importText(Self.history)
+            try await ledger.importText(Self.history)
             try ledger.storage.write { w in
                 _ = try w.erasePersonalValues(user: "alice", before: .max)
                 try w.putMetaValue(Ledger.purgePendingKey, [1])
@@ -263,9 +263,9 @@ import Testing
     }
 
     /// `authledger erase` from the command line.
-    @Test func eraseFromTheCLI() throws {
+    @Test func eraseFromTheCLI() async throws {
         let store = Support.tempDir()
-        try Ledger(lmdb: store).importText(Self.history)
+        try await Ledger(lmdb: store).importText(Self.history)
         func cli(_ args: [String]) throws -> (Int32, String) {
             let r = try CLI.exec(Support.binary, args)
             return (r.status, r.stdout + r.stderr)
@@ -280,44 +280,44 @@ import Testing
         #expect(status == 1 && text.hasPrefix("error: user_not_found"), "\(text)")
         (status, _) = try cli(["verify", "--store", store])
         #expect(status == 0)
-        let erased = try Ledger(lmdb: store).eventsBlocking(types: [.userErased])
+        let erased = try await Ledger(lmdb: store).events(types: [.userErased])
         #expect(erased.first?.event.data.string(.reason) == "request 12" && erased.first?.event.actor == "admin:dpo")
     }
 
-    @Test(arguments: StorageKind.all) func answersAfterErasureShowNullAndErased(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func answersAfterErasureShowNullAndErased(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
-        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:06:30Z"))
+        try await ledger.importText(Self.history)
+        _ = try await ledger.erase("alice", now: t("2026-03-01T09:06:30Z"))
         let o = QueryOptions(asOf: t("2026-03-01T09:06:40Z"))
         for fromScratch in [false, true] {
             var q = o
             q.fromScratch = fromScratch
-            let devices = try ledger.devicesBlocking("alice", q)
+            let devices = try await ledger.devices("alice", q)
             #expect(devices["erased"] == .bool(true))
             let iphone = try #require(devices["devices"]?.arrayValue?.first)
             #expect(iphone["name"] == .null)
             #expect(iphone["pushEnrolled"] == .bool(true))
-            #expect(try ledger.coolingBlocking("alice", q)["erased"] == .bool(true))
+            #expect(try await ledger.cooling("alice", q)["erased"] == .bool(true))
             // Time travel to before the erasure: the values are gone there too.
             var early = q
             early.position = 1
-            #expect(try ledger.devicesBlocking("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
-            #expect(try ledger.devicesBlocking("alice", early)["erased"] == .bool(true))
-            #expect(try ledger.devicesBlocking("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
-            #expect(try ledger.devicesBlocking("bob", q)["erased"] == nil)
+            #expect(try await ledger.devices("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
+            #expect(try await ledger.devices("alice", early)["erased"] == .bool(true))
+            #expect(try await ledger.devices("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
+            #expect(try await ledger.devices("bob", q)["erased"] == nil)
         }
-        let pending = try ledger.pendingBlocking("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
+        let pending = try await ledger.pending("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
         #expect(pending.arrayValue?.first?["context"] == .object([("ip", .null), ("location", .null)]))
         try ledger.verify()
     }
 
-    @Test(arguments: StorageKind.all) func exportAfterErasureShowsCommitmentsAndReimports(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func exportAfterErasureShowsCommitmentsAndReimports(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         let before = try Self.exportLines(ledger)
-        _ = try ledger.eraseBlocking("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
+        _ = try await ledger.erase("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
         // A later re-registration of the user is not erased.
-        try ledger.importText(line("device.registered", at: "2026-03-01T09:30:00Z",
+        try await ledger.importText(line("device.registered", at: "2026-03-01T09:30:00Z",
                                    data: #"{"deviceId":"tablet","name":"New Tablet","kind":"tablet","binding":"permanent","via":"admin"}"#))
         let text = try ledger.exportText()
         let lines = try Self.exportLines(ledger)
@@ -331,39 +331,39 @@ import Testing
         #expect(lines[6]["data"]?["name"] == .string("Bartholomew's Pixel"))
         #expect(lines[7]["type"] == .string("user.erased"))
         #expect(lines[8]["data"]?["name"] == .string("New Tablet") && lines[8]["disclosures"] != nil)
-        let answer = try ledger.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
         let names = answer["devices"]?.arrayValue?.map { $0["name"] }
         #expect(names == [.null, .string("New Tablet")])
         try ledger.verify()
 
         // Export → import of the erased store: identical hashes, same answers.
         let copy = try storage.freshLedger()
-        #expect(try copy.appendBlocking(try inputs(text)).head == (try ledger.headBlocking()))
+        #expect(try await copy.append(try inputs(text)).head == (try await ledger.head()))
         #expect(try copy.exportText() == text)
         try copy.verify()
-        #expect(try copy.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
+        #expect(try await copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
     }
 
     /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
-    @Test(arguments: StorageKind.all) func rootsAndProofsAreTheSameAfterErasure(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func rootsAndProofsAreTheSameAfterErasure(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.history)
-        let head = try ledger.headBlocking().seq
-        let root = try ledger.treeHeadBlocking(size: head)
-        let proofs = try (1...head).map { try ledger.inclusionProofBlocking(seq: $0, size: head) }
-        _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
-        #expect(try ledger.treeHeadBlocking(size: head) == root)
-        #expect(try (1...head).map { try ledger.inclusionProofBlocking(seq: $0, size: head) } == proofs)
-        let consistency = try ledger.consistencyProofBlocking(from: head, to: head + 1)
+        try await ledger.importText(Self.history)
+        let head = try await ledger.head().seq
+        let root = try await ledger.treeHead(size: head)
+        let proofs = try await (1...head).asyncMap { try await ledger.inclusionProof(seq: $0, size: head) }
+        _ = try await ledger.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        #expect(try await ledger.treeHead(size: head) == root)
+        #expect(try await (1...head).asyncMap { try await ledger.inclusionProof(seq: $0, size: head) } == proofs)
+        let consistency = try await ledger.consistencyProof(from: head, to: head + 1)
         #expect(MerkleTree.verifyConsistency(oldSize: head, oldRoot: root.root, newSize: head + 1,
-                                             newRoot: try ledger.treeHeadBlocking().root, proof: consistency.proof))
+                                             newRoot: try await ledger.treeHead().root, proof: consistency.proof))
         try ledger.verify()
     }
 
-    @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        #expect(refusal { _ = try ledger.eraseBlocking("nobody") }?.code == .userNotFound)
-        #expect(try ledger.headBlocking() == .empty)
+        #expect(await refusal { _ = try await ledger.erase("nobody") }?.code == .userNotFound)
+        #expect(try await ledger.head() == .empty)
     }
 
     /// Another ledger on the same store (as another process would be) keeps working after
@@ -372,23 +372,23 @@ import Testing
         let path = Support.tempDir()
         let a = try Ledger(lmdb: path)
         let b = try Ledger(lmdb: path)
-        try a.importText(Self.history)
-        #expect(try b.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
-        _ = try a.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z"))
-        #expect(try b.devicesBlocking("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
-        try b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
+        try await a.importText(Self.history)
+        #expect(try await b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
+        _ = try await a.erase("alice", now: t("2026-03-01T09:30:00Z"))
+        #expect(try await b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
+        try await b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
         _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
-        #expect(try a.headBlocking().seq == 10)
+        #expect(try await a.head().seq == 10)
         let c = try Ledger(lmdb: path)
-        #expect(try c.headBlocking().seq == 10)
+        #expect(try await c.head().seq == 10)
         try c.verify()
     }
 
     /// The chain re-derived by code we did not write: tools/verify-export.py with the
     /// PyPI `rfc8785` JCS implementation (tools/test installs it), before and after erasure.
-    @Test func chainVerifiesWithAnIndependentJCS() throws {
+    @Test func chainVerifiesWithAnIndependentJCS() async throws {
         let ledger = try Support.freshLedger()
-        try ledger.importText(Self.history)
+        try await ledger.importText(Self.history)
         for phase in ["before erasure", "after erasure"] {
             let file = Support.tempDir() + "/export.jsonl"
             try ledger.exportText().write(toFile: file, atomically: true, encoding: .utf8)
@@ -398,8 +398,8 @@ import Testing
             let r = try CLI.exec(python, [Support.root.appendingPathComponent("tools/verify-export.py").path, "--rfc8785"],
                                  stdin: try String(contentsOfFile: file, encoding: .utf8))
             #expect(r.status == 0, "\(phase): \(r.stderr)")
-            #expect(r.stdout == "ok: \(try ledger.headBlocking().seq) events, head \(try ledger.headBlocking().hash)\n", "\(phase)")
-            if phase == "before erasure" { _ = try ledger.eraseBlocking("alice", now: t("2026-03-01T09:30:00Z")) }
+            #expect(r.stdout == "ok: \(try await ledger.head().seq) events, head \(try await ledger.head().hash)\n", "\(phase)")
+            if phase == "before erasure" { _ = try await ledger.erase("alice", now: t("2026-03-01T09:30:00Z")) }
         }
     }
 }

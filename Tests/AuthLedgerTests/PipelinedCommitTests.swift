@@ -19,7 +19,7 @@ import Testing
         let after = ledger.writerStats
         #expect(after.transactions - before.transactions == 1)
         #expect(after.idleSyncs - before.idleSyncs == 1)
-        #expect(try ledger.headBlocking().seq == 1)
+        #expect(try await ledger.head().seq == 1)
     }
 
     @Test func withoutPipeliningNoExplicitSyncIsMade() async throws {
@@ -49,7 +49,7 @@ import Testing
         let acknowledged = outcomes.compactMap { $0 }
         #expect(acknowledged.count == 360)
         #expect(Set(acknowledged).count == 360)
-        #expect(try ledger.headBlocking().seq == 8 + 360)
+        #expect(try await ledger.head().seq == 8 + 360)
         #expect(try ledger.verify().seq == 8 + 360)
         let stats = ledger.writerStats
         // Every held batch was settled: by the next commit's sync or by an explicit one.

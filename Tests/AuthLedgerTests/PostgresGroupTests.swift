@@ -47,7 +47,7 @@ struct PostgresGroupTests {
         // Given a store whose schema is at version 1 (no append_group function, hashes in `tree`)
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
-        try StorageKind.postgres.open(store).importText(LedgerTests.phone)
+        try await StorageKind.postgres.open(store).importText(LedgerTests.phone)
         let admin = try PostgresStorage(url: store)
         try Self.downgradeToVersion2(admin, schema)
         _ = try admin.integers("DROP FUNCTION \(schema).append_group")
@@ -61,7 +61,7 @@ struct PostgresGroupTests {
             SELECT count(*) FROM pg_proc WHERE proname = 'append_group' AND pronamespace = '\(schema)'::regnamespace
             """) == [1])
         _ = try await ledger.append(Self.registrations(0..<3))
-        #expect(try ledger.headBlocking().seq == 4)
+        #expect(try await ledger.head().seq == 4)
         #expect(try ledger.verify().seq == 4)
     }
 
@@ -78,7 +78,7 @@ struct PostgresGroupTests {
                 _ = try await ledger.append(Self.registrations(next..<(next + size)))
                 next += size
             }
-            _ = try lmdb.importText(try ledger.exportText())
+            _ = try await lmdb.importText(try ledger.exportText())
         }
         let n = UInt64(next)
         let admin = try PostgresStorage(url: store)
@@ -97,9 +97,9 @@ struct PostgresGroupTests {
         #expect(hashes.count == Int(MerkleTree.storedHashCount(n)))
         #expect(hashes == (try Self.storedHashes(lmdb)))
         for (seq, size) in [(1, n), (127, n), (256, 300), (n, n)] as [(UInt64, UInt64)] {
-            #expect(try ledger.inclusionProofBlocking(seq: seq, size: size) == lmdb.inclusionProofBlocking(seq: seq, size: size))
+            #expect(try await ledger.inclusionProof(seq: seq, size: size) == lmdb.inclusionProof(seq: seq, size: size))
         }
-        #expect(try ledger.consistencyProofBlocking(from: 129, to: n) == lmdb.consistencyProofBlocking(from: 129, to: n))
+        #expect(try await ledger.consistencyProof(from: 129, to: n) == lmdb.consistencyProof(from: 129, to: n))
         #expect(try ledger.verify().seq == n)
         // And hash by hash (as verify's tree check and the proofs read them), the tree is
         // read a tile at a time: 128 hashes a round trip, not one each
@@ -113,18 +113,18 @@ struct PostgresGroupTests {
         // And appends go on in tiles, as LMDB's do
         _ = try await ledger.append(Self.registrations(next..<(next + 300)))
         let copy = try StorageKind.lmdb.freshLedger()
-        _ = try copy.importText(try ledger.exportText())
+        _ = try await copy.importText(try ledger.exportText())
         #expect(try ledger.verify().seq == n + 300)
         #expect(try Self.storedHashes(ledger) == Self.storedHashes(copy))
-        #expect(try ledger.treeHeadBlocking() == copy.treeHeadBlocking())
+        #expect(try await ledger.treeHead() == copy.treeHead())
         #expect(try admin.integers("SELECT count(*) FROM \(schema).tiles") == [Int64((MerkleTree.storedHashCount(n + 300) + 127) / 128)])
     }
 
-    @Test func aVersion2StoreWithAGapInItsTreeIsNotMigrated() throws {
+    @Test func aVersion2StoreWithAGapInItsTreeIsNotMigrated() async throws {
         // Given a version 2 store of five events one of whose Merkle hashes was deleted
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
-        _ = try StorageKind.postgres.open(store).appendBlocking(Self.registrations(0..<5))
+        _ = try await StorageKind.postgres.open(store).append(Self.registrations(0..<5))
         let admin = try PostgresStorage(url: store)
         try Self.downgradeToVersion2(admin, schema)
         _ = try admin.integers("DELETE FROM \(schema).tree WHERE idx = 1")
@@ -163,8 +163,8 @@ struct PostgresGroupTests {
         #expect(try a.storage.read { try Ledger.storedTreeMatchesLog($0, through: n) })
         // And an LMDB store fed the same export has the same root and head
         let lmdb = try StorageKind.lmdb.freshLedger()
-        _ = try lmdb.importText(try a.exportText())
-        #expect(try lmdb.headBlocking() == a.headBlocking())
+        _ = try await lmdb.importText(try a.exportText())
+        #expect(try await lmdb.head() == a.head())
         #expect(try lmdb.storage.read { r in try Ledger.storedTreeMatchesLog(r, through: n) })
     }
 
@@ -192,7 +192,7 @@ struct PostgresGroupTests {
         #expect(try a.verify().seq == 15)
         // And each stream's versions follow one another in seq order
         for user in ["alice", "bob", "carol"] {
-            #expect(try a.eventsBlocking().filter { $0.event.user == user }.map(\.version) == Array(1...5))
+            #expect(try await a.events().filter { $0.event.user == user }.map(\.version) == Array(1...5))
         }
     }
 
@@ -225,7 +225,7 @@ struct PostgresGroupTests {
         // the absence read ahead
         #expect(throws: Never.self) { try results[0].get() }
         #expect(throws: Never.self) { try results[1].get() }
-        #expect(try ledger.headBlocking().seq == UInt64(4 + others))
+        #expect(try await ledger.head().seq == UInt64(4 + others))
         #expect(try ledger.verify().seq == UInt64(4 + others))
     }
 }

@@ -40,32 +40,27 @@ struct PostgresReplayTests {
         }
     }
 
-    /// `replay` (the writer's task, wait-free) or `replayBlocking` (the calling thread waiting).
-    static func replay(_ ledger: Ledger, async: Bool) async throws -> UInt64 {
-        async ? try await ledger.replay() : try ledger.replayBlocking()
-    }
-
-    @Test(arguments: ["scenarios", "personal"], [false, true])
-    func replayInRunsRebuildsWhatTheAppendsWrote(_ history: String, async: Bool) async throws {
+    @Test(arguments: ["scenarios", "personal"])
+    func replayInRunsRebuildsWhatTheAppendsWrote(_ history: String) async throws {
         // Given a store with every scenario (five users, a policy stream), or users with personal values
         let ledger: Ledger
         if history == "scenarios" {
-            ledger = try LedgerTests.allScenarios(.postgres)
+            ledger = try await LedgerTests.allScenarios(.postgres)
         } else {
             ledger = try StorageKind.postgres.freshLedger()
-            try ledger.importText(PersonalDataTests.history)
+            try await ledger.importText(PersonalDataTests.history)
         }
         let store = try #require((ledger.storage as? PostgresStorage)?.location)
         let admin = try PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
         let before = try Self.digests(admin, store.schema)
-        let root = try ledger.treeHeadBlocking().root
+        let root = try await ledger.treeHead().root
         let states = try Self.states(ledger)
         #expect(before[1] != 0 && states.0.count >= 2)
         // When it is replayed in runs of 1, 2 and 3 events (many runs, a last one cut short)
         for run in [1, 2, 3] {
             Ledger.replayRun = run
             defer { Ledger.replayRun = 4096 }
-            #expect(try await Self.replay(ledger, async: async) > 0)
+            #expect(try await ledger.replay() > 0)
             // Then every state, record and tree hash is the one the appends wrote
             let after = try Self.digests(admin, store.schema)
             #expect(after == before, "runs of \(run): \(before) → \(after)")
@@ -78,9 +73,9 @@ struct PostgresReplayTests {
                        "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
             _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
             #expect(try Self.digests(admin, store.schema) != before)
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before)
-            #expect(try ledger.treeHeadBlocking().root == root)
+            #expect(try await ledger.treeHead().root == root)
         }
         // When a stored event's hash, prev or id is changed, then replay refuses the log
         // (`tampered` at that seq) instead of rebuilding the tree over it; restored, it replays
@@ -88,13 +83,13 @@ struct PostgresReplayTests {
             let flip = "UPDATE \(store.schema).events SET bytes = set_byte(bytes, \(offset), get_byte(bytes, \(offset)) # 1) WHERE seq = 3"
             _ = try admin.integers(flip)
             do {
-                _ = try await Self.replay(ledger, async: async)
+                _ = try await ledger.replay()
                 Issue.record("byte \(offset) of event 3 changed: replayed")
             } catch let e as LedgerError {
                 #expect(e.code == .tampered && e.seq == 3, "byte \(offset): \(e)")
             }
             _ = try admin.integers(flip)
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before)
         }
         // When records and states are added, removed or changed behind the ledger's back,
@@ -109,11 +104,11 @@ struct PostgresReplayTests {
             // so the rows keep their places and the first is not always a user's.)
             let changed = try Self.states(ledger)
             #expect(try Self.digests(admin, store.schema) != before || changed.0 != states.0 || changed.1 != states.1, "\(change)")
-            _ = try await Self.replay(ledger, async: async)
+            _ = try await ledger.replay()
             #expect(try Self.digests(admin, store.schema) == before, "\(change)")
             let replayed = try Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
         }
-        #expect(try ledger.verify() == ledger.headBlocking())
+        #expect(try await ledger.verify() == ledger.head())
     }
 }

@@ -57,9 +57,9 @@ struct PostgresStorageTests {
             try await group.waitForAll()
         }
         // Then the log is 42 events with seq 1…42 and no gap, both see the same head, and it verifies
-        let events = try a.eventsBlocking()
+        let events = try await a.events()
         #expect(events.map(\.seq) == Array(1...42))
-        #expect(try a.headBlocking() == b.headBlocking())
+        #expect(try await a.head() == b.head())
         #expect(try b.verify().seq == 42)
         // And every stream's versions are 1…n in seq order
         for user in ["alice", "bob"] {
@@ -81,7 +81,7 @@ struct PostgresStorageTests {
         }
         // Then the first refuses it from the revocation it did not make itself
         #expect(refused?.code == .deviceRevoked)
-        #expect(try a.headBlocking().seq == 3)
+        #expect(try await a.head().seq == 3)
         #expect(try a.verify().seq == 3)
     }
 
@@ -117,7 +117,7 @@ struct PostgresStorageTests {
         let (_, a, first) = try await Self.twoLedgersAndAnHourlyFeed()
         // When the first ledger appends (after the feed went to sleep)
         try await Task.sleep(for: .milliseconds(300))
-        try a.importText(LedgerTests.phone)
+        try await a.importText(LedgerTests.phone)
         // Then the feed delivers it, woken by the notification (a 60 s guard: the poll would take an hour)
         #expect(try await Self.firstSeq(first) == 1)
     }
@@ -139,7 +139,7 @@ struct PostgresStorageTests {
         }
         #expect((terminated.first ?? 0) >= 1, "no listening connection to terminate")
         // And the first ledger appends
-        try a.importText(LedgerTests.phone)
+        try await a.importText(LedgerTests.phone)
         // Then the feed still delivers it without waiting for its poll: the listener
         // reconnected (a 60 s guard: the poll would take an hour)
         #expect(try await Self.firstSeq(first) == 1)
@@ -158,23 +158,23 @@ struct PostgresStorageTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for k in 0..<6 {
                 let ledger = k % 2 == 0 ? a : b
-                group.addTask { _ = try ledger.expireDueChallengesBlocking(now: later) }
+                group.addTask { _ = try await ledger.expireDueChallenges(now: later) }
             }
             try await group.waitForAll()
         }
         // Then the challenge expired exactly once
-        #expect(try a.eventsBlocking(types: [.challengeExpired]).count == 1)
+        #expect(try await a.events(types: [.challengeExpired]).count == 1)
         #expect(try b.verify().seq == 3)
     }
 
-    @Test func theSchemaIsVersionedAndANewerOneIsRefused() throws {
+    @Test func theSchemaIsVersionedAndANewerOneIsRefused() async throws {
         // Given a store opened once (schema created)
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
         let ledger = try StorageKind.postgres.open(store)
-        try ledger.importText(LedgerTests.phone)
+        try await ledger.importText(LedgerTests.phone)
         // When it is opened again, then nothing is migrated twice and the log is there
-        #expect(try StorageKind.postgres.open(store).headBlocking().seq == 1)
+        #expect(try await StorageKind.postgres.open(store).head().seq == 1)
         let storage = try PostgresStorage(url: store)
         let versions = try Self.sql(storage, "SELECT version FROM \(schema).schema_version")
         #expect(versions == [Int64(PostgresSchema.latest)])

@@ -11,14 +11,14 @@ import Testing
     static let scenarios = ["06-email-link-with-key", "07-signed-approval", "08-key-rotation"]
 
     @Test(arguments: scenarios, StorageKind.all)
-    func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) throws {
+    func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) async throws {
         let (events, expectations) = try ScenarioFixtureTests.load(name)
         let ledger = try storage.freshLedger()
-        #expect(try ledger.appendBlocking(events).appended.count == events.count)
+        #expect(try await ledger.append(events).appended.count == events.count)
         #expect(expectations.count >= 4)
         for e in expectations {
             for fromScratch in [false, true] {
-                let actual = try ScenarioFixtureTests.answer(ledger, e, fromScratch: fromScratch)
+                let actual = try await ScenarioFixtureTests.answer(ledger, e, fromScratch: fromScratch)
                 if e.exact {
                     #expect(actual == e.expected, "\(name).expect.jsonl line \(e.line) (fromScratch \(fromScratch)): \(actual.serialized())")
                 } else {
@@ -29,7 +29,7 @@ import Testing
         }
         // verify re-checks the chain, the indexes and every signature
         #expect(try ledger.verify().seq == UInt64(events.count))
-        let again = try ledger.appendBlocking(events)
+        let again = try await ledger.append(events)
         #expect(again.appended.isEmpty && again.duplicates == events.count)
     }
 }

@@ -41,87 +41,87 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         try ledger.storage.read { r in try r.projectionState(user)?.count ?? 0 }
     }
 
-    @Test(arguments: StorageKind.all) func stateBytesDoNotGrowWithSettledChallengesAndOTPs(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func stateBytesDoNotGrowWithSettledChallengesAndOTPs(_ storage: StorageKind) async throws {
         // Given one user with 150 settled challenges and 5 OTPs, another with ten times as many
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.past(150, user: "short"))
-        try ledger.importText(Self.past(1500, user: "long"))
+        try await ledger.importText(Self.past(150, user: "short"))
+        try await ledger.importText(Self.past(1500, user: "long"))
         // Then their maintained states are the same size, but for a few more digits in the
         // latest OTP's id and the version (it was ~70 bytes more per challenge)
         let short = try Self.stateBytes(ledger, "short"), long = try Self.stateBytes(ledger, "long")
         #expect(long <= short + 8, "state of 1500 challenges: \(long) bytes; of 150: \(short) bytes")
         // And an append keeps it so
-        _ = try ledger.performBlocking(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
+        _ = try await ledger.perform(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
         #expect(try Self.stateBytes(ledger, "long") <= short + 8)
-        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
+        #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test(arguments: StorageKind.all) func settledRecordsStillAnswerEveryRule(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func settledRecordsStillAnswerEveryRule(_ storage: StorageKind) async throws {
         // Given a user whose old challenges, OTPs and grants have left the state
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.past(50))
+        try await ledger.importText(Self.past(50))
         let later = at(50 * 30 + 600)
-        func refused(_ type: String, _ data: String) -> String? {
-            refusal { try ledger.importText(line(type, at: later, data: data)) }?.code.rawValue
+        func refused(_ type: String, _ data: String) async -> String? {
+            await refusal { try await ledger.importText(line(type, at: later, data: data)) }?.code.rawValue
         }
         // Then ids stay unique, and settled challenges answer as settled
-        #expect(refused("challenge.issued", #"{"challengeId":"c3","action":"login","requestingDeviceId":"x","expiresAt":"\#(at(50 * 30 + 700))"}"#) == "challenge_exists")
-        #expect(refused("challenge.approved", #"{"challengeId":"c3","approverDeviceId":"phone"}"#) == "challenge_resolved")
-        #expect(refused("challenge.expired", #"{"challengeId":"c4"}"#) == "challenge_resolved")
-        #expect(refused("otp.issued", #"{"otpId":"o0","channel":"sms","target":"+1***99","codeHash":"\#(String(repeating: "cd", count: 32))","expiresAt":"\#(at(50 * 30 + 900))","maxAttempts":5}"#) == "otp_exists")
-        #expect(refused("otp.failed", #"{"otpId":"o0"}"#) == "otp_not_found")
-        #expect(refused("otp.verified", #"{"otpId":"o30","grantId":"g0","grantExpiresAt":"\#(at(50 * 30 + 900))"}"#) == "invalid_event")
+        await #expect(refused("challenge.issued", #"{"challengeId":"c3","action":"login","requestingDeviceId":"x","expiresAt":"\#(at(50 * 30 + 700))"}"#) == "challenge_exists")
+        await #expect(refused("challenge.approved", #"{"challengeId":"c3","approverDeviceId":"phone"}"#) == "challenge_resolved")
+        await #expect(refused("challenge.expired", #"{"challengeId":"c4"}"#) == "challenge_resolved")
+        await #expect(refused("otp.issued", #"{"otpId":"o0","channel":"sms","target":"+1***99","codeHash":"\#(String(repeating: "cd", count: 32))","expiresAt":"\#(at(50 * 30 + 900))","maxAttempts":5}"#) == "otp_exists")
+        await #expect(refused("otp.failed", #"{"otpId":"o0"}"#) == "otp_not_found")
+        await #expect(refused("otp.verified", #"{"otpId":"o30","grantId":"g0","grantExpiresAt":"\#(at(50 * 30 + 900))"}"#) == "invalid_event")
         // And an old approved login and an old unused grant still prove a registration
-        #expect(refused("device.registered", #"{"deviceId":"web2","name":"Web Two","kind":"browser","binding":"temporary","via":"trusted_device","challengeId":"c2"}"#) == "verification_required")
-        try ledger.importText(line("policy.set", user: nil, at: later, data: #"{"grantTtlSeconds":100000000}"#))
-        try ledger.importText(line("device.registered", at: later,
+        await #expect(refused("device.registered", #"{"deviceId":"web2","name":"Web Two","kind":"browser","binding":"temporary","via":"trusted_device","challengeId":"c2"}"#) == "verification_required")
+        try await ledger.importText(line("policy.set", user: nil, at: later, data: #"{"grantTtlSeconds":100000000}"#))
+        try await ledger.importText(line("device.registered", at: later,
                                    data: #"{"deviceId":"web2","name":"Web Two","kind":"browser","binding":"temporary","via":"trusted_device","challengeId":"c2"}"#))
         let later2 = at(50 * 30 + 1000)
-        try ledger.importText(line("device.registered", at: later2,
+        try await ledger.importText(line("device.registered", at: later2,
                                    data: #"{"deviceId":"tab","name":"Tablet","kind":"tablet","binding":"permanent","via":"otp","grantId":"g0"}"#))
         // A used challenge and a used grant stay used
-        #expect(refusal { try ledger.importText(line("device.registered", at: at(50 * 30 + 2000),
+        #expect(await refusal { try await ledger.importText(line("device.registered", at: at(50 * 30 + 2000),
                                                      data: #"{"deviceId":"tab2","name":"Tablet 2","kind":"tablet","binding":"permanent","via":"otp","grantId":"g0"}"#)) }?.code == .grantInvalid)
         // And every answer is what a replay from scratch gives
         let o = QueryOptions(asOf: t("2026-07-01T00:00:00Z"))
         var scratch = o
         scratch.fromScratch = true
-        func answer(_ id: String, _ o: QueryOptions) -> String {
-            do { return try ledger.challengeBlocking("alice", id, o).serialized() } catch { return "\(error)" }
+        func answer(_ id: String, _ o: QueryOptions) async -> String {
+            do { return try await ledger.challenge("alice", id, o).serialized() } catch { return "\(error)" }
         }
         for id in ["c0", "c1", "c2", "c49", "nope"] {
-            #expect(answer(id, o) == answer(id, scratch), "challenge \(id)")
+            await #expect(answer(id, o) == answer(id, scratch), "challenge \(id)")
         }
-        #expect(try ledger.challengeBlocking("alice", "c2", o)["outcome"] == .string("approved"))
-        #expect(try ledger.challengeBlocking("alice", "c1", o)["outcome"] == .string("denied"))
-        #expect(try ledger.devicesBlocking("alice", o) == ledger.devicesBlocking("alice", scratch))
-        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
+        #expect(try await ledger.challenge("alice", "c2", o)["outcome"] == .string("approved"))
+        #expect(try await ledger.challenge("alice", "c1", o)["outcome"] == .string("denied"))
+        #expect(try await ledger.devices("alice", o) == ledger.devices("alice", scratch))
+        #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test(arguments: StorageKind.all) func pendingAndSweeperStillSeeUnresolvedChallenges(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func pendingAndSweeperStillSeeUnresolvedChallenges(_ storage: StorageKind) async throws {
         // Given settled challenges and two unresolved ones (one past its expiry)
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.past(20))
-        try ledger.importText([
+        try await ledger.importText(Self.past(20))
+        try await ledger.importText([
             line("challenge.issued", at: at(700), data: #"{"challengeId":"old","action":"login","requestingDeviceId":"x","expiresAt":"\#(at(760))"}"#),
             line("challenge.issued", at: at(800), data: #"{"challengeId":"open","action":"login","requestingDeviceId":"y","expiresAt":"\#(at(100_000))"}"#),
         ].joined(separator: "\n"))
         // Then pending lists the open one, and the sweeper expires the old one only
-        let pending = try ledger.pendingBlocking("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
+        let pending = try await ledger.pending("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
         #expect(pending.arrayValue?.map { $0["challengeId"] } == [.string("open")])
-        let swept = try ledger.expireDueChallengesBlocking(now: t0.adding(seconds: 900))
+        let swept = try await ledger.expireDueChallenges(now: t0.adding(seconds: 900))
         #expect(swept.map { $0.event.data.string(.challengeId) } == ["old"])
         // And the expired one is answered from its index
-        #expect(try ledger.challengeBlocking("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
-        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
+        #expect(try await ledger.challenge("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
+        #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
-    @Test(arguments: StorageKind.all) func verifyChecksTheIndexesAndReplayRebuildsThem(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func verifyChecksTheIndexesAndReplayRebuildsThem(_ storage: StorageKind) async throws {
         // Given a store with settled challenges, OTPs and grants
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.past(30))
+        try await ledger.importText(Self.past(30))
         let head = try ledger.verify()
-        let c5 = try ledger.challengeBlocking("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))
+        let c5 = try await ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))
         // When a record is changed, added or lost, then verify names it tampered
         let changed = try ledger.storage.read { r in try r.record(.challenge, user: "alice", id: "c4") }!
         for damage in [{ (w: any StorageWriter) in try w.putRecord(.challenge, user: "alice", id: "c4", Array(changed.dropLast()) + [9]) },
@@ -130,9 +130,9 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             try ledger.storage.write { w in try damage(w) }
             #expect(refusal { try ledger.verify() }?.code == .tampered)
             // And replay rebuilds them: verify passes and answers are back
-            try ledger.replayBlocking()
+            try await ledger.replay()
             #expect(try ledger.verify() == head)
-            #expect(try ledger.challengeBlocking("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
+            #expect(try await ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
         }
     }
 
@@ -154,24 +154,24 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
 
     /// A rebuild stores every state and record again: the same bytes the appends kept, for
     /// many users and for the longest user keys, whose index keys are digests.
-    @Test(arguments: StorageKind.all) func replayStoresTheSameRecordsAndStatesAsTheAppends(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func replayStoresTheSameRecordsAndStatesAsTheAppends(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         let users = (0..<40).map { "user\(($0 * 7919) % 40)" } + [String(repeating: "\u{1F600}", count: 128), "\u{1F600}"]
-        for user in users { try ledger.importText(Self.past(31, user: user)) }
+        for user in users { try await ledger.importText(Self.past(31, user: user)) }
         let before = try Self.stored(ledger, users, challenges: 31)
         #expect(before.values.count == users.count * 36)  // a state, 31 challenges, 2 OTPs, 2 grants
         let head = try ledger.verify()
-        try ledger.replayBlocking()
+        try await ledger.replay()
         #expect(try Self.stored(ledger, users, challenges: 31) == before)
         #expect(try ledger.verify() == head)
     }
 
-    @Test func aStoreInTheOlderLayoutIsRebuiltOnOpen() throws {
+    @Test func aStoreInTheOlderLayoutIsRebuiltOnOpen() async throws {
         // Given a store whose indexes are missing and whose layout mark is absent (as before the indexes)
         let dir = Support.tempDir()
         do {
             let ledger = try Ledger(lmdb: dir)
-            try ledger.importText(Self.past(5))
+            try await ledger.importText(Self.past(5))
             try ledger.storage.write { w in
                 try w.clearRecords()
                 try w.putMetaValue(Ledger.projectionLayoutKey, nil)
@@ -180,7 +180,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // When it is opened again
         let ledger = try Ledger(lmdb: dir)
         // Then its projections were rebuilt: verify passes and a settled challenge answers
-        #expect(try ledger.verify().seq == ledger.headBlocking().seq)
-        #expect(try ledger.challengeBlocking("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))
+        #expect(try await ledger.verify().seq == ledger.head().seq)
+        #expect(try await ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))
     }
 }

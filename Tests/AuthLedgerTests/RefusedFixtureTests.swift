@@ -29,8 +29,8 @@ import Testing
     }
 
     /// Where the append of `items` was refused: code and the input line (as `import` reports it).
-    static func refusedAt(_ ledger: Ledger, _ items: [(input: EventInput, line: Int)]) -> (code: String, line: Int?, until: String?) {
-        guard let e = refusal({ try ledger.appendBlocking(items.map(\.input)) }) else { return ("none", nil, nil) }
+    static func refusedAt(_ ledger: Ledger, _ items: [(input: EventInput, line: Int)]) async -> (code: String, line: Int?, until: String?) {
+        guard let e = await refusal({ _ = try await ledger.append(items.map(\.input)) }) else { return ("none", nil, nil) }
         return (e.code.rawValue, e.index.map { items[$0].line }, e.until?.formatted)
     }
 
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test(arguments: cases, StorageKind.all)
-    func importIsRefusedWithTheCodeAndLine(_ c: Case, _ storage: StorageKind) throws {
+    func importIsRefusedWithTheCodeAndLine(_ c: Case, _ storage: StorageKind) async throws {
         // Given the fixture's decodable lines (decoding errors are refusals too)
         let items: [(input: EventInput, line: Int)]
         do {
@@ -59,27 +59,27 @@ import Testing
         }
         // When the whole file is imported into a fresh store
         let fresh = try storage.freshLedger()
-        let whole = Self.refusedAt(fresh, items)
+        let whole = await Self.refusedAt(fresh, items)
         // Then it is refused at the manifest's line with its code, and nothing is appended
         #expect(whole.code == c.code)
         #expect(whole.line == c.line)
         if let until = c.until { #expect(whole.until == until) }
-        #expect(try fresh.headBlocking().seq == 0)
+        #expect(try await fresh.head().seq == 0)
 
         // Given a store holding the valid prefix
         let ledger = try storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
-        try ledger.appendBlocking(prefix.map(\.input))
+        _ = try await ledger.append(prefix.map(\.input))
         let before = try ledger.exportText()
-        let headBefore = try ledger.headBlocking()
+        let headBefore = try await ledger.head()
         // When the refused rest is imported
-        let rest = Self.refusedAt(ledger, items.filter { $0.line >= c.line })
+        let rest = await Self.refusedAt(ledger, items.filter { $0.line >= c.line })
         // Then the same code and line, and the export is byte-identical
         #expect(rest.code == c.code)
         #expect(rest.line == c.line)
         if let until = c.until { #expect(rest.until == until) }
         #expect(try ledger.exportText() == before)
-        #expect(try ledger.headBlocking() == headBefore)
+        #expect(try await ledger.head() == headBefore)
         #expect(try ledger.verify() == headBefore)
     }
 }

@@ -50,11 +50,11 @@ import Testing
     ]
 
     @Test(arguments: cases.indices, StorageKind.all)
-    func historiesJustInsideARuleAreAccepted(_ i: Int, _ storage: StorageKind) throws {
+    func historiesJustInsideARuleAreAccepted(_ i: Int, _ storage: StorageKind) async throws {
         let (why, lines) = Self.cases[i]
         let ledger = try storage.freshLedger()
-        let e = refusal { try ledger.importText(lines.joined(separator: "\n")) }
+        let e = await refusal { try await ledger.importText(lines.joined(separator: "\n")) }
         #expect(e == nil, "\(why): \(e.map { "\($0)" } ?? "")")
-        #expect(try ledger.headBlocking().seq == UInt64(lines.count))
+        #expect(try await ledger.head().seq == UInt64(lines.count))
     }
 }

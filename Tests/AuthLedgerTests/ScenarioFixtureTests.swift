@@ -37,31 +37,31 @@ import Testing
         return (events, out)
     }
 
-    static func answer(_ ledger: Ledger, _ e: Expectation, fromScratch: Bool) throws -> JSON {
+    static func answer(_ ledger: Ledger, _ e: Expectation, fromScratch: Bool) async throws -> JSON {
         var o = e.options
         o.fromScratch = fromScratch
         switch e.query {
-        case "devices": return try ledger.devicesBlocking(e.user, o)
-        case "cooling": return try ledger.coolingBlocking(e.user, o)
-        case "pending": return try ledger.pendingBlocking(e.user, o)
-        case "challenge": return try ledger.challengeBlocking(e.user, e.id!, o)
-        case "history": return .array(try ledger.historyBlocking(e.user, o).map(\.json))
+        case "devices": return try await ledger.devices(e.user, o)
+        case "cooling": return try await ledger.cooling(e.user, o)
+        case "pending": return try await ledger.pending(e.user, o)
+        case "challenge": return try await ledger.challenge(e.user, e.id!, o)
+        case "history": return .array(try await ledger.history(e.user, o).map(\.json))
         default: throw LedgerError.invalid("unknown query \(e.query)")
         }
     }
 
     @Test(arguments: scenarios, StorageKind.all)
-    func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) throws {
+    func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) async throws {
         // Given the scenario imported into a fresh store
         let (events, expectations) = try Self.load(name)
         let ledger = try storage.freshLedger()
-        let outcome = try ledger.appendBlocking(events)
+        let outcome = try await ledger.append(events)
         #expect(outcome.appended.count == events.count)
         #expect(expectations.count >= 4, "a scenario is checked at several positions and times")
         for e in expectations {
             // When queried from maintained projections and from scratch
             for fromScratch in [false, true] {
-                let actual = try Self.answer(ledger, e, fromScratch: fromScratch)
+                let actual = try await Self.answer(ledger, e, fromScratch: fromScratch)
                 // Then the answer is the expected one
                 if e.exact {
                     #expect(actual == e.expected, "\(name).expect.jsonl line \(e.line) (fromScratch \(fromScratch)): \(actual.serialized())")
@@ -74,14 +74,14 @@ import Testing
     }
 
     @Test(arguments: scenarios, StorageKind.all)
-    func reimportingTheScenarioIsANoOpAndTheExportIsStable(_ name: String, _ storage: StorageKind) throws {
+    func reimportingTheScenarioIsANoOpAndTheExportIsStable(_ name: String, _ storage: StorageKind) async throws {
         // Given the scenario imported (its events carry explicit ids)
         let (events, _) = try Self.load(name)
         let a = try storage.freshLedger(), b = try storage.freshLedger()
-        try a.appendBlocking(events)
-        try b.appendBlocking(events)
+        _ = try await a.append(events)
+        _ = try await b.append(events)
         // When it is imported again
-        let again = try a.appendBlocking(events)
+        let again = try await a.append(events)
         // Then every event is a skipped duplicate, and two stores export the same events
         // (with their own salts: personal values get fresh ones in each store, SPEC 1.5)
         #expect(again.appended.isEmpty)

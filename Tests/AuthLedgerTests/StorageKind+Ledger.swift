@@ -18,7 +18,7 @@ extension StorageKind {
 /// Says so when the PostgreSQL half of the suites does not run, and fails where it must
 /// (tools/test sets AUTHLEDGER_REQUIRE_POSTGRES: CI never skips it silently).
 @Suite struct StorageBackendAvailability {
-    @Test func thePostgreSQLBackendRunsWhereRequired() throws {
+    @Test func thePostgreSQLBackendRunsWhereRequired() async throws {
         if StorageKind.postgresURL == nil {
             if StorageKind.postgresRequired {
                 Issue.record("AUTHLEDGER_REQUIRE_POSTGRES=1 but AUTHLEDGER_TEST_POSTGRES is not set: the PostgreSQL suites cannot run")
@@ -30,7 +30,7 @@ extension StorageKind {
         if StorageKind.postgresURL != nil {
             #expect(StorageKind.all == [.lmdb, .postgres])
             let ledger = try StorageKind.postgres.freshLedger()
-            try ledger.appendBlocking(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+            _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                 data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
             #expect(try ledger.verify().seq == 1)
         }

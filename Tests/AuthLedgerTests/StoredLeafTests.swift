@@ -132,10 +132,10 @@ import AuthLedgerTestSupport
 
     /// Over a whole log of the scenarios: every stored event's direct leaf is the leaf the
     /// Merkle tree stored when it was appended.
-    @Test func everyScenarioEventHashesToItsStoredTreeLeaf() throws {
+    @Test func everyScenarioEventHashesToItsStoredTreeLeaf() async throws {
         let ledger = try Support.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
-            _ = try ledger.appendBlocking(AppendRequest(try ScenarioFixtureTests.load(name).events))
+            _ = try await ledger.append(AppendRequest(try ScenarioFixtureTests.load(name).events))
         }
         var leaves = StoredLeaf()
         var direct = 0

@@ -11,11 +11,11 @@ import Testing
 /// the one the log's events give, for every tree shape.
 @Suite struct StoredTreeCheckTests {
     @Test(arguments: [1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33])
-    func theWalkAgreesWithTheLogExactlyWhenTheTreeIsIntact(_ n: Int) throws {
+    func theWalkAgreesWithTheLogExactlyWhenTheTreeIsIntact(_ n: Int) async throws {
         let path = Support.tempDir("treecheck")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try VerifiableLogTests.ledger(events: n, path: path)
-        let root = try ledger.treeHeadBlocking().root
+        let ledger = try await VerifiableLogTests.ledger(events: n, path: path)
+        let root = try await ledger.treeHead().root
         // Intact: the same, whatever the chunk size
         for chunk in [1, 2, 3, 64] {
             #expect(try ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
@@ -35,9 +35,9 @@ import Testing
                 #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
                 #expect(try !Self.replayFindsTreeIntact(reopened, n, chunk: chunk), "replay's pieces: hash \(index) of \(stored), chunk \(chunk)")
             }
-            try reopened.replayBlocking()
+            try await reopened.replay()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
-            #expect(try reopened.treeHeadBlocking().root == root)
+            #expect(try await reopened.treeHead().root == root)
             try reopened.verify()
         }
     }
@@ -49,12 +49,12 @@ import Testing
     /// and the tree is not rebuilt over it. Restored, the log replays again.
     @Test(arguments: [(34, "hash does not match the event's content"), (2, "prev does not link to the previous hash"),
                       (80, "hash does not match the event's content")] as [(Int, String)])
-    func replayRefusesALogWhoseChainIsBroken(_ offset: Int, _ message: String) throws {
+    func replayRefusesALogWhoseChainIsBroken(_ offset: Int, _ message: String) async throws {
         let path = Support.tempDir("chaincheck")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let n = 40
-        let ledger = try VerifiableLogTests.ledger(events: n, path: path)
-        let root = try ledger.treeHeadBlocking().root
+        let ledger = try await VerifiableLogTests.ledger(events: n, path: path)
+        let root = try await ledger.treeHead().root
         for seq in [1, 17, UInt64(n)] as [UInt64] {
             try Self.flipEventByte(path, seq: seq, at: offset)
             let changed = try Ledger(lmdb: path)
@@ -62,18 +62,23 @@ import Testing
                 let e = Self.refusal { _ = try Self.replayFindsTreeIntact(changed, n, chunk: chunk) }
                 #expect(e?.code == .tampered && e?.seq == seq && e?.message == message, "seq \(seq), chunk \(chunk): \(String(describing: e))")
             }
-            let e = Self.refusal { try changed.replayBlocking() }
+            let e = await Self.refusal { try await changed.replay() }
             #expect(e?.code == .tampered && e?.seq == seq, "seq \(seq): \(String(describing: e))")
             try Self.flipEventByte(path, seq: seq, at: offset)
             let restored = try Ledger(lmdb: path)
             #expect(try Self.replayFindsTreeIntact(restored, n, chunk: 3))
-            try restored.replayBlocking()
-            #expect(try restored.treeHeadBlocking().root == root)
+            try await restored.replay()
+            #expect(try await restored.treeHead().root == root)
         }
     }
 
     static func refusal(_ body: () throws -> Void) -> LedgerError? {
         do { try body() } catch let e as LedgerError { return e } catch { return LedgerError(.storageError, "\(error)") }
+        return nil
+    }
+
+    static func refusal(_ body: () async throws -> Void) async -> LedgerError? {
+        do { try await body() } catch let e as LedgerError { return e } catch { return LedgerError(.storageError, "\(error)") }
         return nil
     }
 
@@ -95,15 +100,15 @@ import Testing
     }
 
     /// The map's pages are found and let go; what is read afterwards is the same.
-    @Test func lettingGoOfMapPagesKeepsEveryEventReadable() throws {
+    @Test func lettingGoOfMapPagesKeepsEveryEventReadable() async throws {
         let path = Support.tempDir("mappages")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try VerifiableLogTests.ledger(events: 50, path: path)
-        let before = try ledger.eventsBlocking().map(\.json)
+        let ledger = try await VerifiableLogTests.ledger(events: 50, path: path)
+        let before = try await ledger.events().map(\.json)
         guard let lmdb = ledger.storage as? LMDBStorage else { Issue.record("not LMDB"); return }
         #expect(!lmdb.environment.mappedRegions().isEmpty)
         lmdb.environment.releaseMappedPages()
-        #expect(try ledger.eventsBlocking().map(\.json) == before)
+        #expect(try await ledger.events().map(\.json) == before)
         try ledger.verify()
         #expect(lmdb.environment.usedSize > 0)
     }

@@ -54,7 +54,7 @@ func line(_ type: String, user: String? = "alice", at: String, data: String, met
 extension Ledger {
     /// Appends fixture text; throws the refusal.
     @discardableResult
-    func importText(_ text: String) throws -> AppendOutcome { try appendBlocking(try inputs(text)) }
+    func importText(_ text: String) async throws -> AppendOutcome { try await append(try inputs(text)) }
 
     /// The export without `disclosures`, `prev` and `hash`: the events' clear content, the
     /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 1.5).
@@ -79,6 +79,11 @@ extension Ledger {
 /// The refusal code of `body`, or nil when it succeeded.
 func refusal(_ body: () throws -> Void) -> LedgerError? {
     do { try body(); return nil } catch let e as LedgerError { return e } catch { return LedgerError(.storageError, "\(error)") }
+}
+
+/// `refusal` of async work.
+func refusal(_ body: () async throws -> Void) async -> LedgerError? {
+    do { try await body(); return nil } catch let e as LedgerError { return e } catch { return LedgerError(.storageError, "\(error)") }
 }
 
 /// Whether `actual` matches `expected`: every member of an expected object is present
@@ -117,3 +122,12 @@ final class LockedData: @unchecked Sendable {
     func get() -> Data { data }
 }
 
+
+extension Sequence {
+    /// `map` of async work, in order.
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var out: [T] = []
+        for e in self { out.append(try await transform(e)) }
+        return out
+    }
+}

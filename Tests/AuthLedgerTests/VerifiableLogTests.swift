@@ -12,13 +12,13 @@ import Testing
 /// proofs, tiles, signed checkpoints, and `verify`/`replay` over the tree.
 @Suite struct VerifiableLogTests {
     /// A store with `n` events: a user with a device accessed again and again.
-    static func ledger(events n: Int, path: String = Support.tempDir("vlog")) throws -> Ledger {
+    static func ledger(events n: Int, path: String = Support.tempDir("vlog")) async throws -> Ledger {
         let ledger = try Ledger(lmdb: path)
-        try append(ledger, from: 1, count: n)
+        try await await append(ledger, from: 1, count: n)
         return ledger
     }
 
-    static func append(_ ledger: Ledger, from: Int, count: Int) throws {
+    static func append(_ ledger: Ledger, from: Int, count: Int) async throws {
         var lines: [String] = []
         for k in from..<(from + count) {
             if k == 1 {
@@ -28,7 +28,7 @@ import Testing
                 lines.append(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"r\#(k)"}"#))
             }
         }
-        if !lines.isEmpty { try ledger.importText(lines.joined(separator: "\n")) }
+        if !lines.isEmpty { try await ledger.importText(lines.joined(separator: "\n")) }
     }
 
     /// RFC 9162's MTH written as the RFC's recursion, over leaf hashes: the reference the stored tree is held to.
@@ -51,9 +51,9 @@ import Testing
         return out
     }
 
-    @Test(arguments: StorageKind.all) func theEntryBytesHashToTheChainsLeaf(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func theEntryBytesHashToTheChainsLeaf(_ storage: StorageKind) async throws {
         // Given the recorded scenarios (every event type), the bytes C served as entries
-        let ledger = try LedgerTests.allScenarios(storage)
+        let ledger = try await LedgerTests.allScenarios(storage)
         try ledger.forEachEvent { e in
             // Then SHA-256(0x00 ‖ C) is the leaf the chain hashes, and C is the JCS of the recorded form without prev and hash
             let c = RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)
@@ -63,38 +63,38 @@ import Testing
         }
     }
 
-    @Test(arguments: StorageKind.all) func theStoredTreeHasEveryRootOfTheRFCRecursion(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func theStoredTreeHasEveryRootOfTheRFCRecursion(_ storage: StorageKind) async throws {
         // Given a log of 70 events appended in batches of uneven sizes
         let ledger = try storage.freshLedger()
         var n = 0
-        for batch in [1, 2, 5, 8, 13, 21, 20] { try Self.append(ledger, from: n + 1, count: batch); n += batch }
+        for batch in [1, 2, 5, 8, 13, 21, 20] { try await Self.append(ledger, from: n + 1, count: batch); n += batch }
         let leaves = try Self.leaves(ledger)
         #expect(leaves.count == 70)
         // Then the root of every size equals RFC 9162's MTH over the leaves
         for size in 0...70 {
-            #expect(try ledger.treeHeadBlocking(size: UInt64(size)).root == Self.mth(leaves[0..<size]), "size \(size)")
+            #expect(try await ledger.treeHead(size: UInt64(size)).root == Self.mth(leaves[0..<size]), "size \(size)")
         }
         // And the store holds exactly tlog's stored hash count
         let count = try ledger.storage.read { try $0.treeHashCount() }
         #expect(count == MerkleTree.storedHashCount(70))
     }
 
-    @Test func everyInclusionAndConsistencyProofVerifies() throws {
+    @Test func everyInclusionAndConsistencyProofVerifies() async throws {
         // Given a log of 40 events
-        let ledger = try Self.ledger(events: 40)
+        let ledger = try await Self.ledger(events: 40)
         let leaves = try Self.leaves(ledger)
         for size in 1...40 {
             let root = Self.mth(leaves[0..<size])
             for seq in 1...size {
                 // Then each event's proof leads from its leaf to the root of each size
-                let p = try ledger.inclusionProofBlocking(seq: UInt64(seq), size: UInt64(size))
+                let p = try await ledger.inclusionProof(seq: UInt64(seq), size: UInt64(size))
                 #expect(p.root == root && p.leafHash == leaves[seq - 1])
                 #expect(MerkleTree.verifyInclusion(leafHash: leaves[seq - 1], index: UInt64(seq - 1), size: UInt64(size), proof: p.proof, root: root))
                 // And not from another leaf
                 #expect(!MerkleTree.verifyInclusion(leafHash: leaves[seq % size], index: UInt64(seq - 1), size: UInt64(size), proof: p.proof, root: root) || size == 1)
             }
             for old in 1...size {
-                let c = try ledger.consistencyProofBlocking(from: UInt64(old), to: UInt64(size))
+                let c = try await ledger.consistencyProof(from: UInt64(old), to: UInt64(size))
                 #expect(c.oldRoot == Self.mth(leaves[0..<old]) && c.newRoot == root)
                 #expect(MerkleTree.verifyConsistency(oldSize: UInt64(old), oldRoot: c.oldRoot, newSize: UInt64(size), newRoot: root, proof: c.proof))
                 if old < size {
@@ -105,49 +105,49 @@ import Testing
         }
     }
 
-    @Test func proofsOutsideTheLogAreRefusedAsInvalid() throws {
-        let ledger = try Self.ledger(events: 5)
-        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 0) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 6) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 3, size: 2) }?.field == "seq")
-        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 1, size: 6) }?.field == "size")
-        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 0, to: 3) }?.field == "from")
-        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 4, to: 3) }?.field == "from")
-        #expect(refusal { _ = try ledger.consistencyProofBlocking(from: 1, to: 6) }?.field == "to")
-        #expect(refusal { _ = try ledger.inclusionProofBlocking(seq: 1, size: 6) }?.code == .invalidEvent)
+    @Test func proofsOutsideTheLogAreRefusedAsInvalid() async throws {
+        let ledger = try await Self.ledger(events: 5)
+        #expect(await refusal { _ = try await ledger.inclusionProof(seq: 0) }?.field == "seq")
+        #expect(await refusal { _ = try await ledger.inclusionProof(seq: 6) }?.field == "seq")
+        #expect(await refusal { _ = try await ledger.inclusionProof(seq: 3, size: 2) }?.field == "seq")
+        #expect(await refusal { _ = try await ledger.inclusionProof(seq: 1, size: 6) }?.field == "size")
+        #expect(await refusal { _ = try await ledger.consistencyProof(from: 0, to: 3) }?.field == "from")
+        #expect(await refusal { _ = try await ledger.consistencyProof(from: 4, to: 3) }?.field == "from")
+        #expect(await refusal { _ = try await ledger.consistencyProof(from: 1, to: 6) }?.field == "to")
+        #expect(await refusal { _ = try await ledger.inclusionProof(seq: 1, size: 6) }?.code == .invalidEvent)
     }
 
     @Test func aRefusedRequestInAGroupCommitLeavesNoTreeNodes() async throws {
         // Given a log, when a group of requests commits with one refused among them
-        let ledger = try Self.ledger(events: 3)
+        let ledger = try await Self.ledger(events: 3)
         let ok = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"phone"}"#))
         let bad = try inputs(line("device.accessed", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope"}"#))
         async let a = ledger.append(AppendRequest(ok))
-        async let b = try? ledger.appendBlocking(AppendRequest(bad))
+        async let b = try? await ledger.append(AppendRequest(bad))
         async let c = ledger.append(AppendRequest(ok))
         _ = try await (a, b, c)
         // Then the tree covers exactly the appended events and verifies
-        #expect(try ledger.headBlocking().seq == 5)
+        #expect(try await ledger.head().seq == 5)
         #expect(try ledger.storage.read { try $0.treeHashCount() } == MerkleTree.storedHashCount(5))
-        #expect(try ledger.treeHeadBlocking().root == Self.mth(try Self.leaves(ledger)[...]))
+        #expect(try await ledger.treeHead().root == Self.mth(try Self.leaves(ledger)[...]))
         try ledger.verify()
     }
 
-    @Test func aStoreWithoutATreeGetsOneAndReplayRebuildsIt() throws {
+    @Test func aStoreWithoutATreeGetsOneAndReplayRebuildsIt() async throws {
         // Given a store whose tree is gone (a store from before the tree)
         let path = Support.tempDir("vlog")
-        let root = try Self.ledger(events: 33, path: path).treeHeadBlocking().root
+        let root = try await Self.ledger(events: 33, path: path).treeHead().root
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.clear(tree) }
         // Then opening it builds the tree again, and verify passes
         let reopened = try Ledger(lmdb: path)
-        #expect(try reopened.treeHeadBlocking().root == root)
+        #expect(try await reopened.treeHead().root == root)
         try reopened.verify()
         // And replay rebuilds a damaged tree
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, UInt64(3).bigEndianBytes, [UInt8](repeating: 7, count: 32)) }
         #expect(refusal { try Ledger(lmdb: path).verify() }?.code == .tampered)
-        try Ledger(lmdb: path).replayBlocking()
+        try await Ledger(lmdb: path).replay()
         try Ledger(lmdb: path).verify()
-        #expect(try Ledger(lmdb: path).treeHeadBlocking().root == root)
+        #expect(try await Ledger(lmdb: path).treeHead().root == root)
     }
 
     static func tamperTree(_ store: String, _ body: (Transaction, Database) throws -> Void) throws {
@@ -157,10 +157,10 @@ import Testing
     }
 
     @Test(arguments: [(0, 0 as UInt64), (0, 9), (1, 4), (3, 1)] as [(Int, UInt64)])
-    func verifyNamesAChangedTreeNode(level: Int, index: UInt64) throws {
+    func verifyNamesAChangedTreeNode(level: Int, index: UInt64) async throws {
         // Given a log of 20 events whose stored tree node (level, index) is changed
         let path = Support.tempDir("vlog")
-        _ = try Self.ledger(events: 20, path: path)
+        _ = try await Self.ledger(events: 20, path: path)
         try Self.tamperTree(path) { txn, tree in
             let key = MerkleTree.storedHashIndex(level: level, index).bigEndianBytes
             var v = try #require(try txn.get(tree, key))
@@ -179,9 +179,9 @@ import Testing
         }
     }
 
-    @Test func verifyNamesExtraTreeHashes() throws {
+    @Test func verifyNamesExtraTreeHashes() async throws {
         let path = Support.tempDir("vlog")
-        _ = try Self.ledger(events: 6, path: path)
+        _ = try await Self.ledger(events: 6, path: path)
         try Self.tamperTree(path) { txn, tree in
             try txn.put(tree, MerkleTree.storedHashCount(6).bigEndianBytes, [UInt8](repeating: 0, count: 32))
         }
@@ -189,11 +189,11 @@ import Testing
         #expect(e.code == .tampered && e.seq == 7 && e.message.contains("beyond the log"))
     }
 
-    @Test func aChainRewriteIsStillNamedByTheChainFirst() throws {
+    @Test func aChainRewriteIsStillNamedByTheChainFirst() async throws {
         // Given an event changed and re-hashed (its successor's prev left alone): the
         // chain names the successor, as it did before the tree existed
         let path = Support.tempDir("vlog")
-        _ = try Self.ledger(events: 8, path: path)
+        _ = try await Self.ledger(events: 8, path: path)
         let env = try Environment(path: path)
         let events = try env.database("events")
         try env.write { txn in
@@ -230,23 +230,23 @@ import Testing
 
     // MARK: Tiles
 
-    @Test func hashTilesAndEntryBundlesHoldTheTree() throws {
+    @Test func hashTilesAndEntryBundlesHoldTheTree() async throws {
         // Given 300 events: one full level-0 tile and a partial one
-        let ledger = try Self.ledger(events: 300)
+        let ledger = try await Self.ledger(events: 300)
         let leaves = try Self.leaves(ledger)
-        let full = try ledger.hashTileBlocking(level: 0, index: 0, width: 256)
+        let full = try await ledger.hashTile(level: 0, index: 0, width: 256)
         #expect(full == leaves[0..<256].flatMap(\.bytes))
-        #expect(try ledger.hashTileBlocking(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))
-        #expect(try ledger.hashTileBlocking(level: 0, index: 1, width: 10) == leaves[256..<266].flatMap(\.bytes))
+        #expect(try await ledger.hashTile(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))
+        #expect(try await ledger.hashTile(level: 0, index: 1, width: 10) == leaves[256..<266].flatMap(\.bytes))
         // A level-1 tile holds the level-8 hashes: the first is the root of the first 256 leaves
-        #expect(try ledger.hashTileBlocking(level: 1, index: 0, width: 1) == Self.mth(leaves[0..<256]).bytes)
+        #expect(try await ledger.hashTile(level: 1, index: 0, width: 1) == Self.mth(leaves[0..<256]).bytes)
         // Beyond the log: not found
-        #expect(refusal { _ = try ledger.hashTileBlocking(level: 0, index: 1, width: 45) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.hashTileBlocking(level: 1, index: 0, width: 2) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.hashTileBlocking(level: 0, index: 2, width: 1) }?.code == .notFound)
-        #expect(refusal { _ = try ledger.entryBundleBlocking(index: 1, width: 45) }?.code == .notFound)
+        #expect(await refusal { _ = try await ledger.hashTile(level: 0, index: 1, width: 45) }?.code == .notFound)
+        #expect(await refusal { _ = try await ledger.hashTile(level: 1, index: 0, width: 2) }?.code == .notFound)
+        #expect(await refusal { _ = try await ledger.hashTile(level: 0, index: 2, width: 1) }?.code == .notFound)
+        #expect(await refusal { _ = try await ledger.entryBundle(index: 1, width: 45) }?.code == .notFound)
         // Entry bundles: uint16 length + C, whose leaf hashes are the tree's leaves
-        var bundle = try ledger.entryBundleBlocking(index: 1, width: 44)[...]
+        var bundle = try await ledger.entryBundle(index: 1, width: 44)[...]
         var k = 256
         while !bundle.isEmpty {
             let len = Int(bundle[bundle.startIndex]) << 8 | Int(bundle[bundle.startIndex + 1])
@@ -271,12 +271,12 @@ import Testing
         #expect(try signer.signNote(text) == text + "\n\u{2014} PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n")
     }
 
-    @Test func theCheckpointIsOriginSizeAndRootSigned() throws {
+    @Test func theCheckpointIsOriginSizeAndRootSigned() async throws {
         let path = Support.tempDir("vlog")
-        let ledger = try Self.ledger(events: 9, path: path)
+        let ledger = try await Self.ledger(events: 9, path: path)
         let signer = try ledger.checkpointSigner(origin: "example.com/ledger")
-        let note = try ledger.checkpointBlocking(size: 7, signer: signer)
-        let root = try ledger.treeHeadBlocking(size: 7).root
+        let note = try await ledger.checkpoint(size: 7, signer: signer)
+        let root = try await ledger.treeHead(size: 7).root
         let body = "example.com/ledger\n7\n\(Data(root.bytes).base64EncodedString())\n"
         #expect(note.hasPrefix(body + "\n\u{2014} example.com/ledger "))
         // The signature line: key id then an Ed25519 signature of the body under the verifier key

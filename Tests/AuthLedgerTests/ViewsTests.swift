@@ -12,10 +12,10 @@ import Testing
         ev("device.registered", at, #"{"deviceId":"\#(id)","name":"Device \#(id)","kind":"other","binding":"permanent","via":"\#(via)"}"#)
     }
 
-    @Test(arguments: StorageKind.all) func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId(_ storage: StorageKind) async throws {
         // Given devices registered at the same time (no cooling) and pending ones requested around them
         let ledger = try storage.freshLedger()
-        try ledger.importText([
+        try await ledger.importText([
             line("policy.set", user: nil, at: "2026-04-01T09:00:00Z", data: #"{"coolingSeconds":0}"#),
             Self.ev("device.verification_requested", "09:59:00", #"{"deviceId":"zz-early"}"#),
             Self.reg("m", "10:00:00", via: "initial"),
@@ -25,7 +25,7 @@ import Testing
             Self.ev("device.verification_requested", "10:01:00", #"{"deviceId":"a-late"}"#),
         ].joined(separator: "\n"))
         // When listed
-        let answer = try ledger.devicesBlocking("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
+        let answer = try await ledger.devices("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
         let devices = answer["devices"]!.arrayValue!
         // Then by time, ties by deviceId, pending ones by their request time
         #expect(devices.map { $0["deviceId"]!.stringValue! } == ["zz-early", "0a", "b", "c-pending", "m", "a-late"])
@@ -39,70 +39,70 @@ import Testing
     /// The typed answers carry the rules' results as values, and encode — with Foundation's
     /// `JSONEncoder`, not only the ledger's own writer — to the documents the CLI and the
     /// HTTP API print.
-    @Test func typedAnswersCarryTheValuesAndEncodeToTheDocuments() throws {
+    @Test func typedAnswersCarryTheValuesAndEncodeToTheDocuments() async throws {
         let ledger = try Support.freshLedger()
         for name in ["02-trusted-device-approval", "03-device-management-cooling"] {
-            try ledger.importText(try String(contentsOf: Support.fixture("scenarios/\(name).jsonl"), encoding: .utf8))
+            try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/\(name).jsonl"), encoding: .utf8))
         }
-        let head = try ledger.headBlocking().seq
+        let head = try await ledger.head().seq
         func encoded(_ value: some Encodable) throws -> String {
             try JSON.parse(Array(JSONEncoder().encode(value))).canonical()
         }
         for asOf in ["2026-03-02T08:00:30Z", "2026-03-03T07:02:00Z", "2026-03-09T00:00:00Z"] {
             let o = QueryOptions(asOf: t(asOf))
             for user in ["bob", "carol"] {
-                let list = try ledger.devicesBlocking(of: user, o)
+                let list = try await ledger.devices(of: user, o)
                 #expect(list.user == user && list.position == head)
-                #expect(list.json == (try ledger.devicesBlocking(user, o)))
+                #expect(list.json == (try await ledger.devices(user, o)))
                 #expect(try encoded(list) == list.json.canonical())
-                #expect(list.devices.map(\.deviceId) == Views.listedDevices(try ledger.stateBlocking(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
-                let cooling = try ledger.coolingBlocking(of: user, o)
+                #expect(list.devices.map(\.deviceId) == Views.listedDevices(try await ledger.state(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
+                let cooling = try await ledger.cooling(of: user, o)
                 #expect(cooling.cooling == list.cooling)
                 #expect(cooling.json["statusCode"] == .int(cooling.cooling.active ? 146 : 100))
                 #expect(try encoded(cooling) == cooling.json.canonical())
-                let pending = try ledger.pendingBlocking(of: user, o)
-                #expect(JSON.array(pending.map(\.json)) == (try ledger.pendingBlocking(user, o)))
+                let pending = try await ledger.pending(of: user, o)
+                #expect(JSON.array(pending.map(\.json)) == (try await ledger.pending(user, o)))
                 #expect(try encoded(pending) == JSON.array(pending.map(\.json)).canonical())
             }
         }
         // bob's challenges: the full view and the requester's view.
         let o = QueryOptions(asOf: t("2026-03-09T00:00:00Z"))
         for id in ["c-login-1", "c-login-2"] {
-            let full = try ledger.challengeBlocking(id, of: "bob", o)
-            let requester = try ledger.challengeBlocking(id, of: "bob", QueryOptions(asOf: o.asOf, asRequester: true))
+            let full = try await ledger.challenge(id, of: "bob", o)
+            let requester = try await ledger.challenge(id, of: "bob", QueryOptions(asOf: o.asOf, asRequester: true))
             #expect(full.outcome != nil && requester.outcome == nil && full.status == requester.status)
             #expect(full.status == (full.outcome == .approved ? "approved" : full.outcome == .pending ? "pending" : "not_approved"))
             #expect(try encoded(full) == full.json.canonical())
-            #expect(full.json == (try ledger.challengeBlocking("bob", id, o)))
+            #expect(full.json == (try await ledger.challenge("bob", id, o)))
         }
-        #expect(throws: LedgerError.self) { try ledger.challengeBlocking("c-none", of: "bob", o) }
+        await #expect(throws: LedgerError.self) { try await ledger.challenge("c-none", of: "bob", o) }
     }
 
-    @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
+        try await ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
         let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
-        #expect(try ledger.devicesBlocking("nobody", o)["devices"] == .array([]))
-        #expect(try ledger.coolingBlocking("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
-        #expect(try ledger.pendingBlocking("nobody", o) == .array([]))
-        #expect(try ledger.historyBlocking("nobody", o).isEmpty)
-        #expect(refusal { _ = try ledger.challengeBlocking("nobody", "c1", o) }?.code == .challengeNotFound)
+        #expect(try await ledger.devices("nobody", o)["devices"] == .array([]))
+        #expect(try await ledger.cooling("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
+        #expect(try await ledger.pending("nobody", o) == .array([]))
+        #expect(try await ledger.history("nobody", o).isEmpty)
+        #expect(await refusal { _ = try await ledger.challenge("nobody", "c1", o) }?.code == .challengeNotFound)
     }
 
-    @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
-        try ledger.importText([
+        try await ledger.importText([
             Self.reg("phone", "10:00:00", via: "initial"),
             Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),
         ].joined(separator: "\n"))
         let o = QueryOptions(asOf: t("2026-04-01T10:01:30Z"))
-        let pending = try ledger.pendingBlocking("u", o).arrayValue!
+        let pending = try await ledger.pending("u", o).arrayValue!
         #expect(pending.count == 1)
         #expect(pending[0]["action"] == .string("update_profile"))
         #expect(pending[0]["context"] == .object([("app", .string("portal")), ("bindingMessage", .string("Change e-mail"))]))
         var r = o
         r.asRequester = true
-        #expect(try ledger.challengeBlocking("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
-        #expect(try ledger.challengeBlocking("u", "c1", o)["outcome"] == .string("pending"))
+        #expect(try await ledger.challenge("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
+        #expect(try await ledger.challenge("u", "c1", o)["outcome"] == .string("pending"))
     }
 }

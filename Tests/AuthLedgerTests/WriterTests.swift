@@ -35,7 +35,7 @@ import Testing
         // Then each refusal refused only itself, and every stream's at is non-decreasing
         #expect(outcomes.filter { $0 == nil }.count == 50)
         #expect(outcomes.filter { $0 == .deviceNotFound }.count == 10)
-        let events = try ledger.eventsBlocking()
+        let events = try await ledger.events()
         #expect(events.count == 52)
         var last: [String: Timestamp] = [:]
         for e in events {
@@ -59,7 +59,7 @@ import Testing
             #expect(e.appended?.map(\.event.type) == [.otpFailed])
             #expect(e.appended?.map(\.seq) == [2])
         }
-        #expect(try ledger.headBlocking().seq == 2)
+        #expect(try await ledger.head().seq == 2)
     }
 
     @Test(arguments: StorageKind.all) func submitIsAtomicAndIdempotentLikeAppend(_ storage: StorageKind) async throws {
@@ -74,7 +74,7 @@ import Testing
             line("device.accessed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"ghost"}"#),
         ].joined(separator: "\n"))
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest(bad)) }
-        #expect(try ledger.headBlocking().seq == 1)
+        #expect(try await ledger.head().seq == 1)
         // An expected version that does not hold is version_conflict, and nothing is appended
         let conflict = await #expect(throws: LedgerError.self) {
             try await ledger.append(AppendRequest(Array(bad.prefix(1)), expectedVersions: ["alice": 0]))

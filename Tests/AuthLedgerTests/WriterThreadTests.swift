@@ -10,7 +10,7 @@ import Testing
 /// thread: a store spy records the thread of every write transaction.
 @Suite struct WriterThreadTests {
     /// Passes everything to an LMDB store, noting which thread opened each write.
-    final class ThreadSpy: StorageBackend {
+    final class ThreadSpy: StorageBackend, PipelinedCommits {
         let inner: LMDBStorage
         /// For each write: whether it ran on the ledger's writer thread.
         let onWriter = Mutex<[Bool]>([])
@@ -31,26 +31,19 @@ import Testing
         func sync() throws { try inner.sync() }
     }
 
-    /// The synchronous `perform`, also from an async test (where the async one would be chosen).
-    static func performSync(_ ledger: Ledger, _ command: Command, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try ledger.performBlocking(command, clock: clock)
-    }
-
-    @Test func everyWriteOfTheSyncAndAsyncAPIRunsOnTheWriterThread() async throws {
+    @Test func everyWriteRunsOnTheWriterThread() async throws {
         let path = Support.tempDir("writer-thread")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let spy = ThreadSpy(try LMDBStorage(path: path))
         let ledger = try Ledger(storage: spy, path: path)
         spy.writer.withLock { $0 = ledger.writer }
         let at = t("2026-03-01T09:00:00Z")
-        // The synchronous API, from this (test) thread
-        _ = try ledger.appendBlocking(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
-                                              data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
-        let c = try Self.performSync(ledger, .issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil), clock: { at })
-        _ = try ledger.expireDueChallengesBlocking(now: at.adding(seconds: 3600))
-        _ = try ledger.replayBlocking()
-        _ = try ledger.eraseBlocking("alice", now: at.adding(seconds: 7200))
-        // and the asynchronous one
+        _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+                                                    data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
+        let c = try await ledger.perform(.issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil), clock: { at })
+        _ = try await ledger.expireDueChallenges(now: at.adding(seconds: 3600))
+        _ = try await ledger.replay()
+        _ = try await ledger.erase("alice", now: at.adding(seconds: 7200))
         _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: 0)))
         #expect(c.challengeId != nil)
         let onWriter = spy.onWriter.withLock { $0 }
@@ -58,30 +51,31 @@ import Testing
         #expect(onWriter.allSatisfy { $0 }, "\(onWriter)")
     }
 
-    /// A commit observer runs on the writer thread; a synchronous write it makes runs at
-    /// once instead of waiting for the thread it is on (which would never come).
-    @Test func aSyncWriteFromTheWriterThreadRunsInline() throws {
+    /// A commit observer runs on the writer thread; a write it starts is committed after it
+    /// returns instead of waiting for the thread it is on (which would never come).
+    @Test(.timeLimit(.minutes(1))) func aWriteStartedByACommitObserverIsCommitted() async throws {
         let path = Support.tempDir("writer-inline")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let ledger = try Ledger(lmdb: path)
         let once = Mutex(false)
+        let (written, wrote) = AsyncStream.makeStream(of: Bool.self)
         _ = ledger.addCommitObserver { head in
             guard head.seq == 1, once.withLock({ let first = !$0; $0 = true; return first }) else { return }
-            _ = try? ledger.appendBlocking(try! inputs(line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#)))
+            Task {
+                let ok = (try? await ledger.append(try! inputs(line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#)))) != nil
+                wrote.yield(ok)
+            }
         }
-        let finished = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            _ = try? ledger.appendBlocking(try! inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+        _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                                                     data: #"{"deviceId":"phone","name":"My Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
-            finished.signal()
-        }
-        // A deadlock would never signal: fail after a generous wait instead of hanging the suite.
-        #expect(finished.wait(timeout: .now() + 60) == .success)
-        #expect(try ledger.headBlocking().seq == 2)
+        var observed: Bool?
+        for await ok in written { observed = ok; break }
+        #expect(observed == true)
+        #expect(try await ledger.head().seq == 2)
     }
 
-    /// Synchronous and asynchronous writers from many threads at once: one gap-free log.
-    @Test func syncAndAsyncWritersInterleaveIntoOneChain() async throws {
+    /// Commands and appends from many tasks at once: one gap-free log.
+    @Test func commandsAndAppendsInterleaveIntoOneChain() async throws {
         let path = Support.tempDir("writer-mixed")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let ledger = try Ledger(lmdb: path)
@@ -91,11 +85,16 @@ import Testing
                 group.addTask {
                     let user = "u\(k)"
                     let reg = Command.register(Registration(user: user, deviceId: "d", name: "Device \(k)"))
-                    if k % 2 == 0 { _ = try? Self.performSync(ledger, reg) } else { _ = try? await ledger.perform(reg) }
+                    if k % 2 == 0 {
+                        _ = try? await ledger.append(try! inputs(line("device.registered", user: user, at: "2026-03-01T09:00:00Z",
+                            data: #"{"deviceId":"d","name":"Device","kind":"mobile","binding":"permanent","via":"initial"}"#)))
+                    } else {
+                        _ = try? await ledger.perform(reg)
+                    }
                 }
             }
         }
-        #expect(try ledger.headBlocking().seq == UInt64(n))
+        #expect(try await ledger.head().seq == UInt64(n))
         try ledger.verify()
     }
 }

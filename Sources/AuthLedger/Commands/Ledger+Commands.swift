@@ -61,24 +61,13 @@ extension Ledger {
     /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
     /// `expiresAt` at `now`. Returns the events appended. The due challenges are found and
     /// expired alone on the writer's task while the calling task is suspended (found with an
-    /// async read, expired with `writeAsync`: on PostgreSQL no thread waits); the
-    /// synchronous form is `expireDueChallengesBlocking`.
+    /// async read, expired with `writeAsync`: on PostgreSQL no thread waits).
     @discardableResult
     public func expireDueChallenges(now: Timestamp) async throws -> [RecordedEvent] {
         try await writer.exclusiveAsync { [self] in
             let due = try await storage.readAsync { r in try Ledger.dueChallenges(r, now: now) }
             guard !due.isEmpty else { return [] }
             return expired(try await storage.writeAsync { w in try Ledger.expire(due, now: now, w) })
-        }
-    }
-
-    /// `expireDueChallenges` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
-    @discardableResult
-    public func expireDueChallengesBlocking(now: Timestamp) throws -> [RecordedEvent] {
-        try writer.exclusive { [self] in
-            let due = try storage.read { r in try Ledger.dueChallenges(r, now: now) }
-            guard !due.isEmpty else { return [] }
-            return expired(try storage.write { w in try Ledger.expire(due, now: now, w) })
         }
     }
 

@@ -5,21 +5,12 @@ extension Ledger {
     /// request through the link index (no scan), then the registration is decided and
     /// appended like any command. `invalid_event` for a token of the wrong shape,
     /// `link_invalid` for an unknown, used or superseded one, `link_expired` after its time.
-    /// Runs on the writer thread with group commit; the synchronous form is `redeemLinkBlocking`.
+    /// Runs on the writer thread with group commit.
     public func redeemLink(_ request: LinkRedemptionRequest, meta: StringMap? = nil,
                            clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         let hash = try linkHash(request)
         let user = try await read { try Ledger.linkOwner($0, hash) }
         return try await perform(try redemption(request, hash: hash, user: user), meta: meta, clock: clock)
-    }
-
-    /// `redeemLink` for synchronous callers (the CLI, tests): the same group commit, the calling thread waiting.
-    @discardableResult
-    public func redeemLinkBlocking(_ request: LinkRedemptionRequest, meta: StringMap? = nil,
-                                   clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        let hash = try linkHash(request)
-        let user = try readBlocking { try Ledger.linkOwner($0, hash) }
-        return try performBlocking(try redemption(request, hash: hash, user: user), meta: meta, clock: clock)
     }
 
     /// A redemption's token checked for shape, and its keyed hash (the link index's key).

@@ -135,9 +135,4 @@ extension Ledger {
         return try signer.sign(size: n, root: root)
     }
 
-    /// `checkpoint(size:signer:)` for synchronous callers (the CLI, tests).
-    public func checkpointBlocking(size: UInt64? = nil, signer: CheckpointSigner) throws -> String {
-        let (n, root) = try treeHeadBlocking(size: size)
-        return try signer.sign(size: n, root: root)
-    }
 }

@@ -8,8 +8,7 @@ extension Ledger {
     /// Validates `request` against the rules and appends it atomically (all or none) through
     /// the writer thread with group commit: concurrent requests share one durable commit,
     /// and a refused request refuses only itself. Returns after the durable commit.
-    /// Identical re-appends (same id, same content) are skipped and counted. The
-    /// synchronous form is `appendBlocking(_:)`.
+    /// Identical re-appends (same id, same content) are skipped and counted.
     ///
     /// ```swift
     /// let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: ["alice": 3]))
@@ -31,20 +30,10 @@ extension Ledger {
     /// validates the events with `evolve`, and appends them durably through the writer
     /// thread with group commit. A refusal appends nothing and is thrown — except that
     /// `otp_invalid` keeps its `otp.failed` (committed, then thrown in
-    /// ``/AuthLedgerCore/LedgerError/appended``). The synchronous form is `performBlocking`.
+    /// ``/AuthLedgerCore/LedgerError/appended``).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
         return try Ledger.throwingRefusal(try await onWriter { session in
-            try self.execute(command, meta: meta, now: clock(), in: session)
-        })
-    }
-
-    /// `perform` for synchronous callers (the CLI, tests): the same group commit, the
-    /// calling thread waiting for the durable commit. Never call it on the cooperative pool.
-    @discardableResult
-    public func performBlocking(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) throws -> CommandResult {
-        try validate(command)
-        return try Ledger.throwingRefusal(try writer.submitAndWait { session in
             try self.execute(command, meta: meta, now: clock(), in: session)
         })
     }

@@ -11,19 +11,13 @@ extension Ledger {
         try await storage.readAsync(body)
     }
 
-    /// Runs `body` in one consistent snapshot, the calling thread waiting for the store:
-    /// the blocking forms' way in (the CLI, tests, the library's own threads).
-    func readBlocking<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try storage.read(body)
-    }
-
     // MARK: Reading the log
 
     /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns
     /// false, the calling thread waiting for the store (whole-log work: an export, the CLI).
     public func forEachEvent(from: UInt64 = 1, user: String? = nil, through: UInt64 = .max,
                              _ body: (RecordedEvent) throws -> Bool) throws {
-        try readBlocking { r in try Ledger.forEachEvent(r, from: from, user: user, through: through, body) }
+        try storage.read { r in try Ledger.forEachEvent(r, from: from, user: user, through: through, body) }
     }
 
     static func forEachEvent(_ r: any StorageReader, from: UInt64, user: String?, through: UInt64,
@@ -50,11 +44,6 @@ extension Ledger {
         try await read { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
     }
 
-    /// `events(from:limit:user:types:)` for synchronous callers (the CLI, tests).
-    public func eventsBlocking(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) throws -> [RecordedEvent] {
-        try readBlocking { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
-    }
-
     static func events(_ r: any StorageReader, from: UInt64, limit: Int, user: String?, types: Set<EventType>?) throws -> [RecordedEvent] {
         var out: [RecordedEvent] = []
         try Ledger.forEachEvent(r, from: from, user: user, through: .max) { e in
@@ -75,11 +64,6 @@ extension Ledger {
     /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
     public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) async throws -> (state: UserState, position: UInt64) {
         try await read { r in try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch) }
-    }
-
-    /// `state(of:position:asOf:fromScratch:)` for synchronous callers (the CLI, tests).
-    public func stateBlocking(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) throws -> (state: UserState, position: UInt64) {
-        try readBlocking { r in try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch) }
     }
 
     /// The state inside one read, in its maintained form (see `state(of:position:asOf:fromScratch:)`).
@@ -141,9 +125,6 @@ extension Ledger {
 
     /// The policy in force at the head.
     public func policy() async throws -> Policy { try await read(Ledger.policy) }
-
-    /// `policy()` for synchronous callers (the CLI, tests).
-    public func policyBlocking() throws -> Policy { try readBlocking(Ledger.policy) }
 
     static func policy(_ r: any StorageReader) throws -> Policy {
         try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()

@@ -11,7 +11,7 @@ extension Ledger {
     /// events per second), applies every `policy.set`, and decodes and folds only its own
     /// users' events. The result is the same as a sequential fold. States are written in the
     /// one write transaction, which also keeps other writers out while the partitions read the same snapshot. Runs alone on the
-    /// writer thread while the calling task is suspended; the synchronous form is `replayBlocking`.
+    /// writer thread while the calling task is suspended.
     @discardableResult
     public func replay(progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) async throws -> UInt64 {
         if let scanning = storage as? AsyncBatchScanning {
@@ -25,10 +25,9 @@ extension Ledger {
         return try await writer.exclusive { [self] in try replayOnWriter(progress: progress) }
     }
 
-    /// `replay` for synchronous callers (the CLI, tests, opening a store): the same work, the calling thread waiting for it.
-    @discardableResult
-    public func replayBlocking(progress: ((UInt64, UInt64) -> Void)? = nil) throws -> UInt64 {
-        try writer.exclusive { [self] in try replayOnWriter(progress: progress) }
+    /// The replay of opening a store whose projections are behind (`init`, which is not async).
+    func replayOnOpen() throws -> UInt64 {
+        try writer.exclusive { [self] in try replayOnWriter(progress: nil) }
     }
 
     /// Two partitions per core by default: smaller pieces keep every core busy to the end.

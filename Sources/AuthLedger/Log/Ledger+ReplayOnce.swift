@@ -12,7 +12,7 @@ extension Ledger {
     /// partition folds its own users' events of every run, the tree check hashes every
     /// event and compares with the stored hashes the run brought. The results land where
     /// the partitions' own scans put them (`box`, `leaves`). Here the calling thread reads
-    /// the log, waiting for each run (`replayBlocking`); `replayOnceAsync` awaits them.
+    /// the log, waiting for each run (`replayOnOpen`); `replayOnceAsync` awaits them.
     func replayOnce(parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
                     progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) {
         let feed = ReplayFeed(consumers: parts + 1)

@@ -43,11 +43,6 @@ extension Ledger {
         try await read { r in try Ledger.treeHead(r, size: size) }
     }
 
-    /// `treeHead` for synchronous callers (the CLI, tests).
-    public func treeHeadBlocking(size: UInt64? = nil) throws -> (size: UInt64, root: Hash32) {
-        try readBlocking { r in try Ledger.treeHead(r, size: size) }
-    }
-
     static func treeHead(_ r: any StorageReader, size: UInt64?) throws -> (size: UInt64, root: Hash32) {
         let n = try Ledger.checkedSize(size, head: try r.head().seq)
         return (n, try Ledger.treeReader(r).root(n))
@@ -57,11 +52,6 @@ extension Ledger {
     /// Throws `invalid_event` for a `size` beyond the head or a `seq` outside `1…size`.
     public func inclusionProof(seq: UInt64, size: UInt64? = nil) async throws -> InclusionProof {
         try await read { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
-    }
-
-    /// `inclusionProof` for synchronous callers (the CLI, tests).
-    public func inclusionProofBlocking(seq: UInt64, size: UInt64? = nil) throws -> InclusionProof {
-        try readBlocking { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
     }
 
     static func inclusionProof(_ r: any StorageReader, seq: UInt64, size: UInt64?) throws -> InclusionProof {
@@ -80,11 +70,6 @@ extension Ledger {
         try await read { r in try Ledger.consistencyProof(r, from: from, to: to) }
     }
 
-    /// `consistencyProof` for synchronous callers (the CLI, tests).
-    public func consistencyProofBlocking(from: UInt64, to: UInt64) throws -> ConsistencyProof {
-        try readBlocking { r in try Ledger.consistencyProof(r, from: from, to: to) }
-    }
-
     static func consistencyProof(_ r: any StorageReader, from: UInt64, to: UInt64) throws -> ConsistencyProof {
         let head = try r.head().seq
         guard to <= head else { throw LedgerError.invalid("size \(to) is beyond the head (\(head))", field: "to") }
@@ -101,11 +86,6 @@ extension Ledger {
     /// the log is too short for it.
     public func hashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
         try await read { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
-    }
-
-    /// `hashTile` for synchronous callers (the CLI, tests).
-    public func hashTileBlocking(level: Int, index: UInt64, width: Int) throws -> [UInt8] {
-        try readBlocking { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
     }
 
     static func hashTile(_ r: any StorageReader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
@@ -151,11 +131,6 @@ extension Ledger {
     /// big-endian uint16 length and the bytes `C` its leaf hashes.
     public func entryBundle(index: UInt64, width: Int) async throws -> [UInt8] {
         try await read { r in try Ledger.entryBundle(r, index: index, width: width) }
-    }
-
-    /// `entryBundle` for synchronous callers (the CLI, tests).
-    public func entryBundleBlocking(index: UInt64, width: Int) throws -> [UInt8] {
-        try readBlocking { r in try Ledger.entryBundle(r, index: index, width: width) }
     }
 
     static func entryBundle(_ r: any StorageReader, index: UInt64, width: Int) throws -> [UInt8] {
@@ -206,7 +181,7 @@ extension Ledger {
     /// A tree that is there but does not match is left for `verify` to name and
     /// `replay` to rebuild: opening a store never hides tampering.
     func ensureTree() throws {
-        let (head, count) = try readBlocking { r in (try r.head().seq, try r.treeHashCount()) }
+        let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         try writer.exclusive { [self] in

@@ -39,18 +39,18 @@ public final class Ledger: Sendable {
         writer.pipelined = configuration.pipelinedCommit
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
         // Several servers on one shared store (PostgreSQL): the others' commits wake this one's feeds.
-        storage.listenForCommits { [weak self] head in self?.notifyCommit(head) }
+        (storage as? any CommitNotifying)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
         let (head, checkpoint, layout) = try storage.read { r in
             (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
         }
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
-            _ = try replayBlocking()
+            _ = try replayOnOpen()
         } else if head.seq > 0 && layout != Ledger.projectionLayout {
             // A store written before challenges, OTPs and grants had their own indexes
             // (replay rebuilds the Merkle tree too).
             logger.notice("projections in an older layout; rebuilding", metadata: ["head": "\(head.seq)"])
-            _ = try replayBlocking()
+            _ = try replayOnOpen()
         } else {
             try ensureTree()
         }
@@ -90,35 +90,12 @@ public final class Ledger: Sendable {
 
     func notifyCommit(_ head: Head? = nil) {
         let fs = observers.withLock { Array($0.all.values) }
-        guard !fs.isEmpty, let h = head ?? (try? self.headBlocking()) else { return }
+        guard !fs.isEmpty, let h = head ?? (try? storage.read({ try $0.head() })) else { return }
         for f in fs { f(h) }
-    }
-
-    // MARK: Appending
-
-    /// The awaited `append(_:)` for synchronous callers (the CLI, tests): the same group
-    /// commit, the calling thread waiting for the durable commit. Never call it on the
-    /// cooperative pool (an `async` context): await `append(_:)` there.
-    @discardableResult
-    public func appendBlocking(_ request: AppendRequest) throws -> AppendOutcome {
-        try writer.submitAndWait { session in
-            let (appended, duplicates) = try session.applyUnisolated(request)
-            return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
-        }
-    }
-
-    /// `appendBlocking` of a request of `inputs`: all or none; identical re-appends (same id,
-    /// same content) are skipped and counted.
-    @discardableResult
-    public func appendBlocking(_ inputs: [EventInput], expectedVersions: [String: UInt64] = [:]) throws -> AppendOutcome {
-        try appendBlocking(AppendRequest(inputs, expectedVersions: expectedVersions))
     }
 
     /// The log's head: its last `seq` and that event's chain hash.
     public func head() async throws -> Head { try await read { try $0.head() } }
-
-    /// `head()` for synchronous callers (the CLI, tests).
-    public func headBlocking() throws -> Head { try readBlocking { try $0.head() } }
 
     /// Whether the group-commit writer pipelines durable commits (see `Writer.pipelined`):
     /// off by default (``Configuration/pipelinedCommit``); the benchmark

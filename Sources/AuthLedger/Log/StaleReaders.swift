@@ -4,6 +4,6 @@ extension Ledger {
     /// `mdb_reader_check`; also done on every open). Returns how many were cleared.
     @discardableResult
     public func clearStaleReaders() throws -> Int {
-        try storage.clearStaleReaders()
+        try (storage as? any ReaderSlots)?.clearStaleReaders() ?? 0
     }
 }

@@ -20,19 +20,6 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// `purgeDeleted` for the writer's task: the calling thread does not wait on another
     /// thread's I/O. Default: `purgeDeleted` (LMDB's copy is the calling thread's own work).
     func purgeDeletedAsync() async throws
-    /// `write` whose commit may return before it is durable (pipelined commit, see
-    /// `StorageBackend+Pipelined.swift`); `synced` tells whether this commit made every
-    /// earlier commit durable. Default: `write`, durable.
-    func writePipelined<T>(_ body: (any StorageWriter) throws -> T) throws -> (value: T, durable: Bool, synced: Bool)
-    /// Makes every commit so far durable. Default: nothing to do.
-    func sync() throws
-    /// Calls `onCommit` with the new head whenever another process commits to this store
-    /// (several servers on one database). Default: nothing to listen to (an LMDB store's
-    /// other processes are not observed; their commits are read on the next query).
-    func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void)
-    /// Clears reader slots left by processes that died inside a read transaction; returns
-    /// how many. Default: none (a backend without such slots).
-    func clearStaleReaders() throws -> Int
     /// Stops what the backend runs in the background (a commit listener) and closes its
     /// connections; the backend is not used afterwards. Default: nothing to stop.
     func close() async

@@ -41,33 +41,6 @@ extension Writer {
         guard let typed = value as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
         return typed
     }
-
-    /// `submit` for synchronous callers: the job joins the next group commit like an awaited
-    /// request, and the caller's thread waits for its durable commit. On the writer thread
-    /// itself (a commit observer that writes) it runs at once in a transaction of its own.
-    func submitAndWait<T: Sendable>(_ job: @escaping (AppendSession) throws -> T) throws -> T {
-        if isCurrentThread {
-            let (value, head, moved) = try storage.write { w in
-                let session = try AppendSession(w)
-                session.switches = switches
-                session.hashing = hashing
-                let start = session.head.seq
-                let value = try job(session)
-                try session.finish()
-                return (value, session.head, session.head.seq != start)
-            }
-            if moved { didCommit?(head) }
-            return value
-        }
-        let outcome = ExclusiveOutcome<any Sendable>()
-        submit({ session in try job(session) }, done: { r in
-            outcome.result = r
-            outcome.done.signal()
-        })
-        outcome.done.wait()
-        guard let typed = try outcome.result!.get() as? T else { throw LedgerError(.storageError, "the writer answered with another type") }
-        return typed
-    }
 }
 
 /// The result of exclusive work, handed from the writer thread to the waiting caller.

@@ -250,7 +250,8 @@ final class Writer: @unchecked Sendable {
         guard let h = held else { return }
         held = nil
         do {
-            try storage.sync()
+            // (Only a pipelined commit is ever held: its store commits pipelined.)
+            try (storage as? any PipelinedCommits)?.sync()
             publishNonDurable()
             lock.lock()
             idleSyncs += 1
@@ -275,6 +276,8 @@ final class Writer: @unchecked Sendable {
     }
 
     private func run(_ batch: [Pending], pipelined: Bool) async {
+        // Pipelined only on a store that commits so; another commits every group durably.
+        let pipelined = pipelined && storage is any PipelinedCommits
         var results: [Result<any Sendable, Error>] = []
         let started = DispatchTime.now().uptimeNanoseconds
         var bodyDone = started
@@ -357,7 +360,7 @@ final class Writer: @unchecked Sendable {
                 bodyDone = DispatchTime.now().uptimeNanoseconds
                 return session.head
             }
-            if pipelined {
+            if pipelined, let storage = storage as? any PipelinedCommits {
                 let (head, durable, synced) = try storage.writePipelined(body)
                 if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
                 // This commit's sync made the held one durable: answer it now (an empty

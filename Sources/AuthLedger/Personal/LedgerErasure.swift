@@ -20,8 +20,7 @@ extension Ledger {
     /// values and salts of the user's earlier events in the same transaction, then purges
     /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
     /// Runs alone on the writer's task while the calling task is suspended, and awaits its
-    /// store (on PostgreSQL, `writeAsync` and an awaited VACUUM: no thread waits); the
-    /// synchronous form is `eraseBlocking`.
+    /// store (on PostgreSQL, `writeAsync` and an awaited VACUUM: no thread waits).
     /// `caller` is recorded as `meta.caller` (the server's authenticated caller).
     public func erase(_ user: String, reason: String? = nil, actor: String? = nil, caller: String? = nil,
                       now: Timestamp = .now()) async throws -> ErasureOutcome {
@@ -31,17 +30,6 @@ extension Ledger {
             notifyCommit(outcome.head)
             try await storage.purgeDeletedAsync()
             try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
-            return outcome
-        }
-    }
-
-    /// `erase` for synchronous callers (the CLI, tests): the same work, the calling thread waiting for it.
-    public func eraseBlocking(_ user: String, reason: String? = nil, actor: String? = nil, now: Timestamp = .now()) throws -> ErasureOutcome {
-        let body = try erasure(user, reason: reason, actor: actor, now: now)
-        return try writer.exclusive { [self] in
-            let outcome = try storage.write(body)
-            notifyCommit(outcome.head)
-            try purgeErasedBytes()
             return outcome
         }
     }

@@ -8,11 +8,6 @@ extension Ledger {
         try await read { r in try Ledger.history(r, user, o, page: page) }
     }
 
-    /// `history(_:_:page:)` for synchronous callers (the CLI, tests).
-    public func historyBlocking(_ user: String, _ o: QueryOptions, page: HistoryPage) throws -> [RecordedEvent] {
-        try readBlocking { r in try Ledger.history(r, user, o, page: page) }
-    }
-
     static func history(_ r: any StorageReader, _ user: String, _ o: QueryOptions, page: HistoryPage) throws -> [RecordedEvent] {
         try EventDecoder.checkUser(user)
         let through = o.position ?? .max

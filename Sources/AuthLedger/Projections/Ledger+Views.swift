@@ -7,17 +7,11 @@ extension Ledger {
         try await read { try Ledger.devices($0, user, o) }
     }
 
-    /// `devices(of:_:)` for synchronous callers (the CLI, tests).
-    public func devicesBlocking(of user: String, _ o: QueryOptions) throws -> DeviceList { try readBlocking { try Ledger.devices($0, user, o) } }
-
     /// The `cooling` answer (reference 3.2) for `user` under `o`.
     /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func cooling(of user: String, _ o: QueryOptions) async throws -> CoolingAnswer {
         try await read { try Ledger.cooling($0, user, o) }
     }
-
-    /// `cooling(of:_:)` for synchronous callers (the CLI, tests).
-    public func coolingBlocking(of user: String, _ o: QueryOptions) throws -> CoolingAnswer { try readBlocking { try Ledger.cooling($0, user, o) } }
 
     /// The `pending` answer (reference 3.3) for `user` under `o`: the challenges pending at
     /// `o.asOf`, ordered by `issuedAt`, then id.
@@ -25,9 +19,6 @@ extension Ledger {
     public func pending(of user: String, _ o: QueryOptions) async throws -> [PendingChallenge] {
         try await read { try Ledger.pending($0, user, o) }
     }
-
-    /// `pending(of:_:)` for synchronous callers (the CLI, tests).
-    public func pendingBlocking(of user: String, _ o: QueryOptions) throws -> [PendingChallenge] { try readBlocking { try Ledger.pending($0, user, o) } }
 
     /// The `challenge` answer (reference 3.4) for challenge `id` of `user` under `o`, the
     /// requester's view with ``/AuthLedgerCore/QueryOptions/asRequester``. Throws
@@ -37,11 +28,6 @@ extension Ledger {
         try await read { try Ledger.challenge($0, id, user, o) }
     }
 
-    /// `challenge(_:of:_:)` for synchronous callers (the CLI, tests).
-    public func challengeBlocking(_ id: String, of user: String, _ o: QueryOptions) throws -> ChallengeView {
-        try readBlocking { try Ledger.challenge($0, id, user, o) }
-    }
-
     // The answers as the JSON documents the CLI and the HTTP service print (the same
     // members, in the reference's order).
 
@@ -49,19 +35,10 @@ extension Ledger {
     package func cooling(_ user: String, _ o: QueryOptions) async throws -> JSON { try await cooling(of: user, o).json }
     package func pending(_ user: String, _ o: QueryOptions) async throws -> JSON { .array(try await pending(of: user, o).map(\.json)) }
     package func challenge(_ user: String, _ id: String, _ o: QueryOptions) async throws -> JSON { try await challenge(id, of: user, o).json }
-    package func devicesBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { try devicesBlocking(of: user, o).json }
-    package func coolingBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { try coolingBlocking(of: user, o).json }
-    package func pendingBlocking(_ user: String, _ o: QueryOptions) throws -> JSON { .array(try pendingBlocking(of: user, o).map(\.json)) }
-    package func challengeBlocking(_ user: String, _ id: String, _ o: QueryOptions) throws -> JSON { try challengeBlocking(id, of: user, o).json }
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) async throws -> [RecordedEvent] {
         try await history(user, o, page: HistoryPage())
-    }
-
-    /// `history(_:_:)` for synchronous callers (the CLI, tests).
-    public func historyBlocking(_ user: String, _ o: QueryOptions) throws -> [RecordedEvent] {
-        try historyBlocking(user, o, page: HistoryPage())
     }
 
     // MARK: Inside one read

@@ -24,11 +24,6 @@ extension Ledger {
         try await read(Ledger.unresolvedChallenges)
     }
 
-    /// `unresolvedChallenges()` for synchronous callers (the CLI, tests).
-    public func unresolvedChallengesBlocking() throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
-        try readBlocking(Ledger.unresolvedChallenges)
-    }
-
     static func unresolvedChallenges(_ r: any StorageReader) throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
         let head = try r.head().seq
         var out: [UnresolvedChallenge] = []

@@ -74,12 +74,6 @@ extension Ledger {
         return try await read { r in try Ledger.loadSubscription(r, name, owner: owner) }
     }
 
-    /// `subscription(named:owner:)` for synchronous callers (the CLI, tests).
-    public func subscriptionBlocking(named name: String, owner: String? = nil) throws -> DurableSubscription? {
-        try DurableSubscription.checkName(name)
-        return try readBlocking { r in try Ledger.loadSubscription(r, name, owner: owner) }
-    }
-
     static func loadSubscription(_ r: any StorageReader, _ name: String, owner: String?) throws -> DurableSubscription? {
         guard let s = try r.metaValue(DurableSubscription.key(name)).map({ try DurableSubscription(name: name, bytes: $0) }) else { return nil }
         return s.isVisible(to: owner) ? s : nil

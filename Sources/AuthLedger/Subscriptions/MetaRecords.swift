@@ -12,11 +12,6 @@ extension Ledger {
         try await read { r in try r.metaValue(key) }
     }
 
-    /// `metaRecord(_:)` for synchronous callers (the CLI, tests).
-    public func metaRecordBlocking(_ key: String) throws -> [UInt8]? {
-        try readBlocking { r in try r.metaValue(key) }
-    }
-
     /// Runs `body` inside one write transaction of the writer thread: it reads values
     /// with `get` and stores (or, with nil, deletes) them with `put`. A `LedgerError`
     /// thrown by `body` undoes its writes and fails only this call.

@@ -51,10 +51,10 @@ import Testing
         #expect(acks.count == tasks * 5 * 5)
         var report = StressReport([])
         report.acks = acks
-        let findings = try StoreCheck.check(store: store, report: report)
+        let findings = try await StoreCheck.check(store: store, report: report)
         #expect(findings.problems.isEmpty, "\(findings)")
         #expect(findings.events == 1 + tasks + acks.count)
-        let shared = try ledger.stateBlocking(of: "shared", asOf: .max).state
+        let shared = try await ledger.state(of: "shared", asOf: .max).state
         #expect(shared.version == UInt64(1 + tasks * 5 * 2))
     }
 
@@ -65,7 +65,7 @@ import Testing
         try await Self.registerInitial(ledger, "alice")
         let racers = 8
         for round in 0..<Rig.knob("AUTHLEDGER_RACE_ROUNDS", 20) {
-            let version = try ledger.stateBlocking(of: "alice", asOf: .max).state.version
+            let version = try await ledger.state(of: "alice", asOf: .max).state.version
             // When several tasks append with the same expected version at once
             let outcomes = await withTaskGroup(of: (EventID, Result<AppendOutcome, Error>).self) { group in
                 for _ in 0..<racers {
@@ -87,14 +87,14 @@ import Testing
             for (id, r) in outcomes {
                 guard case let .failure(e) = r else { continue }
                 #expect((e as? LedgerError)?.code == .versionConflict, "round \(round): \(e)")
-                #expect(try ledger.eventsBlocking(user: "alice").allSatisfy { $0.id != id })
+                #expect(try await ledger.events(user: "alice").allSatisfy { $0.id != id })
             }
-            #expect(try ledger.stateBlocking(of: "alice", asOf: .max).state.version == version + 1)
+            #expect(try await ledger.state(of: "alice", asOf: .max).state.version == version + 1)
         }
         try ledger.verify()
     }
 
-    @Test(arguments: StorageKind.all) func severalProcessesAppendingToOneStoreAgree(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func severalProcessesAppendingToOneStoreAgree(_ storage: StorageKind) async throws {
         // Given one store and five writer processes (commands, batches, expected versions) on shared users
         let store = try Rig.store(storage, "procs")
         let keys = Rig.keyEnvironment(storage, store)
@@ -116,7 +116,7 @@ import Testing
             all.refused += r.refused
         }
         // Then the log is exactly the acknowledged events, seq 1…n without gap or duplicate
-        let findings = try StoreCheck.check(store: store, report: all)
+        let findings = try await StoreCheck.check(store: store, report: all)
         #expect(findings.problems.isEmpty, "\(findings)")
         #expect(all.acks.map(\.seq).sorted() == Array(1...UInt64(findings.events)))
         // And the expected-version writers raced: every attempt either won at its version + 1 or lost

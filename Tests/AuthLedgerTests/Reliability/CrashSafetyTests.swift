@@ -30,7 +30,7 @@ import Testing
         return (lines.joined(separator: "\n") + "\n", ids)
     }
 
-    @Test(arguments: StorageKind.all) func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites(_ storage: StorageKind) throws {
+    @Test(arguments: StorageKind.all) func killedWritersNeverLoseAcknowledgedEventsNorShowHalfWrites(_ storage: StorageKind) async throws {
         // Given one store that every round reopens after the previous kill
         let rounds = Rig.knob("AUTHLEDGER_CRASH_ROUNDS", 6)
         let dir = try Rig.tempDir("crash")
@@ -49,11 +49,11 @@ import Testing
                 let completed = child.process.terminationReason == .exit && child.process.terminationStatus == 0
                 if completed { importsCompleted += 1 } else { importsKilled += 1 }
                 // Then it is all there or not at all (and all there when it said it finished)
-                let present = Set(try Rig.events(store).map { $0.id.description })
+                let present = Set(try await Rig.events(store).map { $0.id.description })
                 let count = ids.filter(present.contains).count
                 #expect(count == 0 || count == ids.count, "round \(round): import half visible (\(count) of \(ids.count))")
                 if completed { #expect(count == ids.count, "round \(round): a completed import is missing events") }
-                let findings = try StoreCheck.check(store: store, report: StressReport([]), projectionsOf: ["imp\(round)"])
+                let findings = try await StoreCheck.check(store: store, report: StressReport([]), projectionsOf: ["imp\(round)"])
                 #expect(findings.problems.isEmpty, "round \(round): \(findings)")
             } else {
                 // When a stress writer (commands and batches from 4 tasks) is killed
@@ -65,7 +65,7 @@ import Testing
                 child.kill9()
                 let report = StressReport(child.lines)
                 // Then nothing acknowledged is lost and nothing half-written is visible
-                let findings = try StoreCheck.check(store: store, report: report, projectionsOf: Set(report.acks.map(\.stream)))
+                let findings = try await StoreCheck.check(store: store, report: report, projectionsOf: Set(report.acks.map(\.stream)))
                 totalAcks += report.acks.count
                 totalLost += findings.lostAcks
                 #expect(!report.acks.isEmpty, "round \(round): the writer acknowledged nothing before the kill")
@@ -73,14 +73,14 @@ import Testing
             }
         }
         // And at the end every user's projection still equals a replay
-        let final = try StoreCheck.check(store: store, report: StressReport([]))
+        let final = try await StoreCheck.check(store: store, report: StressReport([]))
         #expect(final.problems.isEmpty, "\(final)")
         #expect(totalLost == 0)
         print("crash-safety: \(rounds) rounds survived, \(totalAcks) acknowledged events, \(totalLost) lost, imports killed \(importsKilled) / completed \(importsCompleted)")
     }
 
     // LMDB only: it copies data.mdb under an LMDB read transaction (a PostgreSQL backup is the database's own).
-    @Test func aCopyOfTheStoreTakenWhileAWriterRunsOpensAndVerifies() throws {
+    @Test func aCopyOfTheStoreTakenWhileAWriterRunsOpensAndVerifies() async throws {
         // Given a writer appending to a store
         let dir = try Rig.tempDir("torn")
         let store = dir + "/store"
@@ -103,12 +103,12 @@ import Testing
         }
         child.kill9()
         // Then every copy opens, verifies, and is a prefix of the final log
-        let final = try Rig.events(store)
+        let final = try await Rig.events(store)
         for copy in copies {
             let ledger = try Ledger(lmdb: copy)
             let head = try ledger.verify()
             #expect(head.seq > 0)
-            let events = try ledger.eventsBlocking()
+            let events = try await ledger.events()
             #expect(events.count <= final.count)
             #expect(zip(events, final).allSatisfy { $0.hash == $1.hash }, "copy \(copy) diverges from the store")
         }

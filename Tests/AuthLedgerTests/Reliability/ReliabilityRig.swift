@@ -150,8 +150,8 @@ enum Rig {
 
     /// Every recorded event of the store (an LMDB directory or a PostgreSQL URL), read
     /// in-process (no writer may run meanwhile).
-    static func events(_ store: String) throws -> [RecordedEvent] {
-        try Ledger(store: store).eventsBlocking()
+    static func events(_ store: String) async throws -> [RecordedEvent] {
+        try await Ledger(store: store).events()
     }
 
     /// Files of the store directory with their bytes (for byte-identity checks).
@@ -204,11 +204,11 @@ enum StoreCheck {
     }
 
     /// `projectionsOf` limits the projection-versus-replay comparison to those users (nil: every user).
-    static func check(store: String, report: StressReport, projectionsOf: Set<String>? = nil) throws -> Findings {
+    static func check(store: String, report: StressReport, projectionsOf: Set<String>? = nil) async throws -> Findings {
         var f = Findings()
         let ledger = try Ledger(store: store)
         do { try ledger.verify() } catch { f.problems.append("verify: \(error)") }
-        let events = try ledger.eventsBlocking()
+        let events = try await ledger.events()
         f.events = events.count
         var byId: [String: RecordedEvent] = [:]
         for e in events { byId[e.id.description] = e }
@@ -233,8 +233,8 @@ enum StoreCheck {
             versions[e.event.stream] = v
         }
         for user in versions.keys where user != systemStream && (projectionsOf?.contains(user) ?? true) {
-            let maintained = try ledger.stateBlocking(of: user, asOf: .max).state
-            let replayed = try ledger.stateBlocking(of: user, asOf: .max, fromScratch: true).state
+            let maintained = try await ledger.state(of: user, asOf: .max).state
+            let replayed = try await ledger.state(of: user, asOf: .max, fromScratch: true).state
             if maintained != replayed { f.problems.append("projection of \(user) differs from a replay") }
         }
         return f

@@ -28,6 +28,6 @@ import Testing
             left = Self.mappings(of: store)
         }
         #expect(left == 0, "\(left) environments of the store are still mapped")
-        #expect(try Ledger(lmdb: store).headBlocking().seq == 50)
+        #expect(try await Ledger(lmdb: store).head().seq == 50)
     }
 }

@@ -14,10 +14,10 @@ import Testing
 /// (they write its databases and bytes); the edited exports run on every backend.
 @Suite struct TamperEvidenceTests {
     /// A store holding `Rig.baseFixture` (10 events).
-    static func populated(_ storage: StorageKind = .lmdb) throws -> String {
+    static func populated(_ storage: StorageKind = .lmdb) async throws -> String {
         let store = try Rig.store(storage, "tamper")
         let ledger = try Ledger(store: store)
-        _ = try ledger.appendBlocking(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
+        _ = try await ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
         return store
     }
 
@@ -48,9 +48,9 @@ import Testing
     }
 
     @Test(arguments: [1, 4, 10] as [UInt64])
-    func changedContentIsNamed(seq: UInt64) throws {
+    func changedContentIsNamed(seq: UInt64) async throws {
         // Given a populated store, when one event's content is changed in place (hash left as it was)
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             var r = try Self.decoded(try Self.value(txn, db, seq), seq)
             r.event.at = r.event.at.adding(seconds: -1)
@@ -61,9 +61,9 @@ import Testing
     }
 
     @Test(arguments: [2, 6, 9] as [UInt64])
-    func aConsistentlyRehashedEventIsNamedByItsSuccessor(seq: UInt64) throws {
+    func aConsistentlyRehashedEventIsNamedByItsSuccessor(seq: UInt64) async throws {
         // Given an attacker who re-hashes the changed event but cannot afford to rewrite the rest
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             var r = try Self.decoded(try Self.value(txn, db, seq), seq)
             r.event.meta = StringMap([("actor", "admin:mallory")])
@@ -75,15 +75,15 @@ import Testing
     }
 
     @Test(arguments: [1, 5, 10] as [UInt64])
-    func aDeletedEventIsNamed(seq: UInt64) throws {
-        let store = try Self.populated()
+    func aDeletedEventIsNamed(seq: UInt64) async throws {
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in _ = try txn.delete(db, seq.bigEndianBytes) }
         #expect(try Self.verifyNames(store) == seq)
     }
 
     @Test(arguments: [1, 3, 9] as [UInt64])
-    func swappedEventsAreNamed(seq: UInt64) throws {
-        let store = try Self.populated()
+    func swappedEventsAreNamed(seq: UInt64) async throws {
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             let a = try Self.value(txn, db, seq), b = try Self.value(txn, db, seq + 1)
             try txn.put(db, seq.bigEndianBytes, b)
@@ -93,9 +93,9 @@ import Testing
     }
 
     @Test(arguments: [1, 7] as [UInt64])
-    func anEventInsertedInTheMiddleIsNamed(seq: UInt64) throws {
+    func anEventInsertedInTheMiddleIsNamed(seq: UInt64) async throws {
         // Given the events from seq on moved up by one, and a forged event put at seq
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             for s in stride(from: UInt64(10), through: seq, by: -1) {
                 try txn.put(db, (s + 1).bigEndianBytes, try Self.value(txn, db, s))
@@ -108,9 +108,9 @@ import Testing
         #expect(try Self.verifyNames(store) == seq)
     }
 
-    @Test func anEventAppendedBehindTheHeadIsNamed() throws {
+    @Test func anEventAppendedBehindTheHeadIsNamed() async throws {
         // Given a well-chained event appended to the events database without moving the head or indexes
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             let last = try Self.decoded(try Self.value(txn, db, 10), 10)
             var extra = last
@@ -124,20 +124,20 @@ import Testing
         #expect(try Self.verifyNames(store) == 11)
     }
 
-    @Test func aTruncatedLogIsNamed() throws {
-        let store = try Self.populated()
+    @Test func aTruncatedLogIsNamed() async throws {
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in _ = try txn.delete(db, UInt64(10).bigEndianBytes) }
         #expect(try Self.verifyNames(store) == 10)
     }
 
-    @Test func everyByteFlipInAStoredEventIsNamed() throws {
+    @Test func everyByteFlipInAStoredEventIsNamed() async throws {
         // Given, for two stored events (one with meta and personal values, and the last one),
         // every byte flipped in turn with several masks (and put back after each check)
         let masks: [UInt8] = [0x01, 0x02, 0x1E, 0x80, 0xFF]
         var escaped: [String] = []
         var flips = 0
         for seq in [UInt64(2), 10] {
-            let store = try Self.populated()
+            let store = try await Self.populated()
             var original: [UInt8] = []
             try Self.tamper(store) { txn, db in original = try Self.value(txn, db, seq) }
             for i in 0..<original.count {
@@ -158,33 +158,33 @@ import Testing
         #expect(escaped.isEmpty, "\(escaped.count) flips passed verify: \(escaped.prefix(20))")
     }
 
-    @Test func storedBytesWithAHugeLengthAreNamedNotACrash() throws {
+    @Test func storedBytesWithAHugeLengthAreNamedNotACrash() async throws {
         // Given event 2 replaced by the fuzzer's find: a map count beyond Int.max (it used to trap)
-        let store = try Self.populated()
+        let store = try await Self.populated()
         let found = Array(try #require(FileManager.default.contents(
             atPath: Rig.root.appendingPathComponent("Fuzz/corpus/stored-event/regression-map-count-overflow").path)))
         try Self.tamper(store) { txn, db in try txn.put(db, UInt64(2).bigEndianBytes, found) }
         // Then verify names seq 2, and reading the log refuses with tampered instead of stopping the process
         #expect(try Self.verifyNames(store) == 2)
-        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).eventsBlocking() }
+        await #expect(throws: LedgerError.self) { try await Ledger(lmdb: store).events() }
     }
 
     @Test(arguments: [Int64.min / 2, -62_167_219_200_001, 253_402_300_800_000, Int64.max])
-    func aStoredTimeOutsideRFC3339IsNamedNotACrash(milliseconds: Int64) throws {
+    func aStoredTimeOutsideRFC3339IsNamedNotACrash(milliseconds: Int64) async throws {
         // Given event 3 stored with a time no RFC 3339 text can write (formatting it used to trap)
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamper(store) { txn, db in
             var r = try Self.decoded(try Self.value(txn, db, 3), 3)
             r.event.at = Timestamp(milliseconds: milliseconds)
             try txn.put(db, UInt64(3).bigEndianBytes, EventCodec.encode(r))
         }
         #expect(try Self.verifyNames(store) == 3)
-        #expect(throws: LedgerError.self) { try Ledger(lmdb: store).eventsBlocking() }
+        await #expect(throws: LedgerError.self) { try await Ledger(lmdb: store).events() }
     }
 
-    @Test func editingDataMdbOnDiskIsNamed() throws {
+    @Test func editingDataMdbOnDiskIsNamed() async throws {
         // Given a store whose event 2 carries a marker that only the event holds
-        let store = try Self.populated()
+        let store = try await Self.populated()
         let path = store + "/data.mdb"
         var bytes = Array(try #require(FileManager.default.contents(atPath: path)))
         let marker = Array("REQ-TAMPER-0001".utf8)
@@ -221,18 +221,18 @@ import Testing
     /// Where the store keeps a user's projection state: its `streams` entry after its index entries.
     static func stateKey(_ user: String) -> [UInt8] { Array(user.utf8) + [0] + UInt64.max.bigEndianBytes }
 
-    @Test func aRevokedDeviceReactivatedInTheProjectionIsNamed() throws {
+    @Test func aRevokedDeviceReactivatedInTheProjectionIsNamed() async throws {
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
-        let store = try Self.populated()
+        let store = try await Self.populated()
         try Self.tamperState(store, "bob") { $0.devices["pixel"]?.status = .active }
-        let before = try Ledger(lmdb: store).devicesBlocking("bob", QueryOptions(asOf: .max))
+        let before = try await Ledger(lmdb: store).devices("bob", QueryOptions(asOf: .max))
         #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
         // Then verify names bob's last event, seq 10
         #expect(try Self.verifyNames(store) == 10)
     }
 
-    @Test func aProjectionForAUserWithoutEventsIsNamed() throws {
-        let store = try Self.populated()
+    @Test func aProjectionForAUserWithoutEventsIsNamed() async throws {
+        let store = try await Self.populated()
         let env = try Environment(path: store)
         let streams = try env.database("streams")
         var ghost = UserState(user: "mallory")
@@ -243,16 +243,16 @@ import Testing
 
     // MARK: Exports
 
-    static func exportLines(_ store: String) throws -> [String] {
-        try Ledger(store: store).eventsBlocking().map { $0.json.serialized() }
+    static func exportLines(_ store: String) async throws -> [String] {
+        try await Ledger(store: store).events().map { $0.json.serialized() }
     }
 
-    static func importRefusal(_ lines: [String], _ storage: StorageKind) throws -> LedgerError? {
+    static func importRefusal(_ lines: [String], _ storage: StorageKind) async throws -> LedgerError? {
         let fresh = try Rig.store(storage, "tamper-import")
         do {
             let decoded = try EventDecoder.decodeLines(Array(lines.joined(separator: "\n").utf8))
             do {
-                _ = try Ledger(store: fresh).appendBlocking(decoded.map(\.input))
+                _ = try await Ledger(store: fresh).append(decoded.map(\.input))
             } catch var e as LedgerError {
                 if let i = e.index { e = e.at(file: nil, line: decoded[i].line) }
                 throw e
@@ -263,16 +263,16 @@ import Testing
         }
     }
 
-    @Test(arguments: StorageKind.all) func anUntouchedExportImportsIntoAFreshStore(_ storage: StorageKind) throws {
-        let lines = try Self.exportLines(try Self.populated(storage))
-        #expect(try Self.importRefusal(lines, storage) == nil)
+    @Test(arguments: StorageKind.all) func anUntouchedExportImportsIntoAFreshStore(_ storage: StorageKind) async throws {
+        let lines = try await Self.exportLines(try await Self.populated(storage))
+        await #expect(try Self.importRefusal(lines, storage) == nil)
     }
 
     @Test(arguments: ["change", "delete", "swap", "insert", "rehash"], StorageKind.all)
-    func anEditedExportIsRefusedWithChainMismatch(edit: String, storage: StorageKind) throws {
+    func anEditedExportIsRefusedWithChainMismatch(edit: String, storage: StorageKind) async throws {
         // Given an export of the populated store
-        let store = try Self.populated(storage)
-        var lines = try Self.exportLines(store)
+        let store = try await Self.populated(storage)
+        var lines = try await Self.exportLines(store)
         let k = 4  // 0-based: the event at seq 5, line 5
         switch edit {
         case "change": lines[k] = lines[k].replacingOccurrences(of: "2026-03-01T09:10:30.000Z", with: "2026-03-01T09:10:31.000Z")
@@ -291,9 +291,9 @@ import Testing
                                     hash: RecordedEvent.computeHash(e, seq: 5, version: decoded.claims.version!, prev: decoded.claims.prev!))
             lines[k] = rec.json.serialized()
         }
-        #expect(lines.joined() != (try Self.exportLines(store)).joined())
+        await #expect(lines.joined() != (try Self.exportLines(store)).joined())
         // When it is imported into a fresh store, then it is refused with chain_mismatch at the first bad line
-        let refusal = try #require(try Self.importRefusal(lines, storage))
+        let refusal = try await #require(try Self.importRefusal(lines, storage))
         #expect(refusal.code == .chainMismatch, "\(edit): \(refusal)")
         #expect(refusal.line == (edit == "rehash" ? k + 2 : k + 1), "\(edit): \(refusal)")
     }
