@@ -67,7 +67,7 @@ import Testing
         let b = try Bench(storage)
         for v in Self.refused {
             // When a registration carries the key
-            let e = b.code(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: Self.jwk(v.bytes)))
+            let e = await b.code(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: Self.jwk(v.bytes)))
             // Then it is invalid_event naming the key
             #expect(e?.code == .invalidEvent, "\(v.name)")
             #expect(e?.field?.hasSuffix("publicKey") == true, "\(v.name)")
@@ -80,7 +80,7 @@ import Testing
         #expect(try await b.ledger.head().seq == 0)
         // A real point is accepted
         let good = try #require(Self.vectors.first { $0.claim == "point" })
-        try b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: Self.jwk(good.bytes)))
+        try await b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: Self.jwk(good.bytes)))
         #expect(try await b.ledger.head().seq == 1)
     }
 
@@ -88,12 +88,12 @@ import Testing
         // Given a device with a real key
         let b = try Bench(storage)
         let old = ProofKey(.edDSA)
-        try b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: old.jwk))
+        try await b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: old.jwk))
         for v in Self.refused {
             // When it rotates to a refused key, signed by the old key over that key's thumbprint
             let x = Base64URL.encode(v.bytes)
             let thumb = Base64URL.encode(Array(SHA256.hash(data: Array(#"{"crv":"Ed25519","kty":"OKP","x":"\#(x)"}"#.utf8))))
-            let e = b.code(.rotateKey(user: "alice", deviceId: "phone", publicKey: Self.jwk(v.bytes), signature: old.sign(Array(thumb.utf8))))
+            let e = await b.code(.rotateKey(user: "alice", deviceId: "phone", publicKey: Self.jwk(v.bytes), signature: old.sign(Array(thumb.utf8))))
             // Then it is invalid_event, nothing appended
             #expect(e?.code == .invalidEvent, "\(v.name)")
         }
