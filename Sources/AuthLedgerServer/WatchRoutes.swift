@@ -26,6 +26,9 @@ extension LedgerServer {
         let o = try queryOptions(req)
         let q = req.uri.queryParameters
         let wait = try waitSeconds(req)
+        // The header a watch resumes with is checked on the plain query too (it is the same
+        // route): a malformed one is refused, never silently ignored.
+        _ = try lastEventID(req)
         if let v = q.get("watch"), try flag(v, "watch") {
             guard wait == nil else { throw LedgerError.invalid("wait and watch do not go together", field: "wait") }
             return try await watchStream(req, ctx, [WatchTarget(projection, user: user, challengeId: challengeId, options: o)], wrapped: false)
