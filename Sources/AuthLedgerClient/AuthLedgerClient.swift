@@ -6,9 +6,9 @@ import NIOHTTP1
 /// A client of an AuthLedger server (`authledger serve`) for Swift services on other hosts.
 ///
 /// Every command and query of the HTTP API is a typed `async` call: commands take the same
-/// ``Command`` values the in-process ledger performs, queries answer the same typed values
-/// (``DeviceList``, ``CoolingAnswer``, ``PendingChallenge``, ``ChallengeView``,
-/// ``RecordedEvent``), and refusals arrive as ``AuthLedgerClientError/refused(_:)`` with
+/// ``/AuthLedgerCore/Command`` values the in-process ledger performs, queries answer the same typed values
+/// (``/AuthLedgerCore/DeviceList``, ``/AuthLedgerCore/CoolingAnswer``, ``/AuthLedgerCore/PendingChallenge``, ``/AuthLedgerCore/ChallengeView``,
+/// ``/AuthLedgerCore/RecordedEvent``), and refusals arrive as ``AuthLedgerClientError/refused(_:)`` with
 /// their stable codes and data. The event feed, durable subscriptions and watches are
 /// `AsyncSequence`s that reconnect by themselves with `Last-Event-ID`: no gap, no duplicate,
 /// no repeated snapshot.
@@ -21,7 +21,7 @@ public struct AuthLedgerClient: Sendable {
     public let baseURL: String
     /// The bearer token sent with every request (nil: none).
     public let token: String?
-    /// The HTTP client requests go through (``HTTPClient/shared`` unless given).
+    /// The HTTP client requests go through (AsyncHTTPClient's `HTTPClient.shared` unless given).
     public let httpClient: HTTPClient
     /// How long a plain request may take (streams and waits are not bound by it).
     public var requestTimeout: TimeAmount = .seconds(30)

@@ -1,6 +1,6 @@
 import AuthLedgerCore
 
-/// What a call of ``AuthLedgerClient`` throws.
+/// What a call of ``AuthLedgerClient/AuthLedgerClient`` throws.
 public enum AuthLedgerClientError: Error, Sendable, CustomStringConvertible {
     /// The server refused the request with its stable code and the data that goes with it
     /// (`until`, `remainingAttempts`, `field`, …): the same refusal the CLI prints and the
@@ -32,7 +32,7 @@ public enum AuthLedgerClientError: Error, Sendable, CustomStringConvertible {
 /// A refusal as the HTTP API answers it (reference section 5.4): `{"error", "message"}` and the
 /// members a caller needs, with the HTTP status and `Retry-After`.
 public struct Refusal: Sendable, Equatable {
-    /// A stable error code: every code of ``ErrorCode`` (the ledger's rules and storage) and
+    /// A stable error code: every code of ``/AuthLedgerCore/ErrorCode`` (the ledger's rules and storage) and
     /// the HTTP API's own (`unauthorized`, `forbidden`, `payload_too_large`, `rate_limited`).
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code as the API writes it (`cooling_period_active`).

@@ -7,7 +7,7 @@ import LMDB
 ///
 /// A backup directory holds:
 /// - `store/data.mdb`: a compacted copy of the store at one snapshot, taken while writers
-///   go on (``/LMDB/Environment/copyCompacted(to:)``);
+///   go on (`Environment.copyCompacted(to:)` of the LMDB wrapper);
 /// - `keys/<name>`: the files kept beside the log (the OTP server key, the checkpoint key,
 ///   the Shared Signals key directory), copied as they are;
 /// - `manifest.json`, written last: the format, the release that wrote it, the time, the
@@ -49,7 +49,7 @@ public enum LMDBBackup {
             /// The SHA-256 of its content, in hex.
             public var sha256: String
         }
-        /// The release that wrote the backup (``AuthLedgerVersion/current``).
+        /// The release that wrote the backup (`AuthLedgerVersion.current`).
         public var version: String
         /// When the backup was taken.
         public var createdAt: Timestamp

@@ -1,7 +1,7 @@
 import AuthLedgerCore
 
 extension Ledger {
-    /// A page of the users at the head (``UserPage``): each with its number of events and
+    /// A page of the users at the head (``/AuthLedgerCore/UserPage``): each with its number of events and
     /// its latest event's `seq` and time. A seek in the store's key index and a walk of the
     /// page's keys: the cost of a page does not grow with the number of users.
     public func users(_ page: UserPage) async throws -> UserList {
