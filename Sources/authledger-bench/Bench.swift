@@ -201,6 +201,8 @@ struct Bench: AsyncParsableCommand {
         }
         // Watches of projections: held, memory, commit-to-watcher latency, the challenge wait, idle cost.
         if wanted("watch") { report("watch", try await BenchWatch(dir: base + "/watch").run()) }
+        // Watches over HTTP: 10,000 on 2,000 connections, memory beyond a connection, latency.
+        if wanted("watch_http") { report("watch_http", try await BenchWatchHTTP(dir: base + "/watch-http").run()) }
         if wanted("append_long_history") {
             let h = try await BenchLongHistory(base: base, pastChallenges: historyChallenges, appends: 200).run()
             report("append_long_history", h.values)
