@@ -46,28 +46,13 @@ from cryptography.x509.oid import NameOID
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop_support import Checks, ServeProcess, free_port  # noqa: E402
+
 ADMIN = "ops-admin-secret"
 READER = "auditor-reader-secret"
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+check = Checks()
+failures = check.failures
 
 
 def b64url(data):
@@ -129,38 +114,10 @@ def server_sans():
 
 # ---------------------------------------------------------------- the server
 
-class Serve:
+class Serve(ServeProcess):
     def __init__(self, binary, workdir, args, env=None, name="serve"):
-        self.binary, self.args = binary, args
-        self.log_path = os.path.join(workdir, name + ".log")
-        self.log = open(self.log_path, "ab")
-        full_env = dict(os.environ)
-        full_env.pop("AUTHLEDGER_TOKENS", None)
-        full_env.update(env or {})
-        self.proc = subprocess.Popen([binary, "serve"] + args, env=full_env, stdout=self.log, stderr=self.log)
-
-    def output(self):
-        with open(self.log_path, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def wait_for(self, text, after=0, attempts=600):
-        for _ in range(attempts):
-            out = self.output()
-            if text in out[after:]:
-                return True
-            if self.proc.poll() is not None:
-                return False
-            time.sleep(0.05)
-        return False
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().__init__(binary, args, os.path.join(workdir, name + ".log"), env=env)
+        self.start()
 
 
 def request(base_or_conn, method, path, body=None, token=None, context=None, timeout=30):
@@ -550,7 +507,7 @@ def main():
             print(f"(logs kept in {work})")
         else:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"identity-interop: {passed} passed, {len(failures)} failed")
+    print(f"identity-interop: {check.passed} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
 
 

@@ -19,15 +19,16 @@ import http.server
 import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop_support import Checks, ServeProcess, free_port  # noqa: E402
 
 from joserfc import jws
 from joserfc.jwk import KeySet
@@ -39,58 +40,21 @@ ADMIN = "ssf-admin-token"
 READER = "ssf-reader-token"
 PUSH_AUTH = "Bearer receiver-secret-123"
 
-failures = []
+check = Checks()
+failures = check.failures
 
 
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Server:
+class Server(ServeProcess):
     def __init__(self, binary, store, port):
-        self.binary, self.store, self.port = binary, store, port
+        super().__init__(binary, ["--store", store, "--port", str(port), "--ssf-retry-max", "0.5",
+                                  "--rate-limit", "0", "--log-level", "warning"],
+                         store + "-serve.log", env={"AUTHLEDGER_TOKENS": f"{ADMIN}:admin,{READER}:read"})
+        self.store, self.port = store, port
         self.base = f"http://127.0.0.1:{port}"
-        self.proc = None
 
     def start(self):
-        env = dict(os.environ, AUTHLEDGER_TOKENS=f"{ADMIN}:admin,{READER}:read")
-        self.log = open(os.path.join(self.store + "-serve.log"), "ab")
-        self.proc = subprocess.Popen(
-            [self.binary, "serve", "--store", self.store, "--port", str(self.port),
-             "--ssf-retry-max", "0.5", "--rate-limit", "0", "--log-level", "warning"],
-            env=env, stdout=self.log, stderr=self.log)
-        for _ in range(600):
-            try:
-                if self.call("GET", "/health", token=None)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("the server did not start")
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().start()
+        self.wait_healthy(self.base)
 
     def call(self, method, path, body=None, token=ADMIN):
         data = None if body is None else json.dumps(body).encode()

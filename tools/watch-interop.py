@@ -13,9 +13,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -24,51 +21,24 @@ import time
 import httpx
 from httpx_sse import connect_sse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interop_support import ServeProcess, free_port  # noqa: E402
+
 ADMIN = "admin-" + secrets.token_hex(16)
 READER = "reader-" + secrets.token_hex(16)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Server:
+class Server(ServeProcess):
     def __init__(self, binary, store, port):
-        self.binary, self.store, self.port = binary, store, port
+        super().__init__(binary, ["--store", store, "--port", str(port), "--log-level", "warning"], store + "-serve.log",
+                         env={"AUTHLEDGER_TOKENS": f"{ADMIN}:admin,{READER}:read"})
+        self.store, self.port = store, port
         self.base = f"http://127.0.0.1:{port}"
-        self.proc = None
         self.http = httpx.Client(base_url=self.base, timeout=70)
 
     def start(self):
-        env = dict(os.environ, AUTHLEDGER_TOKENS=f"{ADMIN}:admin,{READER}:read")
-        self.log = open(self.store + "-serve.log", "ab")
-        self.proc = subprocess.Popen([self.binary, "serve", "--store", self.store, "--port", str(self.port), "--log-level", "warning"],
-                                     env=env, stdout=self.log, stderr=self.log)
-        for _ in range(600):
-            try:
-                if self.http.get("/health").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("the server did not start")
-
-    def kill(self):
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        super().start()
+        self.wait_healthy(self.base)
 
     def call(self, method, path, body=None, token=ADMIN, headers=None):
         h = {"Authorization": "Bearer " + token, **(headers or {})}
