@@ -10,19 +10,19 @@ extension LedgerServer {
         // Queries (SPEC 3)
         // Each also watches (`?watch=true`); a challenge also waits for its answer (`?wait=S`).
         t.on(.get, "/v1/users/{user}/devices", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .devices) { try await ledger.devices($0, $1) }
+            try await query(req, ctx, .devices) { try await ledger.devices(of: $0, $1).json }
         }
         t.on(.get, "/v1/users/{user}/cooling", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .cooling) { try await ledger.cooling($0, $1) }
+            try await query(req, ctx, .cooling) { try await ledger.cooling(of: $0, $1).json }
         }
         t.on(.get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .pending) { try await ledger.pending($0, $1) }
+            try await query(req, ctx, .pending) { try await ledger.pending(of: $0, $1).json }
         }
         registerHistoryRoute(t)
         registerUsersRoute(t)
         t.on(.get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
-            return try await query(req, ctx, .challenge, challengeId: id) { try await ledger.challenge($0, id, $1) }
+            return try await query(req, ctx, .challenge, challengeId: id) { try await ledger.challenge(id, of: $0, $1).json }
         }
 
         // Commands (SPEC 2, 4)
