@@ -2,6 +2,7 @@ import AuthLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOPosix
 
 extension LedgerServer {
     /// Health, probes and metrics.
@@ -171,12 +172,9 @@ func percentDecoded(_ s: String) -> String? {
     return String(validating: out, as: UTF8.self)
 }
 
-/// Runs blocking work (a full `verify`) on its own thread, off the event loops and
-/// the cooperative pool.
+/// Runs blocking work (a full `verify`) on NIO's pool of threads for blocking work, off the
+/// event loops and the cooperative pool (the verifications at once are bounded by
+/// ``ServerConfiguration/maxConcurrentVerifies``).
 func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
-        let t = Thread { c.resume(with: Result { try body() }) }
-        t.name = "authledger-offload"
-        t.start()
-    }
+    try await NIOThreadPool.singleton.runIfActive(body)
 }
