@@ -66,7 +66,11 @@ extension LedgerServer {
             registerOperationRoutes, registerUserRoutes, registerLogRoutes, registerSubscriptionRoutes, registerWatchRoutes,
             registerErasureRoutes, registerProofRoutes, registerSharedSignalsRoutes, registerVerifiableLogRoutes, registerConsoleRoutes,
         ]
-        let families = register.map { r in RouteFamily(self).with(r) }
+        let families = register.map { r in
+            let f = RouteFamily(self)
+            r(f)
+            return f
+        }
         let endpoints = families.flatMap(\.endpoints)
         let router = Router(context: ServerRequestContext.self)
         router.add(middleware: UnroutedMiddleware(endpoints))
@@ -79,13 +83,6 @@ extension LedgerServer {
         router.add(middleware: MetricsMiddleware())
         for f in families { router.addRoutes(f.routes) }
         return ServerRoutes(router: router, endpoints: endpoints)
-    }
-}
-
-extension RouteFamily {
-    fileprivate func with(_ register: (RouteFamily) -> Void) -> RouteFamily {
-        register(self)
-        return self
     }
 }
 
