@@ -61,6 +61,8 @@ extension LedgerServer {
     /// Every route the router serves.
     public var endpoints: [Endpoint] { buildRouter().endpoints }
 
+    /// Every family's `RouteCollection` added to one Hummingbird router, behind the answers for
+    /// unrouted requests, the request log and the metrics (a new family goes in `register`).
     package func buildRouter() -> ServerRoutes {
         let register: [(RouteFamily) -> Void] = [
             registerOperationRoutes, registerUserRoutes, registerLogRoutes, registerSubscriptionRoutes, registerWatchRoutes,
