@@ -23,8 +23,7 @@ public enum HTTPFuzzCheck {
     /// The statuses the API answers with.
     static let documented: Set<Int> = [200, 201, 204, 400, 401, 403, 404, 405, 409, 423, 429]
 
-    // @unchecked: Hummingbird's RouterResponder is not Sendable; the harness only calls it, never mutates it.
-    final class Harness: @unchecked Sendable {
+    final class Harness: Sendable {
         let server: LedgerServer
         let responder: RouterResponder<ServerRequestContext>
         let endpoints: [Endpoint]
@@ -56,13 +55,13 @@ public enum HTTPFuzzCheck {
             let now = Timestamp(rfc3339: "2026-03-01T09:00:30Z")!
             config.clock = { now }
             server = try LedgerServer(ledger: ledger, configuration: config, logger: Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() }))
-            let table = server.buildRouter()
-            responder = table.router.buildResponder()
+            let routes = server.buildRouter()
+            responder = routes.router.buildResponder()
             // Key rotation is left out: each call generates an RSA-2048 key (about a second
             // under ASan, and the retained keys pile up under the harness's frozen clock),
             // which made the target slower by the minute without reaching new code paths;
             // rotation has its own tests (SharedSignalsTests).
-            endpoints = table.endpoints.filter { $0.path != "/ssf/keys/rotate" }
+            endpoints = routes.endpoints.filter { $0.path != "/ssf/keys/rotate" }
         }
     }
 

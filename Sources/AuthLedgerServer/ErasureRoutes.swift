@@ -4,8 +4,8 @@ import Hummingbird
 
 extension LedgerServer {
     /// `DELETE /v1/users/{u}` (admin): erases the user's personal values (reference §7).
-    func registerErasureRoutes(_ t: RouteTable) {
-        on(t, .delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in
+    func registerErasureRoutes(_ t: RouteFamily) {
+        t.on(.delete, "/v1/users/{user}", .scope(.admin)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)
             let (u, reason, meta) = (try user(ctx), try b.string("reason"), try b.meta())
             let (ledger, now) = (ledger, configuration.clock())

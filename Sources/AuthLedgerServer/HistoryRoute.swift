@@ -6,8 +6,8 @@ extension LedgerServer {
     /// `GET /v1/users/{u}/history?after=&limit=` (SPEC 3): one page of the user's events.
     /// A full page carries `Link: <…?after=LAST&limit=N>; rel="next"`, the request with
     /// `after` set to the page's last `seq`; a shorter page is the last.
-    func registerHistoryRoute(_ t: RouteTable) {
-        on(t, .get, "/v1/users/{user}/history", .scope(.read)) { [self] req, ctx in
+    func registerHistoryRoute(_ t: RouteFamily) {
+        t.on(.get, "/v1/users/{user}/history", .scope(.read)) { [self] req, ctx in
             let page = try historyPage(req)
             let events = try await ledger.history(try user(ctx), try queryOptions(req), page: page)
             var response = JSONResponse.make(.array(events.map(\.json)))

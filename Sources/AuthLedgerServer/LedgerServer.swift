@@ -31,28 +31,6 @@ public struct ServerRequestContext: RequestContext {
     }
 }
 
-/// What a route demands of its caller.
-public enum RouteAccess: Sendable, Hashable {
-    /// No token (`/health`).
-    case open
-    /// Any valid token (`/metrics`).
-    case authenticated
-    /// A token with this scope (or `admin`).
-    case scope(Scope)
-}
-
-/// One route of the API, as registered with the router (OpenAPI path syntax).
-public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP method (`GET`, `POST`, …).
-    public let method: String
-    /// The path in OpenAPI syntax (`/v1/users/{user}/devices`).
-    public let path: String
-    /// What the route demands of its caller.
-    public let access: RouteAccess
-    /// `METHOD path`.
-    public var description: String { "\(method) \(path)" }
-}
-
 /// The AuthLedger HTTP service (SPEC section 5) over one `Ledger`.
 ///
 /// Routes call the same command and query layer as the CLI; appends go through the
@@ -149,14 +127,11 @@ public final class LedgerServer: Sendable {
         MetricsSystem.bootstrap(metrics.factory)
     }
 
-    /// Every route the router serves.
-    public var endpoints: [Endpoint] { buildRouter().endpoints }
-
     /// The service as a `ServiceGroup`: the HTTP server and the challenge sweeper.
     /// `onListening` receives the bound port (useful with port 0).
     public func serviceGroup(gracefulShutdownSignals: [UnixSignal] = [.sigterm, .sigint],
                              onListening: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
-        let table = buildRouter()
+        let routes = buildRouter()
         var services: [any Service] = []
         if let interval = configuration.sweepInterval {
             services.append(ChallengeSweeper(ledger: ledger, interval: interval, pollInterval: configuration.pollInterval,
@@ -170,7 +145,7 @@ public final class LedgerServer: Sendable {
         if let jwt { services.append(JWKSWarmUp(authenticator: jwt)) }
         if configuration.reloadOnHangup { services.append(HangupReloader(server: self)) }
         let app = Application(
-            router: table.router,
+            router: routes.router,
             server: tls.map { HTTPServerBuilder.reloadableTLS($0) } ?? .http1(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: services,
@@ -201,104 +176,8 @@ public final class LedgerServer: Sendable {
         try await serviceGroup(onListening: onListening).run()
     }
 
-    // MARK: Routing
-
-    // @unchecked: Hummingbird's Router is not Sendable; the table is filled once while routes are
-    // registered, before the server starts, and only read afterwards.
-    package final class RouteTable: @unchecked Sendable {
-        package let router = Router(context: ServerRequestContext.self)
-        package var endpoints: [Endpoint] = []
-        /// One route group per access level, made on first use: its routes run behind the
-        /// error mapping and that level's access check.
-        private var groups: [RouteAccess: RouterGroup<ServerRequestContext>] = [:]
-
-        func group(for access: RouteAccess, server: LedgerServer) -> RouterGroup<ServerRequestContext> {
-            if let g = groups[access] { return g }
-            let g = router.group()
-                .add(middleware: APIErrorMiddleware(server: server))
-                .add(middleware: AccessMiddleware(server: server, access: access))
-            groups[access] = g
-            return g
-        }
-    }
-
-    package func buildRouter() -> RouteTable {
-        let table = RouteTable()
-        table.router.add(middleware: JSONNotFoundMiddleware(table: table))
-        // Requests are logged at `requestLogLevel` (debug unless configured): below it the
-        // middleware runs only for the access log.
-        let logsRequests = logger.logLevel <= configuration.requestLogLevel
-        if logsRequests || accessLog != nil {
-            table.router.add(middleware: RequestLogMiddleware(level: logsRequests ? configuration.requestLogLevel : nil, accessLog: accessLog))
-        }
-        table.router.add(middleware: MetricsMiddleware())
-        registerRoutes(table)
-        registerErasureRoutes(table)
-        registerProofRoutes(table)
-        registerSharedSignalsRoutes(table)
-        registerVerifiableLogRoutes(table)
-        registerConsoleRoutes(table)
-        return table
-    }
-
-    typealias Handler = @Sendable (Request, ServerRequestContext) async throws -> Response
-
-    /// Registers `handler` for `method` on `path` (OpenAPI syntax, `{user}`) in the route
-    /// group of its `access`: that group's middleware checks the token and the limits
-    /// (``AccessMiddleware``) inside the error mapping (``APIErrorMiddleware``).
-    func on(_ table: RouteTable, _ method: HTTPRequest.Method, _ path: String, _ access: RouteAccess, _ handler: @escaping Handler) {
-        table.endpoints.append(Endpoint(method: method.rawValue, path: path, access: access))
-        let routerPath = path.split(separator: "/").map { c in
-            // `{name+}` takes the rest of the path (tile paths), `{name}` one segment.
-            c.hasPrefix("{") && c.hasSuffix("+}") ? "**" : c.hasPrefix("{") && c.hasSuffix("}") ? ":" + c.dropFirst().dropLast() : String(c)
-        }.joined(separator: "/")
-        table.group(for: access, server: self).on(RouterPath("/" + routerPath), method: method) { request, context in
-            try await handler(request, context)
-        }
-    }
-
     /// The tokens in force.
     var tokens: TokenStore { liveTokens.withLock { $0 } }
-
-    /// The caller and its scopes, checked against the route's access (nil on open routes):
-    /// a bearer token (a static one, else a JWT of the identity provider), else the
-    /// client certificate (mTLS). 401 with the reason, 403 for a missing scope.
-    func identify(_ request: Request, _ context: ServerRequestContext, _ access: RouteAccess) async throws(HTTPRefusal) -> (caller: Caller, scopes: Set<Scope>)? {
-        if access == .open { return nil }
-        let tokens = self.tokens
-        if tokens.isEmpty && jwt == nil && configuration.insecureDev { return (.anonymous, Set(Scope.allCases)) }
-        let who: (caller: Caller, scopes: Set<Scope>)
-        if let header = request.headers[.authorization] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            // "bearer" in any case, compared without lower-casing a copy (letters only: | 0x20 folds them).
-            guard parts.count == 2, parts[0].utf8.count == 6, zip(parts[0].utf8, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }) else {
-                throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
-            }
-            let token = parts[1].trimmingWhitespace()
-            if let found = tokens.identify(token) {
-                who = found
-            } else if let jwt, JWTAuthenticator.looksLikeJWT(token) {
-                do {
-                    who = try await jwt.authenticate(token)
-                } catch {
-                    throw HTTPRefusal(.unauthorized, "invalid token: \(error.reason)", invalidToken: error.reason)
-                }
-            } else {
-                throw HTTPRefusal(.unauthorized, "unknown token", invalidToken: "unknown token")
-            }
-        } else if tls?.clientCertificates == true, let identity = await ClientCertificateIdentity.peer(of: context.channel) {
-            guard let scopes = tokens.scopes(ofCertificate: identity) else {
-                throw HTTPRefusal(.unauthorized, "no cert= entry for the client certificate's identity \(JWTAuthenticator.quoted(identity))")
-            }
-            who = (Caller(named: "cert:" + identity), scopes)
-        } else {
-            throw HTTPRefusal(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
-        }
-        if case let .scope(s) = access, !who.scopes.contains(s) {
-            throw HTTPRefusal(.forbidden, "this caller lacks the \(s.rawValue) scope")
-        }
-        return who
-    }
 
     /// Reads the certificates, the tokens and the witness policy again (SIGHUP): each that
     /// loads replaces the one in force (new connections get the new certificate; open ones
@@ -343,14 +222,6 @@ public final class LedgerServer: Sendable {
         return failures
     }
 
-    /// Refuses (403) a request whose token lacks `scope` (a route's extra demand, such
-    /// as `admin` for a registration `via: admin`).
-    func require(_ scope: Scope, _ context: ServerRequestContext, for what: String) throws(HTTPRefusal) {
-        guard context.scopes.contains(scope) else {
-            throw HTTPRefusal(.forbidden, "\(what) needs the \(scope.rawValue) scope")
-        }
-    }
-
     /// A place for one more event stream of the request's caller; 429 `rate_limited`
     /// when it already holds `maxSubscribersPerToken` open.
     func subscriberSlot(_ context: ServerRequestContext) throws(HTTPRefusal) -> SubscriberSlot? {
@@ -359,35 +230,6 @@ public final class LedgerServer: Sendable {
             throw HTTPRefusal(.rateLimited, "this token already holds \(slots.limit) event streams open (the limit); close one first")
         }
         return slot
-    }
-}
-
-/// Answers requests for unknown routes in the API's error form: 404, or 405 with
-/// `Allow` when the path exists with other methods.
-struct JSONNotFoundMiddleware: RouterMiddleware {
-    typealias Context = ServerRequestContext
-    let table: LedgerServer.RouteTable
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let e as HTTPError where e.status == .notFound || e.status == .methodNotAllowed {
-            let path = request.uri.path
-            let allowed = table.endpoints.filter { Self.matches($0.path, path) }.map(\.method)
-            guard !allowed.isEmpty else {
-                return APIError.response(LedgerError(.notFound, "no route \(request.method.rawValue) \(path)"))
-            }
-            var r = APIError.response(LedgerError(.notFound, "\(request.method.rawValue) is not allowed on \(path)"))
-            r.status = .methodNotAllowed
-            r.headers[.allow] = allowed.joined(separator: ", ")
-            return r
-        }
-    }
-
-    /// Whether `path` fits `template` (`{x}` matches one segment).
-    static func matches(_ template: String, _ path: String) -> Bool {
-        let t = template.split(separator: "/"), p = path.split(separator: "/")
-        return t.count == p.count && zip(t, p).allSatisfy { $0.hasPrefix("{") || $0 == $1 }
     }
 }
 

@@ -5,8 +5,8 @@ import Hummingbird
 
 extension LedgerServer {
     /// The policy and the log itself: raw appends, the live feed, export, verification.
-    func registerLogRoutes(_ t: RouteTable) {
-        on(t, .put, "/v1/policy", .scope(.admin)) { [self] req, _ in
+    func registerLogRoutes(_ t: RouteFamily) {
+        t.on(.put, "/v1/policy", .scope(.admin)) { [self] req, _ in
             let b = try await body(req, ["coolingSeconds", "challengeTtlSeconds", "otpTtlSeconds", "otpMaxAttempts", "otpPerHour",
                                          "grantTtlSeconds", "maxDevices", "protectCurrentDevice", "requireSignedApprovals",
                                          "verificationLinkTtlSeconds", "actor"])
@@ -21,8 +21,8 @@ extension LedgerServer {
 
         // The log
         // Raw events can carry any proof event (otp.verified, challenge.approved): `import`, not `write`.
-        on(t, .post, "/v1/events", .scope(.import)) { [self] req, ctx in try await appendEvents(req, ctx) }
-        on(t, .get, "/v1/events", .scope(.read)) { [self] req, ctx in
+        t.on(.post, "/v1/events", .scope(.import)) { [self] req, ctx in try await appendEvents(req, ctx) }
+        t.on(.get, "/v1/events", .scope(.read)) { [self] req, ctx in
             let q = req.uri.queryParameters
             var filter = EventFilter()
             if let u = q.get("user"), !u.isEmpty {
@@ -44,8 +44,8 @@ extension LedgerServer {
             let feed = try await ledger.events(from: start, filter: filter, pollInterval: configuration.pollInterval)
             return eventStream(feed, context: ctx, slot: slot)
         }
-        on(t, .get, "/v1/export", .scope(.audit)) { [self] req, _ in try await export(req) }
-        on(t, .get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
+        t.on(.get, "/v1/export", .scope(.audit)) { [self] req, _ in try await export(req) }
+        t.on(.get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
             // A full verify reads the whole log: a few at a time, the others are told to come back.
             guard verifySlots.tryAcquire() else {
                 throw HTTPRefusal(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
@@ -132,7 +132,7 @@ extension LedgerServer {
             }
         }
         // Policy is the admin's, whichever route appends it.
-        if inputs.contains(where: { $0.event.type == .policySet }) { try require(.admin, ctx, for: "appending policy.set") }
+        if inputs.contains(where: { $0.event.type == .policySet }) { try demand(.admin, of: ctx.scopes, for: "appending policy.set") }
         let start = ContinuousClock().now
         let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: expected))
         metrics.appended(outcome.appended.count, since: start)

@@ -3,14 +3,14 @@ import Hummingbird
 
 extension LedgerServer {
     /// The device-proof routes (reference section 11): key rotation and link redemption.
-    func registerProofRoutes(_ t: RouteTable) {
-        on(t, .post, "/v1/users/{user}/devices/{deviceId}/key", .scope(.write)) { [self] req, ctx in
+    func registerProofRoutes(_ t: RouteFamily) {
+        t.on(.post, "/v1/users/{user}/devices/{deviceId}/key", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["publicKey", "signature", "actor"])
             guard let jwk = try b.stringMap("publicKey") else { throw LedgerError.invalid("missing field \"publicKey\"", field: "publicKey") }
             return try await perform(.rotateKey(user: try user(ctx), deviceId: try param(ctx, "deviceId"),
                                                 publicKey: try Command.publicKey(jwk.json), signature: try b.requiredString("signature")), b)
         }
-        on(t, .post, "/v1/verification-links/redeem", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/verification-links/redeem", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["token", "platform", "pushToken", "publicKey", "name", "kind", "actor"])
             let start = ContinuousClock().now
             do {

@@ -2,19 +2,20 @@ import AuthLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOPosix
 
 extension LedgerServer {
-    func registerRoutes(_ t: RouteTable) {
-        // Operations
-        on(t, .get, "/health", .open) { [ledger, witnessCollector] _, _ in
+    /// Health, probes and metrics.
+    func registerOperationRoutes(_ t: RouteFamily) {
+        t.on(.get, "/health", .open) { [ledger, witnessCollector] _, _ in
             _ = try await ledger.head()
             var members: [(String, JSON)] = [("status", .string("ok"))]
             if let witnessCollector { members.append(("witnesses", try await witnessCollector.healthJSON())) }
             return JSONResponse.make(.object(members))
         }
         // Probes: the process answers (no storage touched); it should get traffic.
-        on(t, .get, "/livez", .open) { _, _ in JSONResponse.make(.object([("status", .string("ok"))])) }
-        on(t, .get, "/readyz", .open) { [ledger, readiness, configuration] _, _ in
+        t.on(.get, "/livez", .open) { _, _ in JSONResponse.make(.object([("status", .string("ok"))])) }
+        t.on(.get, "/readyz", .open) { [ledger, readiness, configuration] _, _ in
             if readiness.isDraining {
                 return JSONResponse.make(.object([("status", .string("draining"))]), status: .serviceUnavailable)
             }
@@ -25,16 +26,11 @@ extension LedgerServer {
             }
             return JSONResponse.make(.object([("status", .string("ready"))]))
         }
-        on(t, .get, "/metrics", .authenticated) { [metrics, scrapeGauges, ledger, sharedSignals] _, _ in
+        t.on(.get, "/metrics", .authenticated) { [metrics, scrapeGauges, ledger, sharedSignals] _, _ in
             await scrapeGauges.refresh(ledger, sharedSignals, watching: metrics.openSubscribers)
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
-
-        registerUserRoutes(t)
-        registerLogRoutes(t)
-        registerSubscriptionRoutes(t)
-        registerWatchRoutes(t)
     }
 
     // MARK: Pieces
@@ -176,12 +172,9 @@ func percentDecoded(_ s: String) -> String? {
     return String(validating: out, as: UTF8.self)
 }
 
-/// Runs blocking work (a full `verify`) on its own thread, off the event loops and
-/// the cooperative pool.
+/// Runs blocking work (a full `verify`) on NIO's pool of threads for blocking work, off the
+/// event loops and the cooperative pool (the verifications at once are bounded by
+/// ``ServerConfiguration/maxConcurrentVerifies``).
 func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
-        let t = Thread { c.resume(with: Result { try body() }) }
-        t.name = "authledger-offload"
-        t.start()
-    }
+    try await NIOThreadPool.singleton.runIfActive(body)
 }

@@ -7,43 +7,43 @@ import Hummingbird
 /// (receivers discover them without a token), stream management is `admin`, polling
 /// needs `read`.
 extension LedgerServer {
-    func registerSharedSignalsRoutes(_ t: RouteTable) {
+    func registerSharedSignalsRoutes(_ t: RouteFamily) {
         let ssf = sharedSignals
-        on(t, .get, "/.well-known/ssf-configuration", .open) { _, _ in JSONResponse.make(try ssf.metadata()) }
-        on(t, .get, "/ssf/jwks", .open) { _, _ in JSONResponse.make(try ssf.keys().jwks) }
-        on(t, .post, "/ssf/keys/rotate", .scope(.admin)) { _, _ in
+        t.on(.get, "/.well-known/ssf-configuration", .open) { _, _ in JSONResponse.make(try ssf.metadata()) }
+        t.on(.get, "/ssf/jwks", .open) { _, _ in JSONResponse.make(try ssf.keys().jwks) }
+        t.on(.post, "/ssf/keys/rotate", .scope(.admin)) { _, _ in
             let keys = try ssf.keys()
             let kid = try keys.rotate()
             return JSONResponse.make(.object([("kid", .string(kid)), ("published", .array(keys.published.map { .string($0.kid) }))]))
         }
 
-        on(t, .post, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+        t.on(.post, "/ssf/streams", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.createStream(try await ssfBody(req)), status: .created)
         }
-        on(t, .get, "/ssf/streams", .scope(.admin)) { req, _ in
+        t.on(.get, "/ssf/streams", .scope(.admin)) { req, _ in
             JSONResponse.make(try await ssf.readStreams(req.uri.queryParameters.get("stream_id")))
         }
-        on(t, .patch, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+        t.on(.patch, "/ssf/streams", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.updateStream(try await ssfBody(req), replacing: false))
         }
-        on(t, .put, "/ssf/streams", .scope(.admin)) { [self] req, _ in
+        t.on(.put, "/ssf/streams", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.updateStream(try await ssfBody(req), replacing: true))
         }
-        on(t, .delete, "/ssf/streams", .scope(.admin)) { req, _ in
+        t.on(.delete, "/ssf/streams", .scope(.admin)) { req, _ in
             try await ssf.deleteStream(req.uri.queryParameters.get("stream_id"))
             return Response(status: .noContent)
         }
-        on(t, .get, "/ssf/status", .scope(.admin)) { req, _ in
+        t.on(.get, "/ssf/status", .scope(.admin)) { req, _ in
             JSONResponse.make(try await ssf.streamStatus(req.uri.queryParameters.get("stream_id")))
         }
-        on(t, .post, "/ssf/status", .scope(.admin)) { [self] req, _ in
+        t.on(.post, "/ssf/status", .scope(.admin)) { [self] req, _ in
             JSONResponse.make(try await ssf.setStatus(try await ssfBody(req)))
         }
-        on(t, .post, "/ssf/verify", .scope(.admin)) { [self] req, _ in
+        t.on(.post, "/ssf/verify", .scope(.admin)) { [self] req, _ in
             try await ssf.requestVerification(try await ssfBody(req))
             return Response(status: .noContent)
         }
-        on(t, .post, "/ssf/poll/{streamId}", .scope(.read)) { [self] req, ctx in
+        t.on(.post, "/ssf/poll/{streamId}", .scope(.read)) { [self] req, ctx in
             guard let raw = ctx.parameters.get("streamId"), let id = percentDecoded(raw) else {
                 throw LedgerError(.notFound, "no stream", field: "stream_id")
             }

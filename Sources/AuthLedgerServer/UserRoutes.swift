@@ -6,31 +6,31 @@ import Hummingbird
 extension LedgerServer {
     /// The user resources (SPEC 3 queries, SPEC 4 commands): devices, cooling, pending
     /// approvals, challenges, OTPs.
-    func registerUserRoutes(_ t: RouteTable) {
+    func registerUserRoutes(_ t: RouteFamily) {
         // Queries (SPEC 3)
         // Each also watches (`?watch=true`); a challenge also waits for its answer (`?wait=S`).
-        on(t, .get, "/v1/users/{user}/devices", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .devices) { try await ledger.devices($0, $1) }
+        t.on(.get, "/v1/users/{user}/devices", .scope(.read)) { [self] req, ctx in
+            try await query(req, ctx, .devices) { try await ledger.devices(of: $0, $1).json }
         }
-        on(t, .get, "/v1/users/{user}/cooling", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .cooling) { try await ledger.cooling($0, $1) }
+        t.on(.get, "/v1/users/{user}/cooling", .scope(.read)) { [self] req, ctx in
+            try await query(req, ctx, .cooling) { try await ledger.cooling(of: $0, $1).json }
         }
-        on(t, .get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
-            try await query(req, ctx, .pending) { try await ledger.pending($0, $1) }
+        t.on(.get, "/v1/users/{user}/pending", .scope(.read)) { [self] req, ctx in
+            try await query(req, ctx, .pending) { try await ledger.pending(of: $0, $1).json }
         }
         registerHistoryRoute(t)
         registerUsersRoute(t)
-        on(t, .get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
+        t.on(.get, "/v1/users/{user}/challenges/{challengeId}", .scope(.read)) { [self] req, ctx in
             let id = try param(ctx, "challengeId")
-            return try await query(req, ctx, .challenge, challengeId: id) { try await ledger.challenge($0, id, $1) }
+            return try await query(req, ctx, .challenge, challengeId: id) { try await ledger.challenge(id, of: $0, $1).json }
         }
 
         // Commands (SPEC 2, 4)
-        on(t, .post, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "name", "kind", "platform", "appId", "pushToken", "binding", "via", "grantId", "challengeId",
                                          "publicKey", "actor"])
             // Admin registration needs no proof: it is the admin's (SPEC 5).
-            if try b.string("via") == "admin" { try require(.admin, ctx, for: "registering via admin") }
+            if try b.string("via") == "admin" { try demand(.admin, of: ctx.scopes, for: "registering via admin") }
             return try await perform(.register(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.requiredString("name", raw: true),
                 kind: try b.string("kind"), platform: try b.string("platform"), appId: try b.string("appId"),
@@ -38,7 +38,7 @@ extension LedgerServer {
                 grantId: try b.string("grantId"), challengeId: try b.string("challengeId"),
                 publicKey: try b.stringMap("publicKey").map { try Command.publicKey($0.json) }), b, status: .created)
         }
-        on(t, .patch, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
+        t.on(.patch, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["name", "pushToken", "actor"])
             let (u, d) = (try user(ctx), try param(ctx, "deviceId"))
             switch (b.has("name"), b.has("pushToken")) {
@@ -47,47 +47,47 @@ extension LedgerServer {
             default: throw LedgerError.invalid("give either \"name\" (rename) or \"pushToken\"", field: "name")
             }
         }
-        on(t, .delete, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
+        t.on(.delete, "/v1/users/{user}/devices/{deviceId}", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)
             return try await perform(.revoke(user: try user(ctx), deviceId: try param(ctx, "deviceId"), reason: try b.string("reason")), b)
         }
-        on(t, .delete, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
+        t.on(.delete, "/v1/users/{user}/devices", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["reason", "actor"], optional: true)
             return try await perform(.revokeAll(user: try user(ctx), reason: try b.string("reason")), b)
         }
-        on(t, .post, "/v1/users/{user}/devices/{deviceId}/access", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/devices/{deviceId}/access", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["actor"], optional: true)
             return try await perform(.access(user: try user(ctx), deviceId: try param(ctx, "deviceId")), b)
         }
-        on(t, .post, "/v1/users/{user}/verification-requests", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/verification-requests", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "name", "kind", "platform", "actor"])
             return try await perform(.requestVerification(
                 user: try user(ctx), deviceId: try b.requiredString("deviceId"), name: try b.string("name", raw: true),
                 kind: try b.string("kind"), platform: try b.string("platform")), b, status: .created)
         }
-        on(t, .post, "/v1/users/{user}/challenges", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/challenges", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["requestingDeviceId", "action", "context", "actor"])
             return try await perform(.issueChallenge(
                 user: try user(ctx), requestingDeviceId: try b.requiredString("requestingDeviceId"),
                 action: try b.string("action") ?? Command.Default.action, context: try b.stringMap("context")), b, status: .created)
         }
-        on(t, .post, "/v1/users/{user}/challenges/{challengeId}/approve", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/challenges/{challengeId}/approve", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "userVerified", "signature", "actor"])
             return try await perform(.approve(user: try user(ctx), challengeId: try param(ctx, "challengeId"),
                                               deviceId: try b.requiredString("deviceId"), userVerified: try b.bool("userVerified"),
                                               signature: try b.string("signature")), b)
         }
-        on(t, .post, "/v1/users/{user}/challenges/{challengeId}/deny", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/challenges/{challengeId}/deny", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["deviceId", "signature", "actor"])
             return try await perform(.deny(user: try user(ctx), challengeId: try param(ctx, "challengeId"),
                                            deviceId: try b.requiredString("deviceId"), signature: try b.string("signature")), b)
         }
-        on(t, .post, "/v1/users/{user}/otps", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/otps", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["channel", "target", "actor"])
             return try await perform(.sendOTP(user: try user(ctx), channel: try b.requiredString("channel"),
                                               target: try b.requiredString("target")), b, status: .created)
         }
-        on(t, .post, "/v1/users/{user}/otps/{otpId}/verify", .scope(.write)) { [self] req, ctx in
+        t.on(.post, "/v1/users/{user}/otps/{otpId}/verify", .scope(.write)) { [self] req, ctx in
             let b = try await body(req, ["code", "actor"])
             return try await perform(.verifyOTP(user: try user(ctx), otpId: try param(ctx, "otpId"), code: try b.requiredString("code")), b)
         }

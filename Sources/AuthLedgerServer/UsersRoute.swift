@@ -7,8 +7,8 @@ extension LedgerServer {
     /// `GET /v1/users?prefix=&after=&limit=` (read): a page of the users, by key, each with
     /// its number of events and its latest event. A page with more after it carries `next`
     /// (the `after` of the next page) and `Link: <…?after=NEXT&limit=N>; rel="next"`.
-    func registerUsersRoute(_ t: RouteTable) {
-        on(t, .get, "/v1/users", .scope(.read)) { [self] req, _ in
+    func registerUsersRoute(_ t: RouteFamily) {
+        t.on(.get, "/v1/users", .scope(.read)) { [self] req, _ in
             let page = try userPage(req)
             let list = try await ledger.users(page)
             var response = JSONResponse.make(list.json)

@@ -8,10 +8,10 @@ import Synchronization
 /// C2SP `tlog-tiles` layout (hash tiles and entry bundles), so any tlog client computes
 /// proofs itself, and ready-made proofs as JSON.
 extension LedgerServer {
-    func registerVerifiableLogRoutes(_ t: RouteTable) {
+    func registerVerifiableLogRoutes(_ t: RouteFamily) {
         // With a witness policy: the newest checkpoint meeting its quorum (404 until one does),
         // and the newest one at /checkpoint/latest; without, both are the head's.
-        on(t, .get, "/checkpoint", .scope(.audit)) { [self] _, _ in
+        t.on(.get, "/checkpoint", .scope(.audit)) { [self] _, _ in
             if let witnessCollector {
                 guard let note = try await witnessCollector.quorumCheckpoint() else {
                     throw LedgerError(.notFound, "no checkpoint meets the witness quorum yet (see /checkpoint/latest)")
@@ -21,12 +21,12 @@ extension LedgerServer {
             let note = try await ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
             return Self.checkpointResponse(ByteBuffer(string: note))
         }
-        on(t, .get, "/checkpoint/latest", .scope(.audit)) { [self] _, _ in
+        t.on(.get, "/checkpoint/latest", .scope(.audit)) { [self] _, _ in
             if let witnessCollector { return Self.checkpointResponse(ByteBuffer(bytes: try await witnessCollector.latestCheckpoint())) }
             let note = try await ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
             return Self.checkpointResponse(ByteBuffer(string: note))
         }
-        on(t, .get, "/tile/{tilePath+}", .scope(.audit)) { [ledger, fullTiles] _, ctx in
+        t.on(.get, "/tile/**", .scope(.audit), documented: "/tile/{tilePath+}") { [ledger, fullTiles] _, ctx in
             let tile = try TilePath(ctx.parameters.getCatchAll())
             let full = tile.width == Ledger.tileWidth
             let body: ByteBuffer
@@ -46,7 +46,7 @@ extension LedgerServer {
             return Response(status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: cache],
                             body: .init(byteBuffer: body))
         }
-        on(t, .get, "/v1/proofs/inclusion", .scope(.audit)) { [self] req, _ in
+        t.on(.get, "/v1/proofs/inclusion", .scope(.audit)) { [self] req, _ in
             let q = req.uri.queryParameters
             guard let seqText = q.get("seq") else { throw LedgerError.invalid("seq is required", field: "seq") }
             let seq = try TilePath.number(seqText, field: "seq")
@@ -59,7 +59,7 @@ extension LedgerServer {
                 ("root", .string(Data(p.root.bytes).base64EncodedString())), ("checkpoint", .string(note)),
             ]))
         }
-        on(t, .get, "/v1/proofs/consistency", .scope(.audit)) { [self] req, _ in
+        t.on(.get, "/v1/proofs/consistency", .scope(.audit)) { [self] req, _ in
             let q = req.uri.queryParameters
             guard let fromText = q.get("from") else { throw LedgerError.invalid("from is required", field: "from") }
             guard let toText = q.get("to") else { throw LedgerError.invalid("to is required", field: "to") }

@@ -11,8 +11,8 @@ extension LedgerServer {
     static let maxWaitSeconds = 60
 
     /// `GET /v1/watch?devices=…&pending=…&cooling=…&challenge=user:id`: several watches on one connection.
-    func registerWatchRoutes(_ t: RouteTable) {
-        on(t, .get, "/v1/watch", .scope(.read)) { [self] req, ctx in
+    func registerWatchRoutes(_ t: RouteFamily) {
+        t.on(.get, "/v1/watch", .scope(.read)) { [self] req, ctx in
             let targets = try watchTargets(req)
             return try await watchStream(req, ctx, targets, wrapped: true)
         }

@@ -369,14 +369,14 @@ struct BenchRun {
         let users = BenchWorkload(total: events, start: BenchRun.start).userCount
         let options = QueryOptions(asOf: Timestamp(rfc3339: "2026-06-01T00:00:00Z")!)
         var rng = SplitMix64(seed: 42)
-        for k in 0..<1000 { _ = try await ledger.devices("user-\(k % users)", options) }  // warm up
+        for k in 0..<1000 { _ = try await ledger.devices(of: "user-\(k % users)", options).json }  // warm up
         var lat: [Double] = []
         let count = 20_000
         lat.reserveCapacity(count)
         for _ in 0..<count {
             let user = "user-\(Int(rng.next() % UInt64(users)))"
             let s = DispatchTime.now().uptimeNanoseconds
-            let answer = try await ledger.devices(user, options)
+            let answer = try await ledger.devices(of: user, options).json
             lat.append(Double(DispatchTime.now().uptimeNanoseconds - s) / 1e3)
             precondition(answer != .null)
         }

@@ -24,14 +24,14 @@ struct Demo: AsyncParsableCommand {
         for user in users {
             let last = try await ledger.history(user, QueryOptions(asOf: .max)).last?.event.at ?? Timestamp.now()
             let options = QueryOptions(asOf: last)
-            let devices = try await ledger.devices(user, options)
+            let devices = try await ledger.devices(of: user, options)
             Output.line("== \(user), as of \(last) (its last event)")
-            for d in devices["devices"]?.arrayValue ?? [] {
-                Output.line("  \(d["deviceId"]!.stringValue!)  \(d["status"]!.stringValue!)  \"\(d["name"]?.stringValue ?? "")\"  via \(d["via"]?.stringValue ?? "-")")
+            for d in devices.devices {
+                Output.line("  \(d.deviceId)  \(d.status.name)  \"\(d.name ?? "")\"  via \(d.via ?? "-")")
             }
-            Output.line("  " + Table.coolingLine(devices["cooling"]!))
-            let pending = try await ledger.pending(user, options).arrayValue ?? []
-            Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map { $0["challengeId"]!.stringValue! }.joined(separator: ", "))")
+            Output.line("  " + Table.coolingLine(devices.cooling))
+            let pending = try await ledger.pending(of: user, options)
+            Output.line("  pending challenges: \(pending.isEmpty ? "none" : pending.map(\.challengeId).joined(separator: ", "))")
         }
         Output.line("\nTry: authledger devices USER --store \(global.storeName) --as-of TIME --json, authledger export | tools/verify-export.py")
     }

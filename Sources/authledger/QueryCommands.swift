@@ -10,20 +10,17 @@ struct Devices: AsyncParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() async throws {
-        let answer = try await global.openLedger().devices(user, try query.options(global))
-        if global.json { return Output.json(answer) }
-        Output.line("\(user) at position \(answer["position"]!.intValue!), as of \(answer["asOf"]!.stringValue!)")
-        let devices = answer["devices"]!.arrayValue!
-        if devices.isEmpty { Output.line("(no devices)") }
-        let rows = devices.map { d -> [String] in
-            let mark = d["current"]?.boolValue == true ? "*" : ""
-            func v(_ k: String) -> String { d[k]?.stringValue ?? "-" }
-            return [v("deviceId") + mark, v("status"), v("name"), v("kind"), v("via"),
-                    d["registeredAt"]?.stringValue ?? ("requested " + v("requestedAt")), v("lastAccessAt"),
-                    d["pushEnrolled"]?.boolValue == true ? "push" : ""]
+        let answer = try await global.openLedger().devices(of: user, try query.options(global))
+        if global.json { return Output.json(answer.json) }
+        Output.line("\(user) at position \(answer.position), as of \(answer.asOf.formatted)")
+        if answer.devices.isEmpty { Output.line("(no devices)") }
+        let rows = answer.devices.map { d -> [String] in
+            [d.deviceId + (d.current ? "*" : ""), d.status.name, d.name ?? "-", d.kind ?? "-", d.via ?? "-",
+             d.registeredAt?.formatted ?? ("requested " + (d.requestedAt?.formatted ?? "-")), d.lastAccessAt?.formatted ?? "-",
+             d.pushEnrolled ? "push" : ""]
         }
         Table.print(["DEVICE", "STATUS", "NAME", "KIND", "VIA", "REGISTERED", "LAST ACCESS", ""], rows)
-        Output.line(Table.coolingLine(answer["cooling"]!))
+        Output.line(Table.coolingLine(answer.cooling))
     }
 }
 
@@ -35,9 +32,9 @@ struct Cooling: AsyncParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() async throws {
-        let answer = try await global.openLedger().cooling(user, try query.options(global))
-        if global.json { return Output.json(answer) }
-        Output.line("\(user): " + Table.coolingLine(answer))
+        let answer = try await global.openLedger().cooling(of: user, try query.options(global))
+        if global.json { return Output.json(answer.json) }
+        Output.line("\(user): " + Table.coolingLine(answer.cooling))
     }
 }
 
@@ -49,12 +46,11 @@ struct Pending: AsyncParsableCommand {
     @OptionGroup var query: QueryArguments
 
     func run() async throws {
-        let answer = try await global.openLedger().pending(user, try query.options(global))
-        if global.json { return Output.json(answer) }
-        let items = answer.arrayValue!
-        if items.isEmpty { return Output.line("(no pending challenges)") }
-        Table.print(["CHALLENGE", "ACTION", "REQUESTED BY", "ISSUED", "EXPIRES"], items.map { c in
-            ["challengeId", "action", "requestingDeviceId", "issuedAt", "expiresAt"].map { c[$0]?.stringValue ?? "-" }
+        let answer = try await global.openLedger().pending(of: user, try query.options(global))
+        if global.json { return Output.json(answer.json) }
+        if answer.isEmpty { return Output.line("(no pending challenges)") }
+        Table.print(["CHALLENGE", "ACTION", "REQUESTED BY", "ISSUED", "EXPIRES"], answer.map { c in
+            [c.challengeId, c.action, c.requestingDeviceId, c.issuedAt.formatted, c.expiresAt.formatted]
         })
     }
 }
@@ -79,16 +75,16 @@ struct Challenge: AsyncParsableCommand {
 
     func run() async throws {
         let ledger = try global.openLedger()
-        let answer: JSON
+        let answer: ChallengeView
         if let wait {
             ledger.setWatchClock(try global.clock())
-            answer = try await ledger.awaitAnswer(user: user, challenge: id, timeout: .seconds(wait), asRequester: asRequester).json
+            answer = try await ledger.awaitAnswer(user: user, challenge: id, timeout: .seconds(wait), asRequester: asRequester)
         } else {
-            answer = try await ledger.challenge(user, id, try query.options(global, asRequester: asRequester))
+            answer = try await ledger.challenge(id, of: user, try query.options(global, asRequester: asRequester))
         }
-        if global.json { return Output.json(answer) }
-        var s = "\(id): \(answer["status"]!.stringValue!)"
-        if let outcome = answer["outcome"]?.stringValue { s += " (\(outcome))" }
+        if global.json { return Output.json(answer.json) }
+        var s = "\(id): \(answer.status)"
+        if let outcome = answer.outcome { s += " (\(outcome.name))" }
         Output.line(s)
     }
 }
@@ -126,10 +122,10 @@ enum Table {
         }
     }
 
-    static func coolingLine(_ cooling: JSON) -> String {
-        if cooling["active"]?.boolValue == true {
-            return "cooling: active until \(cooling["until"]?.stringValue ?? "?") (status \(cooling["statusCode"]?.intValue ?? 146))"
+    static func coolingLine(_ cooling: AuthLedgerCore.Cooling) -> String {
+        if cooling.active {
+            return "cooling: active until \(cooling.until?.formatted ?? "?") (status \(cooling.statusCode))"
         }
-        return "cooling: inactive (status \(cooling["statusCode"]?.intValue ?? 100))"
+        return "cooling: inactive (status \(cooling.statusCode))"
     }
 }

@@ -277,10 +277,10 @@ struct Serve: AsyncParsableCommand {
         Output.line("Empty store: loaded the recorded scenarios (\(events) events from \(dir)), as `authledger demo` does. Users:")
         var showcase: String?
         for user in users {
-            let devices = try await ledger.devices(user, QueryOptions(asOf: now, includeRevoked: true))["devices"]?.arrayValue ?? []
-            let listed = devices.map { d in "\(d["deviceId"]?.stringValue ?? "?") (\(d["status"]?.stringValue ?? "?"))" }
+            let devices = try await ledger.devices(of: user, QueryOptions(asOf: now, includeRevoked: true)).devices
+            let listed = devices.map { d in "\(d.deviceId) (\(d.status.name))" }
             Output.line("  \(user): \(listed.isEmpty ? "no devices" : listed.joined(separator: ", "))")
-            if showcase == nil, devices.contains(where: { $0["status"]?.stringValue == "active" }) { showcase = user }
+            if showcase == nil, devices.contains(where: { $0.status == .active }) { showcase = user }
         }
         return (showcase ?? users.first, users)
     }

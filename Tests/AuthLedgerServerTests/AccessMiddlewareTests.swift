@@ -5,8 +5,8 @@ import Foundation
 import NIOHTTP1
 import Testing
 
-/// RouteAccess is the route group's middleware, not each handler's: every route the server
-/// serves — taken from its own route table, not a hand-written list — refuses a missing
+/// RouteAccess is each route's access middleware, not each handler's: every route the server
+/// serves — taken from its own endpoint list, not a hand-written one — refuses a missing
 /// token (401) and a token without its scope (403), in the API's error form.
 @Suite struct AccessMiddlewareTests {
     /// A token of the test server that lacks `scope`.

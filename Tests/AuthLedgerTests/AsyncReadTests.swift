@@ -16,10 +16,10 @@ struct AsyncReadTests {
         var out: [JSON] = []
         for e in expectations {
             switch e.query {
-            case "devices": out.append(try await ledger.devices(e.user, e.options))
-            case "cooling": out.append(try await ledger.cooling(e.user, e.options))
-            case "pending": out.append(try await ledger.pending(e.user, e.options))
-            case "challenge": out.append(try await ledger.challenge(e.user, e.id!, e.options))
+            case "devices": out.append(try await ledger.devices(of: e.user, e.options).json)
+            case "cooling": out.append(try await ledger.cooling(of: e.user, e.options).json)
+            case "pending": out.append(try await ledger.pending(of: e.user, e.options).json)
+            case "challenge": out.append(try await ledger.challenge(e.id!, of: e.user, e.options).json)
             default: out.append(.array(try await ledger.history(e.user, e.options).map(\.json)))
             }
             out.append(.array(try await ledger.history(e.user, e.options, page: HistoryPage(after: 2, limit: 3)).map(\.json)))

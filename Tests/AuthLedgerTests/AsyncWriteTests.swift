@@ -22,7 +22,7 @@ struct AsyncWriteTests {
     /// Every user's devices, through the async reads.
     static func views(_ ledger: Ledger, _ users: [String]) async throws -> [JSON] {
         var out: [JSON] = []
-        for user in users { out.append(try await ledger.devices(user, QueryOptions(asOf: .max))) }
+        for user in users { out.append(try await ledger.devices(of: user, QueryOptions(asOf: .max)).json) }
         return out
     }
 

@@ -272,6 +272,47 @@ enum CLI {
         }
     }
 
+    /// The queries' tables and lines for a person, exactly (the typed answers printed).
+    @Test func theQueriesPrintTheirTablesExactly() throws {
+        let store = Support.tempDir("authledger-cli") + "/store"
+        let files = ["01-first-device-email-link", "02-trusted-device-approval", "03-device-management-cooling", "04-push-enrollment"]
+        #expect(try CLI.run(["import"] + files.map { Support.fixture("scenarios/\($0).jsonl").path } + ["--store", store]).status == 0)
+        func out(_ args: String...) throws -> String { try CLI.run(Array(args) + ["--store", store]).stdout }
+        #expect(try out("devices", "alice", "--as-of", "2026-03-01T09:40:00Z", "--include-revoked") == """
+            alice at position 35, as of 2026-03-01T09:40:00.000Z
+            DEVICE  STATUS   NAME            KIND     VIA         REGISTERED                          LAST ACCESS
+            iphone  active   Alice's iPhone  mobile   initial     2026-03-01T09:00:00.000Z            2026-03-01T09:01:00.000Z
+            laptop  revoked  Work Laptop     desktop  email_link  2026-03-01T09:15:00.123Z            2026-03-01T09:16:00.000Z
+            tablet  revoked  Alice's iPad    tablet   -           requested 2026-03-01T09:30:00.000Z  -
+            cooling: active until 2026-03-01T09:45:00.000Z (status 146)
+
+            """)
+        #expect(try out("devices", "dave", "--as-of", "2026-03-05T00:00:00Z", "--current", "phone") == """
+            dave at position 35, as of 2026-03-05T00:00:00.000Z
+            DEVICE  STATUS  NAME           KIND    VIA      REGISTERED                LAST ACCESS
+            phone*  active  Dave's iPhone  mobile  initial  2026-03-04T10:00:00.000Z  2026-03-04T10:06:00.000Z  push
+            cooling: inactive (status 100)
+
+            """)
+        #expect(try out("devices", "nobody", "--as-of", "2026-03-05T00:00:00Z") == """
+            nobody at position 35, as of 2026-03-05T00:00:00.000Z
+            (no devices)
+            DEVICE  STATUS  NAME  KIND  VIA  REGISTERED  LAST ACCESS
+            cooling: inactive (status 100)
+
+            """)
+        #expect(try out("cooling", "alice", "--as-of", "2026-03-01T09:40:00Z") == "alice: cooling: active until 2026-03-01T09:45:00.000Z (status 146)\n")
+        #expect(try out("cooling", "carol", "--as-of", "2026-03-03T08:05:00Z") == "carol: cooling: inactive (status 100)\n")
+        #expect(try out("pending", "bob", "--as-of", "2026-03-02T08:30:10Z") == """
+            CHALLENGE  ACTION  REQUESTED BY  ISSUED                    EXPIRES
+            c-login-2  login   tablet        2026-03-02T08:30:00.000Z  2026-03-02T08:31:00.000Z
+
+            """)
+        #expect(try out("pending", "bob", "--as-of", "2026-03-02T08:20:30Z") == "(no pending challenges)\n")
+        #expect(try out("challenge", "bob", "c-login-2", "--as-of", "2026-03-02T08:35:00Z") == "c-login-2: not_approved (denied)\n")
+        #expect(try out("challenge", "bob", "c-login-2", "--as-of", "2026-03-02T08:35:00Z", "--as-requester") == "c-login-2: not_approved\n")
+    }
+
     @Test func theWalkthroughRunsAsWritten() throws {
         // Given the shell block of docs/WALKTHROUGH.md
         let md = try String(contentsOf: Support.root.appendingPathComponent("docs/WALKTHROUGH.md"), encoding: .utf8)

@@ -38,7 +38,7 @@ final class Bench {
     }
 
     func devices(_ user: String = "alice", includeRevoked: Bool = true) async throws -> [String: JSON] {
-        let answer = try await ledger.devices(user, QueryOptions(asOf: now, includeRevoked: includeRevoked))
+        let answer = try await ledger.devices(of: user, QueryOptions(asOf: now, includeRevoked: includeRevoked)).json
         var out: [String: JSON] = [:]
         for d in answer["devices"]!.arrayValue! { out[d["deviceId"]!.stringValue!] = d }
         return out
@@ -64,7 +64,7 @@ final class Bench {
         #expect(r.events[0].event.data.string(.name) == "My Phone")
         await #expect(try b.devices()["phone"]?["status"] == .string("active"))
         // No cooling after an initial registration
-        #expect(try await b.ledger.cooling("alice", QueryOptions(asOf: b.now))["active"] == .bool(false))
+        #expect(try await b.ledger.cooling(of: "alice", QueryOptions(asOf: b.now)).json["active"] == .bool(false))
     }
 
     @Test(arguments: StorageKind.all) func aPendingDeviceIsRegisteredViaEmailLinkAndOpensCooling(_ storage: StorageKind) async throws {
@@ -80,7 +80,7 @@ final class Bench {
         let r = try await b.ledger.redeemLink(try LinkRedemptionRequest(token: try #require(rv.token)), clock: { n })
         #expect(r.events[0].event.data.string(.via) == "email_link")
         await #expect(try b.devices()["laptop"]?["status"] == .string("active"))
-        let c = try await b.ledger.cooling("alice", QueryOptions(asOf: b.now))
+        let c = try await b.ledger.cooling(of: "alice", QueryOptions(asOf: b.now)).json
         #expect(c["until"] == .string("2026-05-01T10:07:00.000Z"))
     }
 
@@ -130,7 +130,7 @@ final class Bench {
         let cid = try #require(issued.challengeId)
         #expect(issued.events.map(\.event.type) == [.challengeIssued])
         #expect(issued.events[0].event.data.time(.expiresAt) == t("2026-05-01T10:02:00Z"))
-        #expect(try await b.ledger.pending("alice", QueryOptions(asOf: b.now)).arrayValue?.count == 1)
+        #expect(try await b.ledger.pending(of: "alice", QueryOptions(asOf: b.now)).json.arrayValue?.count == 1)
         // The requester cannot approve itself; a stranger neither
         await #expect(b.code(.approve(user: "alice", challengeId: cid, deviceId: "laptop", userVerified: nil))?.code == .approverNotTrusted)
         await #expect(b.code(.approve(user: "alice", challengeId: cid, deviceId: "ghost", userVerified: nil))?.code == .approverNotTrusted)
@@ -150,7 +150,7 @@ final class Bench {
         #expect(r.events.map(\.event.type) == [.challengeIssued, .challengeApproved])
         #expect(r.events[1].seq == r.events[0].seq + 1)
         #expect(r.events[1].event.data.string(.approverDeviceId) == "phone")
-        let c = try await b.ledger.challenge("alice", r.challengeId!, QueryOptions(asOf: b.now))
+        let c = try await b.ledger.challenge(r.challengeId!, of: "alice", QueryOptions(asOf: b.now)).json
         #expect(c["status"] == .string("approved"))
     }
 
@@ -164,8 +164,8 @@ final class Bench {
         await #expect(b.code(.approve(user: "alice", challengeId: c2, deviceId: "phone", userVerified: nil))?.code == .challengeExpired)
         await #expect(b.code(.approve(user: "alice", challengeId: "nope", deviceId: "phone", userVerified: nil))?.code == .challengeNotFound)
         for (cid, outcome) in [(c1, "denied"), (c2, "expired")] {
-            let owner = try await b.ledger.challenge("alice", cid, QueryOptions(asOf: b.now))
-            let requester = try await b.ledger.challenge("alice", cid, QueryOptions(asOf: b.now, asRequester: true))
+            let owner = try await b.ledger.challenge(cid, of: "alice", QueryOptions(asOf: b.now)).json
+            let requester = try await b.ledger.challenge(cid, of: "alice", QueryOptions(asOf: b.now, asRequester: true)).json
             #expect(owner["outcome"] == .string(outcome))
             #expect(requester == .object([("challengeId", .string(cid)), ("status", .string("not_approved"))]))
         }

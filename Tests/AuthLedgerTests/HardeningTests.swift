@@ -21,12 +21,12 @@ import AuthLedgerTestSupport
         try await ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
         // Then the cooling window ends at the last writable time, not beyond it
         let asOf = t("9999-12-31T23:59:00Z")
-        let cooling = try await ledger.cooling("alice", QueryOptions(asOf: asOf))
+        let cooling = try await ledger.cooling(of: "alice", QueryOptions(asOf: asOf)).json
         #expect(cooling["until"]?.stringValue == "9999-12-31T23:59:59.999Z")
         #expect(cooling["active"] == .bool(true))
         // And the devices answer, from the maintained projection and from scratch, and verify passes
-        #expect(try await ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true))["devices"]?.arrayValue?.count == 1)
-        #expect(try await ledger.devices("alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true))["devices"]?.arrayValue?.count == 1)
+        #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: asOf, includeRevoked: true)).json["devices"]?.arrayValue?.count == 1)
+        #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true)).json["devices"]?.arrayValue?.count == 1)
         #expect(try ledger.verify().seq == 2)
     }
 

@@ -75,7 +75,7 @@ import Testing
         #expect(salts.count == 7 + 7 * 5, "each user's device name, and the address of 5 of its 14 accesses")
         #expect(!salts.contains(nil) && Set(salts).count == salts.count)
         #expect(a.map(\.event.personal) == (try await large.events()).map(\.event.personal))
-        #expect(try await large.devices("user-3", QueryOptions(asOf: .max)) == (try await small.devices("user-3", QueryOptions(asOf: .max))))
+        #expect(try await large.devices(of: "user-3", QueryOptions(asOf: .max)).json == (try await small.devices(of: "user-3", QueryOptions(asOf: .max)).json))
     }
 
     @Test func aDuplicateInsideALargeRequestIsSeen() async throws {

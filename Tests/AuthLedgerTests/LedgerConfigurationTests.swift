@@ -54,10 +54,10 @@ import Testing
         let store = Support.tempDir()
         let ledger = try Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
         try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
-        let before = (try await ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))), try await ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))))
+        let before = (try await ledger.devices(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json, try await ledger.cooling(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json)
         try await ledger.replay()
-        #expect(try await ledger.devices("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.0)
-        #expect(try await ledger.cooling("carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))) == before.1)
+        #expect(try await ledger.devices(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json == before.0)
+        #expect(try await ledger.cooling(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json == before.1)
         #expect(try ledger.verify().seq > 0)
     }
 

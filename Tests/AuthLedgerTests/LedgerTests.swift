@@ -72,7 +72,7 @@ import Testing
         #expect(e2?.until == t("2026-03-01T09:07:00Z"))
         #expect(try ledger.exportText() == before)
         #expect(try await ledger.policy() == Policy())
-        #expect(try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
+        #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
     }
 
     @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) async throws {
@@ -168,9 +168,9 @@ import Testing
                     s.fromScratch = true
                     // When answered from maintained projections and from scratch
                     // Then the answers are identical
-                    #expect(try await ledger.devices(user, o) == ledger.devices(user, s), "\(user) \(String(describing: position)) \(ms)")
-                    #expect(try await ledger.cooling(user, o) == ledger.cooling(user, s))
-                    #expect(try await ledger.pending(user, o) == ledger.pending(user, s))
+                    #expect(try await ledger.devices(of: user, o).json == ledger.devices(of: user, s).json, "\(user) \(String(describing: position)) \(ms)")
+                    #expect(try await ledger.cooling(of: user, o).json == ledger.cooling(of: user, s).json)
+                    #expect(try await ledger.pending(of: user, o).json == ledger.pending(of: user, s).json)
                     compared += 1
                 }
             }
@@ -178,9 +178,9 @@ import Testing
         #expect(compared > (storage == .lmdb ? 500 : 30))
         // And rebuilding every projection changes no answer at the head
         let asOf = t("2030-01-01T00:00:00Z")
-        let before = try await users.asyncMap { try await ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        let before = try await users.asyncMap { try await ledger.devices(of: $0, QueryOptions(asOf: asOf, includeRevoked: true)).json }
         #expect(try await ledger.replay() == head)
-        let after = try await users.asyncMap { try await ledger.devices($0, QueryOptions(asOf: asOf, includeRevoked: true)) }
+        let after = try await users.asyncMap { try await ledger.devices(of: $0, QueryOptions(asOf: asOf, includeRevoked: true)).json }
         #expect(before == after)
     }
 
@@ -209,12 +209,12 @@ import Testing
         let ledger = try storage.freshLedger()
         try await ledger.importText(Self.phone)
         // When asked at position 1000
-        let answer = try await ledger.devices("alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try await ledger.devices(of: "alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z"))).json
         // Then the answer reflects position 1 and holds the device
         #expect(answer["position"] == .int(1))
         #expect(answer["devices"]?.arrayValue?.count == 1)
         // And at position 0, nothing
-        let empty = try await ledger.devices("alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z")))
+        let empty = try await ledger.devices(of: "alice", QueryOptions(position: 0, asOf: t("2026-03-01T10:00:00Z"))).json
         #expect(empty["position"] == .int(0))
         #expect(empty["devices"]?.arrayValue?.isEmpty == true)
     }
@@ -229,8 +229,8 @@ import Testing
         ].joined(separator: "\n"))
         func ask(_ asOf: String) async throws -> (cooling: JSON, pending: Int, outcome: JSON?) {
             let o = QueryOptions(asOf: t(asOf))
-            return (try await ledger.cooling("alice", o), try await ledger.pending("alice", o).arrayValue!.count,
-                    try await ledger.challenge("alice", "c1", o)["outcome"])
+            return (try await ledger.cooling(of: "alice", o).json, try await ledger.pending(of: "alice", o).json.arrayValue!.count,
+                    try await ledger.challenge("c1", of: "alice", o).json["outcome"])
         }
         // When asked at several times, with no later event
         let a = try await ask("2026-03-01T09:10:59.999Z"), b = try await ask("2026-03-01T09:11:00Z"), c = try await ask("2026-03-01T09:15:00Z")
@@ -239,10 +239,10 @@ import Testing
         #expect(b.cooling["until"] == .string("2026-03-01T09:15:00.000Z") && b.pending == 0 && b.outcome == .string("expired"))
         #expect(c.cooling["active"] == .bool(false) && c.cooling["statusCode"] == .int(100))
         // And an as-of time before the rename ignores it
-        let d = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z")))
+        let d = try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))).json
         #expect(d["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
         #expect(d["cooling"]?["active"] == .bool(false))
-        #expect(await refusal { _ = try await ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))) }?.code == .challengeNotFound)
+        #expect(await refusal { _ = try await ledger.challenge("c1", of: "alice", QueryOptions(asOf: t("2026-03-01T09:05:00Z"))).json }?.code == .challengeNotFound)
     }
 
     @Test(arguments: StorageKind.all) func aPolicyChangeAppliesFromItsPositionOn(_ storage: StorageKind) async throws {
@@ -258,7 +258,7 @@ import Testing
         // Then it is refused until 09:15; at 09:15 it is accepted and opens a 60 s window
         #expect(e?.code == .coolingPeriodActive && e?.until == t("2026-03-01T09:15:00Z"))
         try await ledger.importText(line("device.renamed", at: "2026-03-01T09:15:00Z", data: #"{"deviceId":"phone","name":"Phone Three"}"#))
-        let c = try await ledger.cooling("alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z")))
+        let c = try await ledger.cooling(of: "alice", QueryOptions(asOf: t("2026-03-01T09:15:30Z"))).json
         #expect(c["until"] == .string("2026-03-01T09:16:00.000Z"))
         #expect(try await ledger.policy().coolingSeconds == 60)
     }
@@ -298,7 +298,7 @@ import Testing
         // When asked as of 11:00 (before the policy event's own time), maintained and from scratch
         for fromScratch in [false, true] {
             let o = QueryOptions(asOf: t("2026-03-01T11:00:00Z"), fromScratch: fromScratch)
-            let answer = try await ledger.devices("alice", o)
+            let answer = try await ledger.devices(of: "alice", o).json
             // Then the answer is the accepted history under the policy in force at each event's position
             #expect(answer["devices"]?.arrayValue?.first?["name"] == .string("Phone Three"))
             #expect(answer["cooling"]?["active"] == .bool(false))

@@ -101,7 +101,7 @@ import Testing
             }
         }
         // … and the answers read them back from the values store.
-        let devices = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let devices = try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json
         #expect(devices["devices"]?.arrayValue?.first?["name"] == .string("Marguerite's Work Phone"))
         #expect(devices["erased"] == nil)
     }
@@ -292,21 +292,21 @@ import Testing
         for fromScratch in [false, true] {
             var q = o
             q.fromScratch = fromScratch
-            let devices = try await ledger.devices("alice", q)
+            let devices = try await ledger.devices(of: "alice", q).json
             #expect(devices["erased"] == .bool(true))
             let iphone = try #require(devices["devices"]?.arrayValue?.first)
             #expect(iphone["name"] == .null)
             #expect(iphone["pushEnrolled"] == .bool(true))
-            #expect(try await ledger.cooling("alice", q)["erased"] == .bool(true))
+            #expect(try await ledger.cooling(of: "alice", q).json["erased"] == .bool(true))
             // Time travel to before the erasure: the values are gone there too.
             var early = q
             early.position = 1
-            #expect(try await ledger.devices("alice", early)["devices"]?.arrayValue?.first?["name"] == .null)
-            #expect(try await ledger.devices("alice", early)["erased"] == .bool(true))
-            #expect(try await ledger.devices("bob", q)["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
-            #expect(try await ledger.devices("bob", q)["erased"] == nil)
+            #expect(try await ledger.devices(of: "alice", early).json["devices"]?.arrayValue?.first?["name"] == .null)
+            #expect(try await ledger.devices(of: "alice", early).json["erased"] == .bool(true))
+            #expect(try await ledger.devices(of: "bob", q).json["devices"]?.arrayValue?.first?["name"] == .string("Bartholomew's Pixel"))
+            #expect(try await ledger.devices(of: "bob", q).json["erased"] == nil)
         }
-        let pending = try await ledger.pending("alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z")))
+        let pending = try await ledger.pending(of: "alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z"))).json
         #expect(pending.arrayValue?.first?["context"] == .object([("ip", .null), ("location", .null)]))
         try ledger.verify()
     }
@@ -331,7 +331,7 @@ import Testing
         #expect(lines[6]["data"]?["name"] == .string("Bartholomew's Pixel"))
         #expect(lines[7]["type"] == .string("user.erased"))
         #expect(lines[8]["data"]?["name"] == .string("New Tablet") && lines[8]["disclosures"] != nil)
-        let answer = try await ledger.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))
+        let answer = try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json
         let names = answer["devices"]?.arrayValue?.map { $0["name"] }
         #expect(names == [.null, .string("New Tablet")])
         try ledger.verify()
@@ -341,7 +341,7 @@ import Testing
         #expect(try await copy.append(try inputs(text)).head == (try await ledger.head()))
         #expect(try copy.exportText() == text)
         try copy.verify()
-        #expect(try await copy.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))) == answer)
+        #expect(try await copy.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json == answer)
     }
 
     /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
@@ -373,9 +373,9 @@ import Testing
         let a = try Ledger(lmdb: path)
         let b = try Ledger(lmdb: path)
         try await a.importText(Self.history)
-        #expect(try await b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == nil)
+        #expect(try await b.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["erased"] == nil)
         _ = try await a.erase("alice", now: t("2026-03-01T09:30:00Z"))
-        #expect(try await b.devices("alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z")))["erased"] == .bool(true))
+        #expect(try await b.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["erased"] == .bool(true))
         try await b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
         _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
         #expect(try await a.head().seq == 10)

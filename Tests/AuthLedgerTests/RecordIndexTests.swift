@@ -87,14 +87,14 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         var scratch = o
         scratch.fromScratch = true
         func answer(_ id: String, _ o: QueryOptions) async -> String {
-            do { return try await ledger.challenge("alice", id, o).serialized() } catch { return "\(error)" }
+            do { return try await ledger.challenge(id, of: "alice", o).json.serialized() } catch { return "\(error)" }
         }
         for id in ["c0", "c1", "c2", "c49", "nope"] {
             await #expect(answer(id, o) == answer(id, scratch), "challenge \(id)")
         }
-        #expect(try await ledger.challenge("alice", "c2", o)["outcome"] == .string("approved"))
-        #expect(try await ledger.challenge("alice", "c1", o)["outcome"] == .string("denied"))
-        #expect(try await ledger.devices("alice", o) == ledger.devices("alice", scratch))
+        #expect(try await ledger.challenge("c2", of: "alice", o).json["outcome"] == .string("approved"))
+        #expect(try await ledger.challenge("c1", of: "alice", o).json["outcome"] == .string("denied"))
+        #expect(try await ledger.devices(of: "alice", o).json == ledger.devices(of: "alice", scratch).json)
         #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
@@ -107,12 +107,12 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             line("challenge.issued", at: at(800), data: #"{"challengeId":"open","action":"login","requestingDeviceId":"y","expiresAt":"\#(at(100_000))"}"#),
         ].joined(separator: "\n"))
         // Then pending lists the open one, and the sweeper expires the old one only
-        let pending = try await ledger.pending("alice", QueryOptions(asOf: t0.adding(seconds: 900)))
+        let pending = try await ledger.pending(of: "alice", QueryOptions(asOf: t0.adding(seconds: 900))).json
         #expect(pending.arrayValue?.map { $0["challengeId"] } == [.string("open")])
         let swept = try await ledger.expireDueChallenges(now: t0.adding(seconds: 900))
         #expect(swept.map { $0.event.data.string(.challengeId) } == ["old"])
         // And the expired one is answered from its index
-        #expect(try await ledger.challenge("alice", "old", QueryOptions(asOf: t0.adding(seconds: 900)))["outcome"] == .string("expired"))
+        #expect(try await ledger.challenge("old", of: "alice", QueryOptions(asOf: t0.adding(seconds: 900))).json["outcome"] == .string("expired"))
         #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
@@ -121,7 +121,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let ledger = try storage.freshLedger()
         try await ledger.importText(Self.past(30))
         let head = try ledger.verify()
-        let c5 = try await ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))
+        let c5 = try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json
         // When a record is changed, added or lost, then verify names it tampered
         let changed = try ledger.storage.read { r in try r.record(.challenge, user: "alice", id: "c4") }!
         for damage in [{ (w: any StorageWriter) in try w.putRecord(.challenge, user: "alice", id: "c4", Array(changed.dropLast()) + [9]) },
@@ -132,7 +132,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             // And replay rebuilds them: verify passes and answers are back
             try await ledger.replay()
             #expect(try ledger.verify() == head)
-            #expect(try await ledger.challenge("alice", "c5", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))) == c5)
+            #expect(try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json == c5)
         }
     }
 
@@ -181,6 +181,6 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let ledger = try Ledger(lmdb: dir)
         // Then its projections were rebuilt: verify passes and a settled challenge answers
         #expect(try await ledger.verify().seq == ledger.head().seq)
-        #expect(try await ledger.challenge("alice", "c1", QueryOptions(asOf: t("2026-07-01T00:00:00Z")))["outcome"] == .string("denied"))
+        #expect(try await ledger.challenge("c1", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json["outcome"] == .string("denied"))
     }
 }

@@ -41,10 +41,10 @@ import Testing
         var o = e.options
         o.fromScratch = fromScratch
         switch e.query {
-        case "devices": return try await ledger.devices(e.user, o)
-        case "cooling": return try await ledger.cooling(e.user, o)
-        case "pending": return try await ledger.pending(e.user, o)
-        case "challenge": return try await ledger.challenge(e.user, e.id!, o)
+        case "devices": return try await ledger.devices(of: e.user, o).json
+        case "cooling": return try await ledger.cooling(of: e.user, o).json
+        case "pending": return try await ledger.pending(of: e.user, o).json
+        case "challenge": return try await ledger.challenge(e.id!, of: e.user, o).json
         case "history": return .array(try await ledger.history(e.user, o).map(\.json))
         default: throw LedgerError.invalid("unknown query \(e.query)")
         }

@@ -25,7 +25,7 @@ import Testing
             Self.ev("device.verification_requested", "10:01:00", #"{"deviceId":"a-late"}"#),
         ].joined(separator: "\n"))
         // When listed
-        let answer = try await ledger.devices("u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b"))
+        let answer = try await ledger.devices(of: "u", QueryOptions(asOf: t("2026-04-01T11:00:00Z"), current: "b")).json
         let devices = answer["devices"]!.arrayValue!
         // Then by time, ties by deviceId, pending ones by their request time
         #expect(devices.map { $0["deviceId"]!.stringValue! } == ["zz-early", "0a", "b", "c-pending", "m", "a-late"])
@@ -53,7 +53,7 @@ import Testing
             for user in ["bob", "carol"] {
                 let list = try await ledger.devices(of: user, o)
                 #expect(list.user == user && list.position == head)
-                #expect(list.json == (try await ledger.devices(user, o)))
+                #expect(list.json == (try await ledger.devices(of: user, o).json))
                 #expect(try encoded(list) == list.json.canonical())
                 #expect(list.devices.map(\.deviceId) == Views.listedDevices(try await ledger.state(of: user, asOf: o.asOf).0, includeRevoked: false).map(\.deviceId))
                 let cooling = try await ledger.cooling(of: user, o)
@@ -61,7 +61,7 @@ import Testing
                 #expect(cooling.json["statusCode"] == .int(cooling.cooling.active ? 146 : 100))
                 #expect(try encoded(cooling) == cooling.json.canonical())
                 let pending = try await ledger.pending(of: user, o)
-                #expect(JSON.array(pending.map(\.json)) == (try await ledger.pending(user, o)))
+                #expect(JSON.array(pending.map(\.json)) == (try await ledger.pending(of: user, o).json))
                 #expect(try encoded(pending) == JSON.array(pending.map(\.json)).canonical())
             }
         }
@@ -73,7 +73,7 @@ import Testing
             #expect(full.outcome != nil && requester.outcome == nil && full.status == requester.status)
             #expect(full.status == (full.outcome == .approved ? "approved" : full.outcome == .pending ? "pending" : "not_approved"))
             #expect(try encoded(full) == full.json.canonical())
-            #expect(full.json == (try await ledger.challenge("bob", id, o)))
+            #expect(full.json == (try await ledger.challenge(id, of: "bob", o).json))
         }
         await #expect(throws: LedgerError.self) { try await ledger.challenge("c-none", of: "bob", o) }
     }
@@ -82,11 +82,11 @@ import Testing
         let ledger = try storage.freshLedger()
         try await ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
         let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
-        #expect(try await ledger.devices("nobody", o)["devices"] == .array([]))
-        #expect(try await ledger.cooling("nobody", o) == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
-        #expect(try await ledger.pending("nobody", o) == .array([]))
+        #expect(try await ledger.devices(of: "nobody", o).json["devices"] == .array([]))
+        #expect(try await ledger.cooling(of: "nobody", o).json == .object([("user", .string("nobody")), ("active", .bool(false)), ("until", .null), ("statusCode", .int(100))]))
+        #expect(try await ledger.pending(of: "nobody", o).json == .array([]))
         #expect(try await ledger.history("nobody", o).isEmpty)
-        #expect(await refusal { _ = try await ledger.challenge("nobody", "c1", o) }?.code == .challengeNotFound)
+        #expect(await refusal { _ = try await ledger.challenge("c1", of: "nobody", o).json }?.code == .challengeNotFound)
     }
 
     @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) async throws {
@@ -96,13 +96,13 @@ import Testing
             Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),
         ].joined(separator: "\n"))
         let o = QueryOptions(asOf: t("2026-04-01T10:01:30Z"))
-        let pending = try await ledger.pending("u", o).arrayValue!
+        let pending = try await ledger.pending(of: "u", o).json.arrayValue!
         #expect(pending.count == 1)
         #expect(pending[0]["action"] == .string("update_profile"))
         #expect(pending[0]["context"] == .object([("app", .string("portal")), ("bindingMessage", .string("Change e-mail"))]))
         var r = o
         r.asRequester = true
-        #expect(try await ledger.challenge("u", "c1", r) == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
-        #expect(try await ledger.challenge("u", "c1", o)["outcome"] == .string("pending"))
+        #expect(try await ledger.challenge("c1", of: "u", r).json == .object([("challengeId", .string("c1")), ("status", .string("pending"))]))
+        #expect(try await ledger.challenge("c1", of: "u", o).json["outcome"] == .string("pending"))
     }
 }

@@ -27,7 +27,7 @@ final class WatchBench: Sendable {
 
     /// The plain devices query's answer now.
     func devices(includeRevoked: Bool = false) async throws -> JSON {
-        try await ledger.devices("alice", QueryOptions(asOf: now, includeRevoked: includeRevoked))
+        try await ledger.devices(of: "alice", QueryOptions(asOf: now, includeRevoked: includeRevoked)).json
     }
 
     @discardableResult

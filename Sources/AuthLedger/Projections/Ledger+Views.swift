@@ -28,14 +28,6 @@ extension Ledger {
         try await read { try Ledger.challenge($0, id, user, o) }
     }
 
-    // The answers as the JSON documents the CLI and the HTTP service print (the same
-    // members, in the reference's order).
-
-    package func devices(_ user: String, _ o: QueryOptions) async throws -> JSON { try await devices(of: user, o).json }
-    package func cooling(_ user: String, _ o: QueryOptions) async throws -> JSON { try await cooling(of: user, o).json }
-    package func pending(_ user: String, _ o: QueryOptions) async throws -> JSON { .array(try await pending(of: user, o).map(\.json)) }
-    package func challenge(_ user: String, _ id: String, _ o: QueryOptions) async throws -> JSON { try await challenge(id, of: user, o).json }
-
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) async throws -> [RecordedEvent] {
         try await history(user, o, page: HistoryPage())

@@ -92,7 +92,7 @@ public enum WatchAnswer: Sendable, Equatable {
         switch self {
         case .devices(let a): a.json
         case .cooling(let a): a.json
-        case .pending(let a): .array(a.map(\.json))
+        case .pending(let a): a.json
         case .challenge(let a): a.json
         }
     }

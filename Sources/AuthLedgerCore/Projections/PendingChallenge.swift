@@ -45,3 +45,8 @@ public struct PendingChallenge: Sendable, Equatable, Encodable {
     /// Equal when their JSON documents are.
     public static func == (a: PendingChallenge, b: PendingChallenge) -> Bool { a.json == b.json }
 }
+
+extension [PendingChallenge] {
+    /// The `pending` answer as the API writes it: each challenge's document, in order.
+    public var json: JSON { .array(map(\.json)) }
+}

@@ -225,7 +225,7 @@ import Testing
         // Given bob's revoked phone marked active again in his maintained projection (the log untouched)
         let store = try await Self.populated()
         try Self.tamperState(store, "bob") { $0.devices["pixel"]?.status = .active }
-        let before = try await Ledger(lmdb: store).devices("bob", QueryOptions(asOf: .max))
+        let before = try await Ledger(lmdb: store).devices(of: "bob", QueryOptions(asOf: .max)).json
         #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
         // Then verify names bob's last event, seq 10
         #expect(try Self.verifyNames(store) == 10)
