@@ -48,6 +48,9 @@ public enum HTTPFuzzCheck {
             config.authFailureLimit = nil
             config.sweepInterval = nil
             config.readerCheckInterval = nil
+            // The fuzz checks the contract, not the store's speed: a loaded machine must not turn
+            // /readyz into its (documented) 503 "the store is slow" and fail the run.
+            config.readinessTimeout = .seconds(120)
             // Shared Signals: a configured issuer (no listening address in process) and
             // polls that answer at once instead of waiting for events.
             config.sharedSignals.issuer = "https://fuzz.example"
