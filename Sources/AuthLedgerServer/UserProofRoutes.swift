@@ -34,9 +34,9 @@ extension LedgerServer {
 
 extension LedgerServer {
     /// Before the log's checkpoint is signed: the index log gets its entry when the log has
-    /// grown (so an entry never lags a served checkpoint), unless the updater is off.
+    /// grown (so an entry never lags a served checkpoint).
     func indexBeforeSigning() async throws {
-        if configuration.indexInterval != nil, try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
+        if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
     }
 }
 

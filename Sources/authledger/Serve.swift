@@ -78,7 +78,7 @@ struct Serve: AsyncParsableCommand {
     var accessLog: String?
     @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections (default 5; 0 with --dev).")
     var drainSeconds: Double?
-    @Option(name: .customLong("index-interval"), help: "How often at most the index log of user proofs gets an entry when the log has grown, in seconds (default 1; 0: never).")
+    @Option(name: .customLong("index-interval"), help: "How often at most the index log of user proofs gets an entry when the log has grown, in seconds (default 1; 0: only before /checkpoint signs).")
     var indexInterval: Double = 1
     @OptionGroup var sharedSignals: SharedSignalsOptions
     @OptionGroup var witnessing: WitnessingOptions
