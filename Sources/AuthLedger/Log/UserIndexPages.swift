@@ -34,7 +34,10 @@ enum UserIndexPages {
     static let stateKey = "userindex/state"
 
     static func pageKey(_ key: Hash32, depth: Int) -> String {
-        pagePrefix + key.bytes[0..<(depth / levels)].map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var out = Array(pagePrefix.utf8)
+        for b in key.bytes[0..<(depth / levels)] { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The index's position: the log size it covers and its root (0 and zero: none yet).
