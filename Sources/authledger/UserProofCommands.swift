@@ -62,3 +62,20 @@ struct VerifyUser: AsyncParsableCommand {
         }
     }
 }
+
+/// `authledger audit-index`: every index log entry recomputed from the log.
+struct AuditIndex: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit-index",
+        abstract: "Recompute every entry of the index log of user proofs from the log: each log root and each user index root.",
+        discussion: "Exit 0 with ok: …; 1 with error: tampered: naming the first wrong entry and its size."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let (entries, size) = try await global.openLedger().auditUserIndex()
+        if global.json { return Output.json(.object([("ok", .bool(true)), ("entries", .int(Int64(entries))), ("size", .int(Int64(size)))])) }
+        Output.line("ok: \(entries) index log entries recomputed from the log (the newest at size \(size))")
+    }
+}

@@ -161,6 +161,25 @@ import Testing
         try ledger.verify()
     }
 
+    @Test(arguments: StorageKind.all) func anAuditRecomputesEveryEntryAndNamesAWrongOne(_ storage: StorageKind) async throws {
+        let (ledger, _) = try await indexed(storage, users: 90)
+        let audited = try await ledger.auditUserIndex()
+        let head = try await ledger.head().seq
+        #expect(audited.entries == 3 && audited.size == head)
+        // An older entry's index root changed (verify checks the newest one only): named by the audit.
+        let e = try await ledger.usersEntry(1)
+        var wrong = e
+        wrong[50] ^= 1
+        try ledger.storage.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
+        await #expect {
+            try await ledger.auditUserIndex()
+        } throws: { error in
+            let e = error as? LedgerError
+            return e?.code == .tampered && e?.message.contains("entry 1 (size \(Self.bigEndian(wrong[0..<8])))") == true
+                && e?.message.contains("index root") == true
+        }
+    }
+
     @Test(arguments: StorageKind.all) func aWrongIndexLogEntryIsNamed(_ storage: StorageKind) async throws {
         let (ledger, _) = try await indexed(storage, users: 90)
         let e = try await ledger.usersEntry(1)

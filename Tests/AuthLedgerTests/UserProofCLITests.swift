@@ -49,5 +49,7 @@ import Testing
         #expect(later.json?["count"]?.intValue == 14 && later.json?["entry"]?["index"]?.intValue == 1)
         #expect(try s.run("verify-user", try s.write("later.json", later.stdout), "--vkey", vkey).status == 0)
         #expect(try s.run("verify").status == 0)
+        let audit = try s.run("audit-index")
+        #expect(audit.status == 0 && audit.stdout.contains("ok: 2 index log entries recomputed from the log (the newest at size 14)"), "\(audit.stderr)")
     }
 }

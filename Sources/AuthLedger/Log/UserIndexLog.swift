@@ -93,3 +93,50 @@ extension UserIndexLog {
         }
     }
 }
+
+extension Ledger {
+    /// Recomputes every entry of the index log from the log alone (`audit-index`): each
+    /// `R_S` as the log's root at `S`, each `I_S` as the root of the index over the users'
+    /// streams up to `S` (the streams folded from the events' leaves, the index kept in
+    /// memory). Returns how many entries were checked and the newest one's size; a wrong
+    /// entry is `tampered` naming its index and `S`.
+    package func auditUserIndex() async throws -> (entries: UInt64, size: UInt64) {
+        try await read { r in try Ledger.auditUserIndex(r) }
+    }
+
+    static func auditUserIndex(_ r: any StorageReader) throws -> (entries: UInt64, size: UInt64) {
+        let n = try UserIndexLog.size(r)
+        let entries = try (0..<n).map { try UserIndexLog.entry(r, $0) }
+        func size(_ e: [UInt8]) -> UInt64 { e[0..<8].reduce(0) { $0 << 8 | UInt64($1) } }
+        var tree = UserIndexTree(), log = TreeFrontier(), leaves = StoredLeaf()
+        var streams: [String: (count: UInt64, head: StreamHead)] = [:]
+        var next = 0
+        try r.scan(from: 1) { seq, bytes in
+            guard next < entries.count else { return false }
+            let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+            log.append(leaf) { _, _, _ in }
+            guard let user = EventCodec.user(bytes) else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
+            if !user.isEmpty {
+                var s = streams[user] ?? (0, .start)
+                s = (s.count + 1, s.head.adding(leaf, seq: seq))
+                streams[user] = s
+                tree.set(UserIndex.key(user), commitment: s.head.commitment(count: s.count))
+            }
+            while next < entries.count, size(entries[next]) == seq {
+                let e = entries[next]
+                guard Array(e[8..<40]) == log.root.bytes else {
+                    throw LedgerError(.tampered, "the index log's entry \(next) (size \(seq)) holds another root than the log's", seq: seq)
+                }
+                guard Array(e[40..<72]) == tree.root().bytes else {
+                    throw LedgerError(.tampered, "the index log's entry \(next) (size \(seq)) holds another index root than the users' streams make", seq: seq)
+                }
+                next += 1
+            }
+            return true
+        }
+        guard next == entries.count else {
+            throw LedgerError(.tampered, "the index log's entry \(next) (size \(size(entries[next]))) does not follow the one before or is beyond the log")
+        }
+        return (n, entries.last.map(size) ?? 0)
+    }
+}
