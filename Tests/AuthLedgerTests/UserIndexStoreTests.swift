@@ -161,6 +161,38 @@ import Testing
         try ledger.verify()
     }
 
+    /// Two servers on one PostgreSQL store: appends and index updates of both, at once, make
+    /// one index log whose entries' sizes increase and which the audit recomputes.
+    @Test func twoLedgersOnOnePostgreSQLStoreShareOneIndexLog() async throws {
+        guard StorageKind.all.contains(.postgres) else { return }
+        let store = StorageKind.postgres.freshStore(), keys = StorageKind.postgres.keyDirectory(for: store)
+        let one = try StorageKind.postgres.open(store, keys: keys), two = try StorageKind.postgres.open(store, keys: keys)
+        try await withThrowingTaskGroup(of: Void.self) { g in
+            for (k, ledger) in [one, two].enumerated() {
+                g.addTask {
+                    for round in 0..<8 {
+                        _ = try await ledger.append((0..<5).map { self.group.register("s\(k)-r\(round)-u\($0)") })
+                        try await ledger.updateUserIndex()
+                    }
+                }
+            }
+            try await g.waitForAll()
+        }
+        try await one.updateUserIndex()
+        let (n, _) = try await two.usersTreeHead()
+        var previous: UInt64 = 0
+        for i in 0..<n {
+            let s = Self.bigEndian(try await two.usersEntry(i)[0..<8])
+            #expect(s > previous, "entry \(i)")
+            previous = s
+        }
+        #expect(previous == (try await one.head()).seq)
+        #expect(try await two.auditUserIndex().entries == n)
+        try one.verify()
+        let proof = try await two.userIndexAnswer("s0-r7-u4")
+        #expect(proof.count == 1 && proof.size == previous)
+    }
+
     @Test(arguments: StorageKind.all) func anAuditRecomputesEveryEntryAndNamesAWrongOne(_ storage: StorageKind) async throws {
         let (ledger, _) = try await indexed(storage, users: 90)
         let audited = try await ledger.auditUserIndex()
