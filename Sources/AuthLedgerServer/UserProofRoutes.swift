@@ -34,9 +34,14 @@ extension LedgerServer {
 
 extension LedgerServer {
     /// Before the log's checkpoint is signed: the index log gets its entry when the log has
-    /// grown (so an entry never lags a served checkpoint).
-    func indexBeforeSigning() async throws {
-        if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
+    /// grown (so an entry never lags a served checkpoint). A failure is logged, not the
+    /// checkpoint's: the log's checkpoint holds without the index.
+    func indexBeforeSigning() async {
+        do {
+            if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
+        } catch {
+            logger.error("the user index update before a checkpoint failed", metadata: ["error": "\(error)"])
+        }
     }
 }
 
