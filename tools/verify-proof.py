@@ -25,6 +25,15 @@ Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
       each event's leaf hash, recomputed from the event, is in the checkpoint's tree by
       its inclusion proof.
 
+  verify-proof.py user        --vkey VKEY PROOF_JSON [--events EXPORT_JSONL]
+      PROOF_JSON (`authledger prove-user USER --json` or GET /v1/users/{u}/proof, reference
+      section 14): the prefix proof folds from the user's value to the index root
+      (tools/userindex.py), the log's checkpoint at the proof's size verifies under VKEY, the
+      index log's checkpoint under the same key named <origin>/users, and the entry
+      u64be(size) || R || indexRoot is in it. With the user's events (`authledger export
+      --user U`, or any export: the user's lines up to the size are taken), their stream
+      hash is recomputed: the history is complete.
+
 Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
 The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
 signed-note (key id = first 4 bytes of SHA-256(name || "\\n" || 0x01 || public key)).
@@ -33,6 +42,7 @@ import argparse, base64, hashlib, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ledgerhash import leaf_hash  # the hashed form, personal values as commitments
+import struct, userindex  # the user index's keys, values and proof folding
 
 try:
     from cryptography.exceptions import InvalidSignature
@@ -277,13 +287,58 @@ def check_evidence(bundle, pinned):
     return "%d event(s) of %s are in its log of %d events (checkpoint signed by %s)" % (len(events), origin, size, vkey.split("+")[0])
 
 
+def users_vkey(vkey):
+    """The index log's verifier key: the log's key under the name <name>/users."""
+    name, _, key = vkey.split("+", 2)
+    raw = base64.b64decode(key, validate=True)
+    users = name + "/users"
+    return "%s+%s+%s" % (users, hashlib.sha256(users.encode() + b"\n" + raw).digest()[:4].hex(), key)
+
+
+def check_user(proof, vkey, events_path):
+    b64 = lambda s: base64.b64decode(s, validate=True)
+    user, count, last, size = proof["user"], proof["count"], proof["last"], proof["size"]
+    stream, index_root, k = b64(proof["streamHash"]), b64(proof["indexRoot"]), userindex.key(proof["user"])
+    terminal = proof["proof"]["terminal"]
+    if userindex.fold(k, proof["proof"]["siblings"], terminal) != index_root:
+        raise Failure("the prefix proof does not fold to the index root")
+    shown = terminal["type"] == "leaf" and b64(terminal["key"]) == k
+    if shown != (count > 0) or (shown and b64(terminal["commitment"]) != userindex.commitment(count, stream, last)):
+        raise Failure("the prefix proof does not show %s with %d events" % (user, count))
+    origin, log_size, log_root = open_checkpoint(proof["checkpoint"], vkey)
+    if log_size != size:
+        raise Failure("the log's checkpoint is of size %d, not %d" % (log_size, size))
+    _, entries, users_root = open_checkpoint(proof["usersCheckpoint"], users_vkey(vkey))
+    if proof["entry"]["treeSize"] != entries:
+        raise Failure("the entry's tree size is not the index log checkpoint's")
+    entry = struct.pack(">Q", size) + log_root + index_root
+    if not verify_inclusion(hashlib.sha256(b"\x00" + entry).digest(), proof["entry"]["index"], entries,
+                            [b64(h) for h in proof["entry"]["proof"]], users_root):
+        raise Failure("the index log's entry for size %d is not in its checkpoint" % size)
+    summary = "%s has %d events in the log %s of %d events (index log entry %d of %d)" % (
+        user, count, origin, size, proof["entry"]["index"], entries)
+    if events_path:
+        s, n, newest = bytes(32), 0, 0
+        for line in read(events_path).splitlines():
+            if not line.strip():
+                continue
+            e = json.loads(line)
+            if e.get("user") == user and e["seq"] <= size:
+                s, n, newest = hashlib.sha256(s + leaf_hash(e)).digest(), n + 1, e["seq"]
+        if n != count or newest != last or s != stream:
+            raise Failure("the %d events given for %s do not make the committed stream hash: the history is not complete" % (n, user))
+        summary += "; the %d events given are all of them" % n
+    return summary
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency", "evidence"])
+    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency", "evidence", "user"])
     ap.add_argument("file", help="the checkpoint (checkpoint) or the proof JSON (inclusion, consistency)")
     ap.add_argument("--vkey", help="the log's verifier key (authledger checkpoint --vkey); required but for evidence")
     ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
     ap.add_argument("--old", help="consistency: the older checkpoint you kept")
+    ap.add_argument("--events", help="user: the user's events (export JSONL), to recompute the stream hash")
     ap.add_argument("--witness-policy", help="checkpoint: a C2SP tlog-policy file whose quorum the cosignatures must meet")
     a = ap.parse_args(argv)
     if a.what == "evidence":
@@ -302,6 +357,8 @@ def main(argv):
             summary += "; quorum met by %s" % (", ".join(sorted(valid)) or "no witness needed")
         return summary
     proof = json.loads(read(a.file))
+    if a.what == "user":
+        return check_user(proof, a.vkey, a.events)
     hashes = [base64.b64decode(h, validate=True) for h in proof["proof"]]
     origin, size, root = proof_checkpoint(proof, a.vkey)
     if a.what == "inclusion":

@@ -139,6 +139,7 @@ public final class LedgerServer: Sendable {
         }
         services.append(SSFPushService(signals: sharedSignals, logger: logger))
         if let witnessCollector { services.append(witnessCollector) }
+        if let interval = configuration.indexInterval { services.append(UserIndexUpdater(ledger: ledger, interval: interval, logger: logger)) }
         if let interval = configuration.readerCheckInterval {
             services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
         }

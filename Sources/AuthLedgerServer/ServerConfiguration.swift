@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var stallTimeout: Duration = .seconds(30)
     /// How often the sweeper looks for challenges past `expiresAt`; nil disables it.
     public var sweepInterval: Duration? = .seconds(1)
+    /// How often at most the index log gets an entry (the user index brought up to the
+    /// head) when the log has grown (reference section 14); nil: only before `/checkpoint` signs.
+    public var indexInterval: Duration? = .seconds(1)
     /// Requests per second each token may make on average, with bursts up to
     /// `burst` (a token bucket per token; `/health` is exempt). Over it: 429
     /// `rate_limited` with `Retry-After`. nil (the default): no limit — a token is a

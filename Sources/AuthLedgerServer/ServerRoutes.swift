@@ -67,6 +67,7 @@ extension LedgerServer {
         let register: [(RouteFamily) -> Void] = [
             registerOperationRoutes, registerUserRoutes, registerLogRoutes, registerSubscriptionRoutes, registerWatchRoutes,
             registerErasureRoutes, registerProofRoutes, registerSharedSignalsRoutes, registerVerifiableLogRoutes, registerConsoleRoutes,
+            registerUserProofRoutes,
         ]
         let families = register.map { r in
             let f = RouteFamily(self)

@@ -18,6 +18,7 @@ extension LedgerServer {
                 }
                 return Self.checkpointResponse(ByteBuffer(bytes: note))
             }
+            await indexBeforeSigning()
             let note = try await ledger.checkpoint(signer: try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin))
             return Self.checkpointResponse(ByteBuffer(string: note))
         }

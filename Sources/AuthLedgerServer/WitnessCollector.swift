@@ -101,6 +101,8 @@ final class WitnessCollector: Service, Sendable {
                 if mine, size > 0 {
                     let current = try await WitnessRecords.note(ledger, WitnessRecords.latest).flatMap { try? Checkpoint(text: $0.text) }
                     if current.map({ $0.size < size }) ?? true {
+                        // The index log's entry first (user proofs): it never lags a checkpoint sent to witnesses.
+                        if (try? await ledger.userIndexLags()) == true { _ = try? await ledger.updateUserIndex() }
                         let note = try signer().sign(size: size, root: root)
                         try await WitnessRecords.startLatest(ledger, note: note, size: size, policy: configuration.policy)
                     }

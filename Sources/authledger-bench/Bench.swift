@@ -196,6 +196,7 @@ struct Bench: AsyncParsableCommand {
         if wanted("witness_add_checkpoint") { report("witness_add_checkpoint", try await run.witnessAddCheckpoint(ledger, requests: 5_000)) }
         if wanted("append_witnessed") { report("append_witnessed", try await run.appendWitnessed(writers: writers)) }
         if wanted("user_index") { report("user_index", BenchUserIndex.run()) }
+        if wanted("user_index_append") { report("user_index_append", try await run.userIndexOverhead()) }
         if wanted("users_page") {
             report("users_page", try await BenchUsers(users: users, dir: try run.makeDir("users")).run())
         }

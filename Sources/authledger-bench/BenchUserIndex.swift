@@ -46,3 +46,51 @@ enum BenchUserIndex {
                 ("proofs_folding_to_root", Double(checked))]
     }
 }
+
+extension BenchRun {
+    /// `user_index_append` (section 14's cost): the same workload appended into two fresh
+    /// stores batch by batch in turn, one with stream hashes kept and the stored index
+    /// brought up to date (and its entry appended) whenever a second of append time passed
+    /// since the last update (the server's `--index-interval`), one without either (and the
+    /// ratio without the updates' time: what the stream hashes alone cost). Also the
+    /// stored index's update rate (changed users per second of update time) and the time to
+    /// read one user's proof from the stored pages (p50/p99 over 2,000 proofs, half of absent users).
+    func userIndexOverhead() async throws -> [(String, Double)] {
+        let with = try Ledger(lmdb: base + "/index-with")
+        let without = try Ledger(lmdb: base + "/index-without")
+        without.appendSwitches.maintainStreamHashes.store(false, ordering: .relaxed)
+        var a = BenchWorkload(total: events, start: BenchRun.start)
+        var b = BenchWorkload(total: events, start: BenchRun.start)
+        var wall = (0.0, 0.0), sinceUpdate = 0.0, updating = 0.0, changed = 0, updates = 0
+        while true {
+            let batchA = a.batch(BenchRun.batch), batchB = b.batch(BenchRun.batch)
+            if batchA.isEmpty { break }
+            let s = try await BenchRun.seconds { _ = try await with.append(batchA) }
+            wall.0 += s
+            sinceUpdate += s
+            if sinceUpdate >= 1 {
+                let u = try await BenchRun.seconds { changed += try await with.updateUserIndex()?.changed ?? 0 }
+                wall.0 += u
+                updating += u
+                updates += 1
+                sinceUpdate = 0
+            }
+            await wall.1 += try BenchRun.seconds { _ = try await without.append(batchB) }
+        }
+        let inAppends = updating
+        let u = try await BenchRun.seconds { changed += try await with.updateUserIndex()?.changed ?? 0 }
+        updating += u
+        updates += 1
+        let n = Double(events)
+        let users = try await with.users(try UserPage(limit: 1_000)).users.map(\.user)
+        let proof = try await BenchRun.latencies(2_000) { k in
+            _ = try await with.userIndexAnswer(k % 2 == 0 && !users.isEmpty ? users[k % users.count] : "absent-\(k)")
+        }
+        return [("with_index_events_per_s", n / wall.0), ("without_index_events_per_s", n / wall.1),
+                ("with_over_without", wall.1 / wall.0),
+                // The stream hashes' share alone (the appends without the updates' time), and the updates'.
+                ("stream_hashes_only_over_without", wall.1 / (wall.0 - inAppends)), ("index_updates", Double(updates)),
+                ("index_update_seconds", updating), ("index_update_users_per_s", Double(changed) / max(updating, 1e-9)),
+                ("stored_proof_p50_us", proof.p50), ("stored_proof_p99_us", proof.p99)]
+    }
+}

@@ -78,6 +78,8 @@ struct Serve: AsyncParsableCommand {
     var accessLog: String?
     @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections (default 5; 0 with --dev).")
     var drainSeconds: Double?
+    @Option(name: .customLong("index-interval"), help: "How often at most the index log of user proofs gets an entry when the log has grown, in seconds (default 1; 0: only before /checkpoint signs).")
+    var indexInterval: Double = 1
     @OptionGroup var sharedSignals: SharedSignalsOptions
     @OptionGroup var witnessing: WitnessingOptions
 
@@ -118,6 +120,8 @@ struct Serve: AsyncParsableCommand {
         let drain = drainSeconds ?? (dev ? 0 : 5)
         guard drain >= 0, drain <= 3600 else { throw ValidationError("--drain-seconds must be between 0 and 3600") }
         config.drainDuration = .milliseconds(Int64(drain * 1000))
+        guard indexInterval >= 0, indexInterval <= 3600 else { throw ValidationError("--index-interval must be between 0 and 3600") }
+        config.indexInterval = indexInterval > 0 ? .milliseconds(Int64(indexInterval * 1000)) : nil
         // The checkpoint origin is checked now, not at the first /checkpoint.
         let checkpointOrigin = origin ?? global.configuration.effectiveOrigin
         try CheckpointSigner.checkOrigin(checkpointOrigin)

@@ -36,16 +36,20 @@ struct CheckpointCommand: AsyncParsableCommand {
     @OptionGroup var origin: OriginOption
     @Option(help: "The tree size to sign (default the head).") var size: UInt64?
     @Flag(help: "Print the verifier key instead.") var vkey = false
+    @Flag(help: "The index log's (origin <origin>/users): its checkpoint, after appending an entry when the log has grown, or its verifier key.")
+    var users = false
 
     func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "checkpoint")
         let ledger = try global.openLedger()
-        let signer = try origin.signer(ledger)
+        var signer = try origin.signer(ledger)
+        if users { signer = try ledger.usersCheckpointSigner(origin: origin.origin) }
         if vkey {
             if global.json { return Output.json(.object([("origin", .string(signer.origin)), ("vkey", .string(signer.verifierKey))])) }
             return Output.line(signer.verifierKey)
         }
-        let note = try await ledger.checkpoint(size: size, signer: signer)
+        if users && size == nil { try await ledger.updateUserIndex() }
+        let note = users ? try await ledger.usersCheckpoint(size: size, signer: signer) : try await ledger.checkpoint(size: size, signer: signer)
         if global.json { return Output.json(.object([("checkpoint", .string(note))])) }
         FileHandle.standardOutput.write(Data(note.utf8))
     }

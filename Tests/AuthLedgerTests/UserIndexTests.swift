@@ -116,3 +116,28 @@ import Testing
 
     func b64(_ h: Hash32) -> String { Data(h.bytes).base64EncodedString() }
 }
+
+/// The worked example of docs/VERIFIABLE-LOG.md ("User proofs"): its numbers are these.
+@Suite struct UserIndexWorkedExampleTests {
+    @Test func theDocumentedExampleHolds() throws {
+        func h(_ hex: String) -> Hash32 { Hash32(hex: hex)! }
+        func fill(_ b: UInt8) -> Hash32 { Hash32(bytes: Array(repeating: b, count: 32)) }
+        let alice = UserIndex.key("alice"), bob = UserIndex.key("bob")
+        #expect(alice == h("c1dbe2d5a36519cf3d6cfcbf2dd67faaa917708d796ffd78f6d56c40cb7163ab"))
+        #expect(bob == h("adf0aa717c2dab97399706e7eac2f68cfacc65525e561977231be8209cbeb79b"))
+        let s2 = UserIndex.streamHash(UserIndex.streamHash(.zero, leaf: fill(0x11)), leaf: fill(0x33))
+        #expect(s2 == h("8e9ca6848c78601a7b127c9ded93a24f12af4fb899b60f0b2263bb87cd108038"))
+        let ca = UserIndex.commitment(count: 2, streamHash: s2, last: 3)
+        let cb = UserIndex.commitment(count: 1, streamHash: UserIndex.streamHash(.zero, leaf: fill(0x22)), last: 2)
+        #expect(ca == h("e8ab545c17a5820cbec944f28d59bc0ecd2b521d91a8df1f037a3f4c1ea9c266"))
+        #expect(cb == h("5c8c6721e2f028fc366c30c2f182d615646439a1ab9a41857dd8111dd1bab4a6"))
+        let root = UserIndex.root(of: [(alice, ca), (bob, cb)])
+        #expect(root == h("e30d8a66430c6dc632791df1be8fedec569ae16f125374e9f35fa82577e8e703"))
+        var tree = UserIndexTree()
+        tree.set(bob, commitment: cb)
+        tree.set(alice, commitment: ca)
+        let proof = tree.proof(for: alice)
+        #expect(proof.siblings == [.zero, h("c738a8dcf3a7409cc27a2a2f6946a646d262f32b0c00a83fee0995e8bbd82d2a")])
+        #expect(proof.verifies(key: alice, commitment: ca, root: root))
+    }
+}

@@ -76,6 +76,16 @@ package enum EventCodec {
         return h | 1 << 63
     }
 
+    /// The user of a stored event read without decoding it: "" for the `$system` stream,
+    /// nil when malformed.
+    static func user(_ bytes: UnsafeRawBufferPointer) -> String? {
+        var r = ByteReader(bytes)
+        guard let f = try? r.u8(), f == format || f == personalFormat, (try? r.skip(1 + 64 + 16)) != nil,
+              (try? r.varint()) != nil, (try? r.varint()) != nil, let user = try? r.string()
+        else { return nil }
+        return user
+    }
+
     /// Decodes the event and its stream version only, skipping the chain (replay
     /// needs neither `prev` nor `hash`: two allocations fewer per event).
     static func decodeEvent(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(LedgerError) -> (event: Event, version: UInt64) {

@@ -3,10 +3,20 @@ import AuthLedgerCore
 /// The storage encoding of maintained projection state.
 package enum StateCodec {
     static let format: UInt8 = 1
+    /// A user's state with its stream head in front (`StreamHead`): `2 ‖ varint(last) ‖ s_N`,
+    /// then the state as in format 1.
+    static let formatWithStream: UInt8 = 2
 
-    package static func encode(_ s: UserState) -> [UInt8] {
+    /// The user's state; with `stream`, its stream head in front (format 2).
+    package static func encode(_ s: UserState, stream: StreamHead? = nil) -> [UInt8] {
         var w = ByteWriter(capacity: 256)
-        w.u8(format)
+        if let stream {
+            w.u8(formatWithStream)
+            w.varint(stream.last)
+            w.raw(stream.hash.bytes)
+        } else {
+            w.u8(format)
+        }
         w.varint(s.version)
         w.optTime(s.lastAt)
         w.u8(s.everRegistered ? 1 : 0)
@@ -37,7 +47,7 @@ package enum StateCodec {
 
     package static func decode(_ bytes: UnsafeRawBufferPointer, user: String) throws -> UserState {
         var r = ByteReader(bytes)
-        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        try skipHeader(&r)
         var s = UserState(user: user)
         s.version = try r.varint()
         s.lastAt = try r.optTime()
@@ -86,8 +96,50 @@ package enum StateCodec {
     /// without the rest.
     package static func decodeSummary(_ bytes: UnsafeRawBufferPointer) throws -> (version: UInt64, lastAt: Timestamp?) {
         var r = ByteReader(bytes)
-        guard try r.u8() == format else { throw ByteReader.Corrupt() }
+        try skipHeader(&r)
         return (try r.varint(), try r.optTime())
+    }
+
+    /// The stream head stored in front of a user's state (nil: a state written without one,
+    /// format 1) and the stream's version (its event count `N`).
+    package static func decodeStream(_ bytes: UnsafeRawBufferPointer) throws -> (head: StreamHead?, count: UInt64) {
+        var r = ByteReader(bytes)
+        let head = try readHeader(&r)
+        return (head, try r.varint())
+    }
+
+    /// A stored user state with `head` in front (in place of the one it has, if any), the state's bytes kept.
+    package static func withStreamHead(_ bytes: [UInt8], _ head: StreamHead) throws -> [UInt8] {
+        let body = try bytes.withUnsafeBytes { b -> Int in
+            var r = ByteReader(b)
+            try skipHeader(&r)
+            return r.i
+        }
+        var w = ByteWriter(capacity: bytes.count + 42)
+        w.u8(formatWithStream)
+        w.varint(head.last)
+        w.raw(head.hash.bytes)
+        w.raw(Array(bytes[body...]))
+        return w.bytes
+    }
+
+    /// Reads the format byte and, in format 2, the stream head.
+    private static func readHeader(_ r: inout ByteReader) throws -> StreamHead? {
+        switch try r.u8() {
+        case format: return nil
+        case formatWithStream:
+            let last = try r.varint()
+            return StreamHead(hash: Hash32(bytes: try r.raw(32)), last: last)
+        default: throw ByteReader.Corrupt()
+        }
+    }
+
+    private static func skipHeader(_ r: inout ByteReader) throws {
+        switch try r.u8() {
+        case format: return
+        case formatWithStream: _ = try r.varint(); try r.skip(32)
+        default: throw ByteReader.Corrupt()
+        }
     }
 
     package static func encode(_ s: SystemState) -> [UInt8] {

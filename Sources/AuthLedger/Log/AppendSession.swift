@@ -32,6 +32,11 @@ final class AppendSession {
     private var pendingIds: Set<EventID> = []
     /// Admitted events not yet handed to `hashing`.
     private var outbox: [HashPipeline.Job] = []
+    /// The user events stored in this transaction, in seq order, and the stream heads known
+    /// (loaded with their states, then folded by `finish`): `StreamHashes.swift`.
+    var streamLeaves: [(user: String, seq: UInt64, leaf: SHA256.Digest)] = []
+    var streams: [String: StreamHead] = [:]
+    private var savedLeaves = 0
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -60,9 +65,11 @@ final class AppendSession {
     @discardableResult
     private func loadUser(_ user: String) throws -> [String: UserState].Index {
         if let i = users.index(forKey: user) { return i }
-        users[user] = try w.projectionState(user).map { bytes in
+        let bytes = try w.projectionState(user)
+        users[user] = try bytes.map { bytes in
             try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
         } ?? UserState(user: user)
+        if bytes == nil { streams[user] = .start } else { streams[user] = try bytes!.withUnsafeBytes { try StateCodec.decodeStream($0).head } }
         return users.index(forKey: user)!
     }
 
@@ -94,6 +101,7 @@ final class AppendSession {
         savedHead = head
         savedDirty = (dirtyUsers, systemDirty)
         savedTree = tree
+        savedLeaves = streamLeaves.count
         undoUsers = [:]
         undoSystem = nil
         inRequest = true
@@ -107,6 +115,7 @@ final class AppendSession {
             if let old = undoSystem { system = old }
             head = savedHead
             tree = savedTree
+            streamLeaves.removeSubrange(savedLeaves...)
             (dirtyUsers, systemDirty) = savedDirty
         }
         undoUsers = [:]
@@ -269,16 +278,17 @@ final class AppendSession {
         let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         EventCodec.encode(recorded, into: &scratch)
-        try store(recorded, bytes: scratch) { try appendToTree(leaf, seq: seq) }
+        try store(recorded, bytes: scratch, leaf: leaf) { try appendToTree(leaf, seq: seq) }
         head = Head(seq: seq, hash: hash)
         return true
     }
 
     /// Puts a recorded event and its index entries, then its Merkle nodes (`tree`).
-    private func store(_ recorded: RecordedEvent, bytes: [UInt8], tree: () throws -> Void) throws {
+    private func store(_ recorded: RecordedEvent, bytes: [UInt8], leaf: SHA256.Digest, tree: () throws -> Void) throws {
         let e = recorded.event
         try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
         try tree()
+        if let user = e.user, switches.maintainStreamHashes.load(ordering: .relaxed) { streamLeaves.append((user, recorded.seq, leaf)) }
         appended.append(recorded)
     }
 
@@ -300,7 +310,7 @@ final class AppendSession {
             if let values = h.values, let user = h.recorded.event.user {
                 try w.putPersonalValues(user: user, seq: h.recorded.seq, values)
             }
-            try store(h.recorded, bytes: h.bytes) {
+            try store(h.recorded, bytes: h.bytes, leaf: h.leaf) {
                 for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try w.appendTreeHash(index, node) }
             }
             k += h.nodeCount
@@ -366,7 +376,9 @@ final class AppendSession {
 
     /// Writes maintained projections, head and checkpoint (same transaction as the events).
     func finish() throws {
-        for user in dirtyUsers { try w.putProjectionState(user, StateCodec.encode(users[user]!)) }
+        let hashing = switches.maintainStreamHashes.load(ordering: .relaxed)
+        if hashing { try foldStreamLeaves() }
+        for user in dirtyUsers { try w.putProjectionState(user, StateCodec.encode(users[user]!, stream: hashing ? streams[user] : nil)) }
         if systemDirty, let s = system { try w.putProjectionState(systemStream, StateCodec.encode(s)) }
         try w.setHead(head)
         try w.setCheckpoint(head.seq)

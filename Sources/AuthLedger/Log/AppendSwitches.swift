@@ -9,6 +9,9 @@ package final class AppendSwitches: Sendable {
     package let sealPersonalData = Atomic<Bool>(true)
     /// Appends maintain the Merkle tree (off: the tree is rebuilt the next time the store is opened).
     package let maintainMerkleTree = Atomic<Bool>(true)
+    /// Appends maintain the users' stream hashes (section 14; off: states are stored without
+    /// them, and `verify` names the store tampered).
+    package let maintainStreamHashes = Atomic<Bool>(true)
 
     package init() {}
 }

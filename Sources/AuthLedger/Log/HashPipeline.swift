@@ -30,6 +30,8 @@ final class HashPipeline: @unchecked Sendable {
         let bytes: [UInt8]
         let values: [UInt8]?
         let nodeCount: Int
+        /// Its leaf hash (for its stream's hash).
+        let leaf: SHA256.Digest
     }
 
     /// What `take` hands back: the events in `seq` order, and their tree nodes (stored index
@@ -155,7 +157,7 @@ final class HashPipeline: @unchecked Sendable {
                 let values = event.user == nil ? nil : PersonalCodec.encode(event)
                 let before = out.nodes.count
                 tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
-                out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before))
+                out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before, leaf: leaf))
                 prev = hash
             }
             condition.lock()

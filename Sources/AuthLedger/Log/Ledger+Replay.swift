@@ -105,7 +105,10 @@ extension Ledger {
     /// Meta key of the projections' layout: 2 since challenges, OTPs and grants have indexes
     /// (`RecordKind`) and the states hold live ones only. Written with the first event.
     static let projectionLayoutKey = "projectionLayout"
-    static let projectionLayout: [UInt8] = [2]
+    /// 3 since user states carry their stream's hash (section 14): a layout 2 store gets
+    /// them on open (`buildStreamHashesOnOpen`), an older one is rebuilt.
+    static let projectionLayout: [UInt8] = [3]
+    static let layoutWithoutStreamHashes: [UInt8] = [2]
 
     struct ReplayPartition: Sendable {
         var states: [(String, [UInt8])]
@@ -133,6 +136,8 @@ extension Ledger {
         let part: Int
         let parts: Int
         var users: [String: UserState] = [:]
+        var streams: [String: StreamHead] = [:]
+        var leaves = StoredLeaf()
         var system = SystemState()
         var n: UInt64 = 0
 
@@ -153,6 +158,7 @@ extension Ledger {
             let e = try decode(seq, bytes)
             if let user = e.user {
                 try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
+                streams[user] = streams[user, default: .start].adding(try leaves.leafOrDecode(bytes, seq: seq), seq: seq)
                 n += 1
             } else {
                 try system.evolve(e)
@@ -166,7 +172,7 @@ extension Ledger {
             var records: [(RecordKind, String, String, [UInt8])] = []
             states.reserveCapacity(users.count)
             while let (user, s) = users.popFirst() {
-                states.append((user, StateCodec.encode(s.compacted())))
+                states.append((user, StateCodec.encode(s.compacted(), stream: streams[user])))
                 for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
             }
             return ReplayPartition(states: states, records: records, system: system, userEvents: n)

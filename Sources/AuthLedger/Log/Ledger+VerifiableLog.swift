@@ -90,16 +90,11 @@ extension Ledger {
 
     static func hashTile(_ r: any StorageReader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
         let head = try r.head().seq
-        let hashLevel = level * Ledger.tileHeight
-        guard level >= 0, hashLevel < 64, width >= 1, width <= Ledger.tileWidth,
-              index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
-              index * UInt64(Ledger.tileWidth) + UInt64(width) <= head >> UInt64(hashLevel) else {
-            throw LedgerError(.notFound, "no such tile in a tree of \(head) events")
-        }
-        var out = [UInt8]()
-        out.reserveCapacity(32 * width)
+        try checkTile(level: level, index: index, width: width, size: head, of: "events")
         let first = index * UInt64(Ledger.tileWidth)
-        if hashLevel == 0 {
+        if level == 0 {
+            var out = [UInt8]()
+            out.reserveCapacity(32 * width)
             // Leaf hashes lie in stored-index order with the subtrees each one completes
             // between them: one cursor walk instead of a lookup per hash.
             var n = first, next = MerkleTree.storedHashIndex(level: 0, first)
@@ -115,16 +110,36 @@ extension Ledger {
             guard n == end else { throw LedgerError(.tampered, "the Merkle tree has no hash for leaf \(n)", seq: n + 1) }
             return out
         }
-        for k in 0..<UInt64(width) {
-            let stored = MerkleTree.storedHashIndex(level: hashLevel, first + k)
-            try r.withTreeHash(stored) { b in
-                guard let b, b.count == 32 else {
-                    throw LedgerError(.tampered, "the Merkle tree has no hash for level \(hashLevel) node \(first + k)")
-                }
-                out.append(contentsOf: b)
-            }
+        return try hashTile(treeReader(r), level: level, index: index, width: width)
+    }
+
+    /// Refuses (`not_found`) a tile that a tree of `size` leaves does not have.
+    static func checkTile(level: Int, index: UInt64, width: Int, size: UInt64, of what: String) throws {
+        let hashLevel = level * Ledger.tileHeight
+        guard level >= 0, hashLevel < 64, width >= 1, width <= Ledger.tileWidth,
+              index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
+              index * UInt64(Ledger.tileWidth) + UInt64(width) <= size >> UInt64(hashLevel) else {
+            throw LedgerError(.notFound, "no such tile in a tree of \(size) \(what)")
         }
+    }
+
+    /// The hashes of a checked tile, read from `tree`.
+    static func hashTile(_ tree: MerkleTree.Reader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(32 * width)
+        let first = index * UInt64(Ledger.tileWidth)
+        for k in 0..<UInt64(width) { out += try tree.hash(level: level * Ledger.tileHeight, first + k).bytes }
         return out
+    }
+
+    /// Appends one entry of an entry bundle: a big-endian uint16 length and the bytes.
+    static func appendBundleEntry(_ out: inout [UInt8], _ c: [UInt8], seq: UInt64? = nil) throws {
+        guard c.count <= Int(UInt16.max) else {
+            throw LedgerError(.storageError, "an entry is longer than an entry bundle can hold (65535 bytes)", seq: seq)
+        }
+        out.append(UInt8(c.count >> 8))
+        out.append(UInt8(c.count & 0xFF))
+        out.append(contentsOf: c)
     }
 
     /// Entry bundle `index` of width `width`: events `seq` `index·256 + 1 …`, each as a
@@ -135,10 +150,7 @@ extension Ledger {
 
     static func entryBundle(_ r: any StorageReader, index: UInt64, width: Int) throws -> [UInt8] {
         let head = try r.head().seq
-        guard width >= 1, width <= Ledger.tileWidth, index <= (UInt64.max >> UInt64(Ledger.tileHeight)) - 1,
-              index * UInt64(Ledger.tileWidth) + UInt64(width) <= head else {
-            throw LedgerError(.notFound, "no such entry bundle in a tree of \(head) events")
-        }
+        try checkTile(level: 0, index: index, width: width, size: head, of: "events")
         var out = [UInt8]()
         let first = index * UInt64(Ledger.tileWidth) + 1
         for seq in first..<(first + UInt64(width)) {
@@ -146,13 +158,7 @@ extension Ledger {
                 guard let b else { throw LedgerError(.tampered, "event missing", seq: seq) }
                 return try EventCodec.decode(b, seq: seq)
             }
-            let c = RecordedEvent.leafInput(e.event, seq: seq, version: e.version)
-            guard c.count <= Int(UInt16.max) else {
-                throw LedgerError(.storageError, "event \(seq) is longer than an entry bundle can hold (65535 bytes)", seq: seq)
-            }
-            out.append(UInt8(c.count >> 8))
-            out.append(UInt8(c.count & 0xFF))
-            out.append(contentsOf: c)
+            try appendBundleEntry(&out, RecordedEvent.leafInput(e.event, seq: seq, version: e.version), seq: seq)
         }
         return out
     }

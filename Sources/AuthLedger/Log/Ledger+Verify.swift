@@ -17,6 +17,10 @@ extension Ledger {
             var users: [String: UserState] = [:]
             var system = SystemState()
             var lastSeq: [String: UInt64] = [:]
+            var streams: [String: StreamHead] = [:]
+            // The user index is checked against the streams as of the size it covers.
+            let indexed = try UserIndexPages.position(r).size
+            var atIndex: (streams: [String: StreamHead], counts: [String: UInt64]) = ([:], [:])
             var tree = TreeCheck(r)
             try r.scan(from: 0) { seq, bytes in
                 guard seq == expected else {
@@ -45,6 +49,8 @@ extension Ledger {
                     throw LedgerError(.tampered, "event breaks the rules (\((error as? LedgerError)?.code.rawValue ?? "\(error)"))", seq: seq)
                 }
                 lastSeq[stream] = seq
+                if rec.event.user != nil { streams[stream] = streams[stream, default: .start].adding(leaf, seq: seq) }
+                if seq == indexed { atIndex = (streams, versions) }
                 prev = hash
                 expected += 1
                 return true
@@ -55,6 +61,8 @@ extension Ledger {
                 throw LedgerError(.tampered, "head does not match the last event", seq: min(head.seq, last) + 1)
             }
             try tree.finish()
+            if indexed > last { throw LedgerError(.tampered, "the user index covers more than the log", seq: last + 1) }
+            if indexed > 0 { try Ledger.checkUserIndex(r, size: indexed, streams: atIndex.streams, counts: atIndex.counts) }
             let counts = try r.indexCounts()
             guard counts.events == Int(last), counts.ids == Int(last), counts.streams == Int(last) else {
                 throw LedgerError(.tampered, "an index holds entries for events not in the log", seq: last + 1)
@@ -63,6 +71,12 @@ extension Ledger {
                 var stored = 0
                 try r.scanProjectionStates { key, bytes in
                     stored += 1
+                    if key != systemStream, let head = streams[key] {
+                        // Named on its own: what a user proof commits to (section 14).
+                        guard (try? StateCodec.decodeStream(bytes).head) == head else {
+                            throw LedgerError(.tampered, "the stream hash of \(key) differs from its events' leaves", seq: head.last)
+                        }
+                    }
                     let same = key == systemStream
                         ? (try? StateCodec.decodeSystem(bytes)) == system
                         : users[key] != nil && (try? StateCodec.decode(bytes, user: key)) == users[key]!.compacted()

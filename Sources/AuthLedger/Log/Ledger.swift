@@ -46,6 +46,9 @@ public final class Ledger: Sendable {
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
             _ = try replayOnOpen()
+        } else if head.seq > 0 && layout == Ledger.layoutWithoutStreamHashes {
+            // States written before stream hashes: computed from the log, the states kept.
+            try buildStreamHashesOnOpen(head: head.seq)
         } else if head.seq > 0 && layout != Ledger.projectionLayout {
             // A store written before challenges, OTPs and grants had their own indexes
             // (replay rebuilds the Merkle tree too).

@@ -44,18 +44,24 @@ struct TreeFrontier {
 
     /// The frontier of the stored tree of `size` leaves (popcount(size) reads).
     static func load(_ r: any StorageReader, size: UInt64) throws -> TreeFrontier {
+        try load(size: size) { level, n in
+            try r.withTreeHash(MerkleTree.storedHashIndex(level: level, n)) { b -> Node in
+                guard let b, b.count == 32 else {
+                    throw LedgerError(.tampered, "the Merkle tree has no hash for level \(level) node \(n)", seq: (n << UInt64(level)) + 1)
+                }
+                return Node(b)
+            }
+        }
+    }
+
+    /// The edge of a tree of `size` leaves whose complete subtrees `node(level, n)` gives
+    /// (the log's, or the index log's: section 14).
+    static func load(size: UInt64, _ node: (_ level: Int, _ n: UInt64) throws -> Node) rethrows -> TreeFrontier {
         var f = TreeFrontier()
         f.size = size
         var start: UInt64 = 0
         for level in stride(from: 63, through: 0, by: -1) where size & (UInt64(1) << UInt64(level)) != 0 {
-            let index = MerkleTree.storedHashIndex(level: level, start >> UInt64(level))
-            let node = try r.withTreeHash(index) { b -> Node in
-                guard let b, b.count == 32 else {
-                    throw LedgerError(.tampered, "the Merkle tree has no hash for level \(level) node \(start >> UInt64(level))", seq: start + 1)
-                }
-                return Node(b)
-            }
-            f.stack.append(node)
+            f.stack.append(try node(level, start >> UInt64(level)))
             start += UInt64(1) << UInt64(level)
         }
         return f

@@ -4,12 +4,13 @@
 // served inclusion and consistency proofs pass tlog.CheckRecord and tlog.CheckTree, and
 // proofs computed by tlog itself from the served tiles (tlog.TileHashReader) agree.
 //
-// Usage: tlog-interop -url http://127.0.0.1:PORT -token TOKEN -vkey VKEY -origin ORIGIN -append 'shell command'
+// Usage: tlog-interop -url http://127.0.0.1:PORT -token TOKEN -vkey VKEY -origin ORIGIN [-users-vkey UVKEY] -append 'shell command'
 // The append command runs between the first and the second checkpoint.
 package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
@@ -31,6 +32,7 @@ var (
 	vkey      = flag.String("vkey", "", "verifier key (authledger checkpoint --vkey)")
 	origin    = flag.String("origin", "", "expected origin")
 	appendCmd = flag.String("append", "", "shell command that appends events")
+	usersVkey = flag.String("users-vkey", "", "the index log's verifier key (authledger checkpoint --vkey --users)")
 	checks    = 0
 )
 
@@ -67,18 +69,21 @@ func get(path string) ([]byte, http.Header) {
 
 // openCheckpoint verifies a signed checkpoint with note.Open and parses its body
 // (C2SP tlog-checkpoint: origin, size, base64 root).
-func openCheckpoint(msg []byte) tlog.Tree {
-	verifier, err := note.NewVerifier(*vkey)
+func openCheckpoint(msg []byte) tlog.Tree { return openNote(msg, *vkey, *origin) }
+
+// openNote is openCheckpoint under the verifier key vk, for origin org (the index log's).
+func openNote(msg []byte, vk, org string) tlog.Tree {
+	verifier, err := note.NewVerifier(vk)
 	if err != nil {
-		fail("note.NewVerifier(%q): %v", *vkey, err)
+		fail("note.NewVerifier(%q): %v", vk, err)
 	}
 	n, err := note.Open(msg, note.VerifierList(verifier))
 	if err != nil {
 		fail("note.Open: %v\n%s", err, msg)
 	}
 	lines := strings.Split(n.Text, "\n")
-	if len(lines) < 4 || lines[0] != *origin {
-		fail("checkpoint body %q: want origin %q, size and root", n.Text, *origin)
+	if len(lines) < 4 || lines[0] != org {
+		fail("checkpoint body %q: want origin %q, size and root", n.Text, org)
 	}
 	size, err := strconv.ParseInt(lines[1], 10, 64)
 	if err != nil || strconv.FormatInt(size, 10) != lines[1] {
@@ -95,7 +100,11 @@ func openCheckpoint(msg []byte) tlog.Tree {
 
 // tileReader fetches C2SP tlog-tiles paths: Go's tlog names a tile tile/H/L/N[.p/W]
 // (data tiles tile/H/data/N); C2SP drops the height and calls data tiles entries.
-type tileReader struct{ fetched int }
+// prefix is "" for the log's tiles, "/users" for the index log's.
+type tileReader struct {
+	fetched int
+	prefix  string
+}
 
 func c2spPath(t tlog.Tile) string {
 	p := strings.TrimPrefix(t.Path(), fmt.Sprintf("tile/%d/", t.H))
@@ -107,7 +116,7 @@ func (r *tileReader) Height() int { return 8 }
 func (r *tileReader) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
 	out := make([][]byte, len(tiles))
 	for i, t := range tiles {
-		data, header := get(c2spPath(t))
+		data, header := get(r.prefix + c2spPath(t))
 		cache := header.Get("Cache-Control")
 		if t.W == 256 && !strings.Contains(cache, "immutable") {
 			fail("full tile %s: Cache-Control %q is not immutable", c2spPath(t), cache)
@@ -125,12 +134,15 @@ func (r *tileReader) SaveTiles(tiles []tlog.Tile, data [][]byte) {}
 
 // entries reads the entry bundle holding leaf i of a tree of size n: big-endian
 // uint16 lengths and the bytes of each entry.
-func entry(i, n int64) []byte {
+func entry(i, n int64) []byte { return entryIn("", i, n) }
+
+// entryIn is entry in the log whose tiles are under prefix.
+func entryIn(prefix string, i, n int64) []byte {
 	t := tlog.Tile{H: 8, L: -1, N: i / 256, W: 256}
 	if rest := n - t.N*256; rest < 256 {
 		t.W = int(rest)
 	}
-	data, _ := get(c2spPath(t))
+	data, _ := get(prefix + c2spPath(t))
 	k := i % 256
 	for j := int64(0); ; j++ {
 		if len(data) < 2 {
@@ -304,6 +316,7 @@ func main() {
 	}
 	thr2 := tlog.TileHashReader(tree2, &tileReader{})
 	checkInclusion(tree2, thr2, []int64{1, tree1.N, tree1.N + 1, tree2.N})
+	checkUsers(tree2)
 	fmt.Printf("%d passed, 0 failed\n", checks)
 }
 
@@ -327,4 +340,59 @@ func otherVerifier() note.Verifier {
 		fail("%v", err)
 	}
 	return v
+}
+
+// checkUsers checks the index log of user proofs (origin <origin>/users): its checkpoint
+// opens with note.Open under its own verifier key, tlog hashes its served tiles to the
+// checkpoint's root, every 72-byte entry u64be(S) || R_S || I_S has increasing sizes and
+// an R_S that is tlog.TreeHash(S) over the log's own tiles, and tlog's proofs over its
+// tiles pass tlog.CheckRecord and tlog.CheckTree. Signing each /checkpoint appended an
+// entry first, so there are at least two.
+func checkUsers(logTree tlog.Tree) {
+	if *usersVkey == "" {
+		return
+	}
+	msg, _ := get("/users/checkpoint")
+	users := openNote(msg, *usersVkey, *origin+"/users")
+	if users.N < 2 {
+		fail("the index log has %d entries, want at least 2 (one before each signed checkpoint)", users.N)
+	}
+	ok("the index log's checkpoint opens with note.Open: origin %s/users, %d entries", *origin, users.N)
+	thr := tlog.TileHashReader(users, &tileReader{prefix: "/users"})
+	if th, err := tlog.TreeHash(users.N, thr); err != nil || th != users.Hash {
+		fail("tlog.TreeHash over the index log's tiles: %v (%v vs %v)", err, th, users.Hash)
+	}
+	logHashes := tlog.TileHashReader(logTree, &tileReader{})
+	var last int64
+	for i := int64(0); i < users.N; i++ {
+		e := entryIn("/users", i, users.N)
+		if len(e) != 72 {
+			fail("index log entry %d has %d bytes, not 72", i, len(e))
+		}
+		s := int64(binary.BigEndian.Uint64(e[:8]))
+		if s <= last || s > logTree.N {
+			fail("index log entry %d: size %d after %d (log of %d)", i, s, last, logTree.N)
+		}
+		last = s
+		if r, err := tlog.TreeHash(s, logHashes); err != nil || !bytes.Equal(r[:], e[8:40]) {
+			fail("index log entry %d: R_S is not tlog.TreeHash(%d) over the log's tiles (%v)", i, s, err)
+		}
+		own, err := tlog.ProveRecord(users.N, i, thr)
+		if err != nil {
+			fail("tlog.ProveRecord(%d, %d) over the index log's tiles: %v", users.N, i, err)
+		}
+		if err := tlog.CheckRecord(own, users.N, users.Hash, i, tlog.RecordHash(e)); err != nil {
+			fail("tlog.CheckRecord(index log entry %d): %v", i, err)
+		}
+	}
+	ok("%d index log entries: sizes increasing, each R_S is tlog.TreeHash over the log's tiles, each passes tlog.CheckRecord", users.N)
+	first, err := tlog.TreeHash(1, thr)
+	if err != nil {
+		fail("tlog.TreeHash(1) over the index log's tiles: %v", err)
+	}
+	own, err := tlog.ProveTree(users.N, 1, thr)
+	if err != nil || tlog.CheckTree(own, users.N, users.Hash, 1, first) != nil {
+		fail("the index log of %d entries does not extend its first (%v)", users.N, err)
+	}
+	ok("the index log of %d entries extends its first entry's: tlog.CheckTree", users.N)
 }

@@ -1,0 +1,119 @@
+import AuthLedgerCore
+
+/// The user index's position and a user's proof in it (section 14 of the reference).
+package struct UserIndexAnswer: Sendable {
+    /// The log size the index covers, and its root `I_S`.
+    package var size: UInt64
+    package var root: Hash32
+    /// The user's event count at `size` (0: none), stream hash and newest seq.
+    package var count: UInt64
+    package var streamHash: Hash32
+    package var last: UInt64
+    /// Inclusion (count > 0) or non-inclusion of the user's key.
+    package var proof: UserIndexProof
+}
+
+/// An entry appended to the index log: `u64be(size) ‖ logRoot ‖ indexRoot` at `index`.
+package struct UserIndexEntry: Sendable, Equatable {
+    package var index: UInt64
+    package var size: UInt64
+    package var logRoot: Hash32
+    package var indexRoot: Hash32
+    /// How many users' commitments the update changed.
+    package var changed: Int
+}
+
+extension Ledger {
+    /// Brings the stored user index up to the head and appends its entry to the index log,
+    /// in one transaction of its own on the writer: the users with events since the size it
+    /// covers (read from the log), each path rehashed once. Nil when the log has not grown.
+    @discardableResult
+    package func updateUserIndex() async throws -> UserIndexEntry? {
+        try await writer.exclusive { [self] in try storage.write { w in try Ledger.updateUserIndex(w) } }
+    }
+
+    static func updateUserIndex(_ w: any StorageWriter) throws -> UserIndexEntry? {
+        let from = try UserIndexPages.position(w).size
+        let head = try w.head()
+        guard head.seq > from else {
+            if head.seq < from { throw LedgerError(.tampered, "the user index covers more than the log", seq: head.seq + 1) }
+            return nil
+        }
+        var users = Set<String>()
+        try w.scan(from: from + 1) { seq, bytes in
+            guard seq <= head.seq else { return false }
+            guard let user = EventCodec.user(bytes) else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
+            if !user.isEmpty { users.insert(user) }
+            return true
+        }
+        if w.readsAhead && !users.isEmpty { try w.prefetch(states: Array(users), records: [], ids: []) }
+        var items: [UserIndexPages.Item] = []
+        items.reserveCapacity(users.count)
+        for user in users {
+            let (count, stored) = try storedStreamHead(w, user)
+            let head = try stored ?? streamHead(w, user)
+            items.append((UserIndex.key(user), head.commitment(count: count)))
+        }
+        items.sort { $0.key.bytes.lexicographicallyPrecedes($1.key.bytes) }
+        let root = try UserIndexPages.update(w, items)
+        try w.putMetaValue(UserIndexPages.stateKey, head.seq.bigEndianBytes8 + root.bytes)
+        let logRoot = try Ledger.treeReader(w).root(head.seq)
+        let index = try UserIndexLog.append(w, UserIndexLog.entry(size: head.seq, logRoot: logRoot, indexRoot: root))
+        return UserIndexEntry(index: index, size: head.seq, logRoot: logRoot, indexRoot: root, changed: items.count)
+    }
+
+    /// `user`'s proof in the stored index, at the size it covers.
+    package func userIndexAnswer(_ user: String) async throws -> UserIndexAnswer {
+        try await read { r in try Ledger.userIndexAnswer(r, user) }
+    }
+
+    static func userIndexAnswer(_ r: any StorageReader, _ user: String) throws -> UserIndexAnswer {
+        let (size, root) = try UserIndexPages.position(r)
+        let key = UserIndex.key(user)
+        let proof = try UserIndexPages.proof(r, for: key)
+        guard proof.root(for: key) == root else { throw LedgerError(.tampered, "the user index's pages do not hash to its root") }
+        // The stream as of `size`: the state at the head, or its events up to `size`.
+        var (count, head) = try storedStreamHead(r, user)
+        if head == nil || head!.last > size {
+            var n: UInt64 = 0, h = StreamHead.start
+            var leaves = StoredLeaf()
+            try r.scanStream(user) { _, seq in
+                guard seq <= size else { return false }
+                let leaf = try r.withEventBytes(seq) { b in
+                    guard let b else { throw LedgerError(.tampered, "the stream index points at a missing event", seq: seq) }
+                    return try leaves.leafOrDecode(b, seq: seq)
+                }
+                h = h.adding(leaf, seq: seq)
+                n += 1
+                return true
+            }
+            (count, head) = (n, h)
+        }
+        let commitment = count == 0 ? nil : head!.commitment(count: count)
+        guard proof.commitment(for: key) == commitment else {
+            throw LedgerError(.tampered, "the user index holds another commitment for \(user) than its stream", seq: head!.last)
+        }
+        return UserIndexAnswer(size: size, root: root, count: count, streamHash: head!.hash, last: head!.last, proof: proof)
+    }
+
+    /// Checks the stored index against the streams as of the size it covers (`verify`).
+    static func checkUserIndex(_ r: any StorageReader, size: UInt64, streams: [String: StreamHead], counts: [String: UInt64]) throws {
+        let (covered, root) = try UserIndexPages.position(r)
+        guard covered == size else { return }
+        let (computed, leaves) = try UserIndexPages.leaves(r)
+        for (user, head) in streams {
+            let key = UserIndex.key(user)
+            guard let c = leaves[key] else {
+                throw LedgerError(.tampered, "the user index at size \(size) leaves out \(user)", seq: head.last)
+            }
+            guard c == head.commitment(count: counts[user] ?? 0) else {
+                throw LedgerError(.tampered, "the user index at size \(size) holds a wrong commitment for \(user)", seq: head.last)
+            }
+        }
+        guard leaves.count == streams.count else {
+            throw LedgerError(.tampered, "the user index at size \(size) holds a key of no user with events", seq: size)
+        }
+        guard computed == root else { throw LedgerError(.tampered, "the user index's root at size \(size) is not its pages'", seq: size) }
+        try UserIndexLog.check(r, logSize: try r.head().seq, indexRoot: root)
+    }
+}

@@ -1,0 +1,89 @@
+import AuthLedgerCore
+
+/// The index log served like the log (section 14 of the reference): its tree head, signed
+/// checkpoint (origin `<origin>/users`, the log's key), proofs, hash tiles and entry bundles.
+extension Ledger {
+    /// The index log's origin: the log's (`origin`, else the configured one) and `/users`.
+    public func usersOrigin(_ origin: String? = nil) -> String { (origin ?? configuration.effectiveOrigin) + "/users" }
+
+    /// The signer of the index log's checkpoints: the log's key under the index log's origin.
+    public func usersCheckpointSigner(origin: String? = nil) throws -> CheckpointSigner {
+        try checkpointSigner(origin: usersOrigin(origin))
+    }
+
+    /// Whether the log has grown since the index log's newest entry.
+    package func userIndexLags() async throws -> Bool {
+        try await read { r in try r.head().seq > UserIndexPages.position(r).size }
+    }
+
+    /// The size (entries) and root of the index log's tree (of `size` entries, default all).
+    public func usersTreeHead(size: UInt64? = nil) async throws -> (size: UInt64, root: Hash32) {
+        try await read { r in
+            let n = try Ledger.checkedSize(size, head: try UserIndexLog.size(r))
+            return (n, try UserIndexLog.reader(r).root(n))
+        }
+    }
+
+    /// The signed checkpoint of the index log (of `size` entries, default all).
+    public func usersCheckpoint(size: UInt64? = nil, signer: CheckpointSigner) async throws -> String {
+        let (n, root) = try await usersTreeHead(size: size)
+        return try signer.sign(size: n, root: root)
+    }
+
+    /// Entry `index` (0-based) of the index log: `u64be(S) ‖ R_S ‖ I_S`.
+    public func usersEntry(_ index: UInt64) async throws -> [UInt8] {
+        try await read { r in
+            guard index < (try UserIndexLog.size(r)) else { throw LedgerError(.notFound, "the index log has no entry \(index)") }
+            return try UserIndexLog.entry(r, index)
+        }
+    }
+
+    /// The inclusion proof of entry `index` in the index log of `size` entries (default all).
+    public func usersInclusionProof(index: UInt64, size: UInt64? = nil) async throws -> InclusionProof {
+        try await read { r in
+            let n = try Ledger.checkedSize(size, head: try UserIndexLog.size(r))
+            guard index < n else { throw LedgerError.invalid("the entry index must be below the tree size \(n)", field: "index") }
+            let t = UserIndexLog.reader(r)
+            return InclusionProof(treeSize: n, leafIndex: index, leafHash: try t.hash(level: 0, index),
+                                  proof: try t.inclusionProof(index, n), root: try t.root(n))
+        }
+    }
+
+    /// The consistency proof between two sizes of the index log (1 ≤ from ≤ to ≤ entries).
+    public func usersConsistencyProof(from: UInt64, to: UInt64) async throws -> ConsistencyProof {
+        try await read { r in
+            let n = try UserIndexLog.size(r)
+            guard to <= n else { throw LedgerError.invalid("size \(to) is beyond the index log's \(n) entries", field: "to") }
+            guard from >= 1, from <= to else { throw LedgerError.invalid("the old size must be between 1 and the new size \(to)", field: "from") }
+            let t = UserIndexLog.reader(r)
+            return ConsistencyProof(oldSize: from, newSize: to, oldRoot: try t.root(from), newRoot: try t.root(to),
+                                    proof: try t.consistencyProof(from, to))
+        }
+    }
+
+    /// Hash tile `level`/`index` of width `width` of the index log (C2SP tlog-tiles).
+    public func usersHashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
+        try await read { r in
+            try Ledger.checkTile(level: level, index: index, width: width, size: try UserIndexLog.size(r), of: "index entries")
+            return try Ledger.hashTile(UserIndexLog.reader(r), level: level, index: index, width: width)
+        }
+    }
+
+    /// Entry bundle `index` of width `width` of the index log: each entry's 72 bytes after a big-endian uint16 length.
+    public func usersEntryBundle(index: UInt64, width: Int) async throws -> [UInt8] {
+        try await read { r in
+            try Ledger.checkTile(level: 0, index: index, width: width, size: try UserIndexLog.size(r), of: "index entries")
+            var out: [UInt8] = []
+            let first = index * UInt64(Ledger.tileWidth)
+            for i in first..<(first + UInt64(width)) { try Ledger.appendBundleEntry(&out, try UserIndexLog.entry(r, i)) }
+            return out
+        }
+    }
+}
+
+extension CheckpointSigner {
+    /// The index log's signer (section 14): this key under `<origin>/users`.
+    public func forUsers() throws -> CheckpointSigner {
+        try CheckpointSigner(origin: origin + "/users", seed: Array(key.rawRepresentation))
+    }
+}

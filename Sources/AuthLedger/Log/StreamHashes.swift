@@ -1,0 +1,111 @@
+import AuthLedgerCore
+import Crypto
+
+/// The head of a user's stream hash chain (section 14 of the reference): `s_N`, the hash
+/// after the user's `N` events (`s_k = SHA-256(s_{k-1} ‖ leaf_k)`, `s_0` zero), and `last`,
+/// the seq of the newest. Stored in front of the user's maintained state (`StateCodec`,
+/// format 2) in the transaction of the events; `N` is the state's version. An erasure
+/// changes no leaf, so no stream head.
+package struct StreamHead: Sendable, Equatable {
+    /// `s_N`.
+    package var hash: Hash32
+    /// The seq of the stream's newest event (0: none).
+    package var last: UInt64
+
+    package init(hash: Hash32, last: UInt64) {
+        self.hash = hash
+        self.last = last
+    }
+
+    /// The head of a stream without events.
+    package static let start = StreamHead(hash: .zero, last: 0)
+
+    /// The head after one more event, of leaf hash `leaf` at `seq`.
+    package func adding(_ leaf: SHA256.Digest, seq: UInt64) -> StreamHead {
+        var h = SHA256()
+        h.update(data: hash.bytes)
+        leaf.withUnsafeBytes { h.update(bufferPointer: $0) }
+        return StreamHead(hash: Hash32(bytes: Array(h.finalize())), last: seq)
+    }
+
+    /// The user's value commitment `c(U)` in the index, for a stream of `count` events.
+    package func commitment(count: UInt64) -> Hash32 {
+        UserIndex.commitment(count: count, streamHash: hash, last: last)
+    }
+}
+
+extension AppendSession {
+    /// Folds the leaves of the transaction's user events into their streams' heads, in seq
+    /// order (before `finish` writes the states). A head this session did not load with its
+    /// state (a state adopted from the writer's cache) is read from the stored state; one
+    /// stored without a head (written before stream hashes) is computed from the stream.
+    func foldStreamLeaves() throws {
+        guard !streamLeaves.isEmpty else { return }
+        var first: [String: UInt64] = [:]
+        for e in streamLeaves where streams[e.user] == nil && first[e.user] == nil { first[e.user] = e.seq }
+        if w.readsAhead && !first.isEmpty { try w.prefetch(states: Array(first.keys), records: [], ids: []) }
+        for (user, before) in first { streams[user] = try storedStreamHead(user, before: before) }
+        for e in streamLeaves { streams[e.user] = streams[e.user]!.adding(e.leaf, seq: e.seq) }
+        streamLeaves = []
+    }
+
+    /// The head of `user`'s stream over its events before `before`, as stored.
+    private func storedStreamHead(_ user: String, before: UInt64) throws -> StreamHead {
+        guard let bytes = try w.projectionState(user) else { return .start }
+        let (head, count) = try bytes.withUnsafeBytes { try StateCodec.decodeStream($0) }
+        if let head { return head }
+        return try Ledger.streamHead(w, user, count: count, before: before)
+    }
+}
+
+extension Ledger {
+    /// The head of `user`'s stream computed from its stored events with seq before
+    /// `before` (at most `count`): for a state stored without one.
+    static func streamHead(_ r: any StorageReader, _ user: String, count: UInt64 = .max, before: UInt64 = .max) throws -> StreamHead {
+        var head = StreamHead.start
+        var leaves = StoredLeaf()
+        var n: UInt64 = 0
+        try r.scanStream(user) { _, seq in
+            guard seq < before, n < count else { return false }
+            let leaf = try r.withEventBytes(seq) { b in
+                guard let b else { throw LedgerError(.tampered, "the stream index points at a missing event", seq: seq) }
+                return try leaves.leafOrDecode(b, seq: seq)
+            }
+            head = head.adding(leaf, seq: seq)
+            n += 1
+            return true
+        }
+        return head
+    }
+}
+
+extension Ledger {
+    /// Puts every user's stream head in front of its state, computed from the log in one
+    /// scan (a store written before stream hashes, layout 2): the states themselves are
+    /// kept as they are, byte for byte, and no rule runs (an old log that today's rules
+    /// refuse still opens, and `verify` names it). Progress is logged every 2^20 events.
+    func buildStreamHashesOnOpen(head: UInt64) throws {
+        logger.notice("user states without stream hashes; computing them from the log", metadata: ["head": "\(head)"])
+        let n = try writer.exclusive { [self] in
+            try storage.write { w in
+                var heads: [String: StreamHead] = [:]
+                var leaves = StoredLeaf()
+                try w.scan(from: 1) { seq, bytes in
+                    guard seq <= head else { return false }
+                    guard let user = EventCodec.user(bytes) else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
+                    if !user.isEmpty { heads[user] = heads[user, default: .start].adding(try leaves.leafOrDecode(bytes, seq: seq), seq: seq) }
+                    if seq % 1_048_576 == 0 { logger.notice("stream hashes", metadata: ["done": "\(seq)", "of": "\(head)"]) }
+                    return true
+                }
+                if w.readsAhead { try w.prefetch(states: Array(heads.keys), records: [], ids: []) }
+                for (user, h) in heads {
+                    guard let bytes = try w.projectionState(user) else { continue }
+                    try w.putProjectionState(user, try StateCodec.withStreamHead(bytes, h))
+                }
+                try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout)
+                return heads.count
+            }
+        }
+        logger.notice("stream hashes computed", metadata: ["users": "\(n)", "head": "\(head)"])
+    }
+}

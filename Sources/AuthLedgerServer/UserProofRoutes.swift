@@ -1,0 +1,68 @@
+import AuthLedger
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// User proofs over HTTP (reference section 14): a user's proof (read scope), and the index
+/// log served like the log (audit scope) — its checkpoint under `<origin>/users` and its
+/// C2SP tiles under `/users/tile/…` (the log's tile paths and bodies).
+extension LedgerServer {
+    func registerUserProofRoutes(_ t: RouteFamily) {
+        t.on(.get, "/v1/users/{user}/proof", .scope(.read)) { [self] _, ctx in
+            let log = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin)
+            let proof = try await ledger.userProof(try user(ctx))
+            return JSONResponse.make(try proof.json(log: log, users: try log.forUsers()))
+        }
+        t.on(.get, "/users/checkpoint", .scope(.audit)) { [self] _, _ in
+            let users = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin).forUsers()
+            guard try await ledger.usersTreeHead().size > 0 else { throw LedgerError(.notFound, "the index log has no entry yet") }
+            return Self.checkpointResponse(ByteBuffer(string: try await ledger.usersCheckpoint(signer: users)))
+        }
+        t.on(.get, "/users/tile/**", .scope(.audit), documented: "/users/tile/{tilePath+}") { [ledger] _, ctx in
+            let tile = try TilePath(ctx.parameters.getCatchAll())
+            let body = if let level = tile.level {
+                try await ledger.usersHashTile(level: level, index: tile.index, width: tile.width)
+            } else {
+                try await ledger.usersEntryBundle(index: tile.index, width: tile.width)
+            }
+            let cache = tile.width == Ledger.tileWidth ? "public, max-age=31536000, immutable" : "no-cache"
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream", .cacheControl: cache],
+                            body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+    }
+}
+
+extension LedgerServer {
+    /// Before the log's checkpoint is signed: the index log gets its entry when the log has
+    /// grown (so an entry never lags a served checkpoint). A failure is logged, not the
+    /// checkpoint's: the log's checkpoint holds without the index.
+    func indexBeforeSigning() async {
+        do {
+            if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
+        } catch {
+            logger.error("the user index update before a checkpoint failed", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+/// Appends the index log's entry (the user index brought up to the head) at most every
+/// `interval`, when the log has grown since the last (reference section 14).
+struct UserIndexUpdater: Service {
+    let ledger: Ledger
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+                if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
+            } catch is CancellationError {
+                return
+            } catch {
+                // A storage error must not take the HTTP service down: logged, tried again next interval.
+                logger.error("the user index update failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import AuthLedger
+import Foundation
+import Testing
+
+/// User proofs through the CLI (reference section 14): `prove-user` appends the index log's
+/// entry and prints the proof, `verify-user` checks it with the log's verifier key, a proof
+/// that hides an event or names another user is refused, and `checkpoint --users` signs the
+/// index log under its own origin.
+@Suite struct UserProofCLITests {
+    /// The proof with one event fewer claimed.
+    func hidden(_ proof: String, _ s: VerifiableLogCLITests.Store) throws -> String {
+        try s.write("hidden-\(proof.count).json", proof.replacingOccurrences(of: "\"count\":11", with: "\"count\":10"))
+    }
+
+    @Test func proveUserVerifiesAndAnEditedProofDoesNot() throws {
+        let s = VerifiableLogCLITests.Store(dir: Support.tempDir("user-proof-cli"))
+        #expect(try s.run("import", try s.write("a.jsonl", VerifiableLogCLITests.events(1...11))).status == 0)
+        let vkey = try s.run("checkpoint", "--vkey").stdout.trimmingCharacters(in: .newlines)
+        let usersKey = try s.run("checkpoint", "--vkey", "--users").stdout.trimmingCharacters(in: .newlines)
+        #expect(usersKey.hasPrefix("audit.example/ledger/users+") && usersKey.split(separator: "+").last == vkey.split(separator: "+").last)
+        let proof = try s.run("prove-user", "alice", "--json")
+        #expect(proof.status == 0 && proof.json?["count"]?.intValue == 11 && proof.json?["size"]?.intValue == 11, "\(proof.stderr)")
+        let ok = try s.run("verify-user", try s.write("alice.json", proof.stdout), "--vkey", vkey)
+        #expect(ok.status == 0 && ok.stdout.contains("alice has exactly 11 events in the log of 11"), "\(ok.stderr)")
+        // The offline verifier agrees, and with alice's events recomputes her stream hash;
+        // a history with one event left out is caught.
+        let export = try s.run("export").stdout
+        let offline = try s.verifier(["user", try s.write("alice2.json", proof.stdout), "--vkey", vkey, "--events", try s.write("all.jsonl", export)])
+        #expect(offline.status == 0 && offline.stdout.contains("the 11 events given are all of them"), "\(offline.stderr)")
+        var lines = export.split(separator: "\n")
+        lines.remove(at: 5)
+        let short = try s.verifier(["user", try s.write("alice3.json", proof.stdout), "--vkey", vkey,
+                                    "--events", try s.write("short.jsonl", lines.joined(separator: "\n") + "\n")])
+        #expect(short.status != 0 && short.stderr.contains("not complete"), "\(short.stdout)")
+        let forged = try s.verifier(["user", hidden(proof.stdout, s), "--vkey", vkey])
+        #expect(forged.status != 0, "\(forged.stdout)")
+        // The index log signed under its own origin, with one entry (prove-user appended it).
+        let users = try s.run("checkpoint", "--users")
+        #expect(users.status == 0 && users.stdout.hasPrefix("audit.example/ledger/users\n1\n"), "\(users.stderr)")
+        // Hiding an event, or passing alice's proof off as bob's: refused.
+        let hidden = try s.write("hidden.json", proof.stdout.replacingOccurrences(of: "\"count\":11", with: "\"count\":10"))
+        let refused = try s.run("verify-user", hidden, "--vkey", vkey)
+        #expect(refused.status == 1 && refused.stderr.contains("FAIL"), "\(refused.stdout)")
+        let bob = try s.write("bob.json", proof.stdout.replacingOccurrences(of: "\"user\":\"alice\"", with: "\"user\":\"bob\""))
+        #expect(try s.run("verify-user", bob, "--vkey", vkey).status == 1)
+        // After more events the next proof is at a new entry.
+        #expect(try s.run("import", try s.write("b.jsonl", VerifiableLogCLITests.events(12...14))).status == 0)
+        let later = try s.run("prove-user", "alice", "--json")
+        #expect(later.json?["count"]?.intValue == 14 && later.json?["entry"]?["index"]?.intValue == 1)
+        #expect(try s.run("verify-user", try s.write("later.json", later.stdout), "--vkey", vkey).status == 0)
+        #expect(try s.run("verify").status == 0)
+        let audit = try s.run("audit-index")
+        #expect(audit.status == 0 && audit.stdout.contains("ok: 2 index log entries recomputed from the log (the newest at size 14)"), "\(audit.stderr)")
+    }
+}
