@@ -38,8 +38,6 @@ struct PostgresWaitFree {
 enum PostgresNeed {
     /// The rows of a read statement.
     case rows(PostgresStatement)
-    /// A group's read ahead (`PostgresAccess.prefetch`).
-    case ahead(PostgresAhead)
     /// The value of async work (`awaiting`), the `k`th of the body.
     case awaited(Int, @Sendable () async throws -> any Sendable)
 }
@@ -131,7 +129,6 @@ extension PostgresAccess {
         for need in needs {
             switch need {
             case .rows(let st): sent.append(s.send(st.sql, st.binds))
-            case .ahead(let ahead): sent += statements(ahead).map { s.send($0.sql, $0.binds) }
             case .awaited: break
             }
         }
@@ -142,10 +139,6 @@ extension PostgresAccess {
                 let answer = answers.removeFirst()
                 try settle([answer], [st.doing])
                 run.answers[st.key] = Array(try answer.get().rows)
-            case .ahead(let ahead):
-                let n = statements(ahead).count
-                try apply(ahead, Array(answers.prefix(n)))
-                answers.removeFirst(n)
             case .awaited(let k, let work):
                 run.awaited[k] = try await work()
             }
