@@ -48,6 +48,24 @@ extension PostgresStorage {
         }
     }
 
+    /// A replay's write (`AsyncBatchScanning.writeAwaiting`): `writeAsync`'s transaction,
+    /// whose body runs after `work` was awaited with the locked head (the scan runs on
+    /// other connections meanwhile). A write that cannot stay wait-free is rolled back and
+    /// `AwaitingUnsupported` thrown: the replay is then done blocking.
+    package func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S,
+                                                         _ body: (any StorageWriter, S) throws -> T) async throws -> T {
+        var value: S?
+        do {
+            return try await waitFreeTransaction(prepare: { access in value = try await work(try access.head()) }) { w in
+                try body(w, value!)
+            }
+        } catch let e as PostgresFailure where e.retryStrict {
+            throw AwaitingUnsupported()
+        } catch is PostgresMustBlock {
+            throw AwaitingUnsupported()
+        }
+    }
+
     /// A wait-free run stops being one after this many runs (a body that keeps missing).
     static let maxRuns = 64
 
