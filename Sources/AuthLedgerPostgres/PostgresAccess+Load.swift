@@ -93,7 +93,7 @@ extension PostgresAccess {
     }
 
     /// A commit group's load step (`PostgresStorage.writeGroup`): the projection states,
-    /// records and event ids the group will ask for and the cache does not know (absences
+    /// records, event ids and meta values the group will ask for and the cache does not know (absences
     /// kept too), and for a group that appends the Merkle tree's frontier at the locked
     /// head, read in one statement per kind sent together and awaited: one round trip.
     func load(_ wanted: StorageLoad) async throws {
@@ -101,7 +101,8 @@ extension PostgresAccess {
             states: Array(Set(wanted.states)).filter { cache.states[$0] == nil },
             records: Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
                 .filter { cache.records[$0] == nil },
-            ids: Array(Set(wanted.ids)).filter { cache.ids[$0] == nil })
+            ids: Array(Set(wanted.ids)).filter { cache.ids[$0] == nil },
+            meta: Array(Set(wanted.meta)).filter { cache.meta[$0] == nil })
         let reads = statements(ahead)
         let frontier = wanted.appends && !frontierFetched ? frontierStatement() : nil
         if frontier == nil && wanted.appends { frontierFetched = true }
@@ -138,6 +139,11 @@ extension PostgresAccess {
                 SELECT k.n, e.seq FROM unnest($1::bytea[]) WITH ORDINALITY AS k(id, n) JOIN \(t.events) e ON e.id = k.id
                 """, binds { $0.append(ahead.ids.map { Self.bytes($0.bytes) }) }, doing: "find event ids"))
         }
+        if !ahead.meta.isEmpty {
+            out.append(PostgresStatement("""
+                SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
+                """, binds { $0.append(ahead.meta.map { Self.text($0) }) }, doing: "read meta values"))
+        }
         return out
     }
 
@@ -165,6 +171,11 @@ extension PostgresAccess {
         if !ahead.ids.isEmpty {
             for id in ahead.ids { cache.ids[id] = .some(nil) }
             try found(results[k], Int64.self, doing: "find event ids") { cache.ids[ahead.ids[$0]] = .some(UInt64(bitPattern: $1)) }
+            k += 1
+        }
+        if !ahead.meta.isEmpty {
+            for key in ahead.meta { cache.meta[key] = .some(nil) }
+            try found(results[k], ByteBuffer.self, doing: "read meta values") { cache.meta[ahead.meta[$0]] = .some(Array($1.readableBytesView)) }
         }
     }
 }
@@ -174,5 +185,6 @@ struct PostgresAhead {
     var states: [String]
     var records: [PostgresPendingWrites.RecordKey]
     var ids: [EventID]
-    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty }
+    var meta: [String]
+    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty && meta.isEmpty }
 }

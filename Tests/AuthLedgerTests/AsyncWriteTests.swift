@@ -100,8 +100,11 @@ struct AsyncWriteTests {
         let verified = try await pg.perform(.verifyOTP(user: "carol", otpId: try #require(otp.otpId), code: try #require(otp.code)),
                                             clock: { at })
         #expect(verified.grantId != nil)
-        // Then each group loaded carol's state and the records its events name with its other
-        // reads (one step) and ran once: nothing was missed, nothing was done blocking, no thread waited
+        // And a durable subscription is made and acknowledged (its meta value loaded with the group)
+        _ = try await pg.putSubscription(name: "carol-feed", filter: .all)
+        #expect(try await pg.acknowledge(subscription: "carol-feed", through: 2).checkpoint == 2)
+        // Then each group loaded carol's state, the records its events name and the
+        // subscription's value with its other reads (one step) and ran once: nothing was missed, nothing was done blocking, no thread waited
         #expect(storage.writeFills.value == fills)
         #expect(storage.blockingWrites.value == blocking)
         #expect(storage.connections.blockingWaits.value == waits)

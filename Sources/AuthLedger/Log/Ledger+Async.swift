@@ -40,13 +40,13 @@ extension Ledger {
         })
     }
 
-    /// Runs `job` in the writer's next group; `inputs` and `states` name what it reads, loaded
+    /// Runs `job` in the writer's next group; `inputs`, `states`, `records` and `meta` name what it reads, loaded
     /// with the group's (`StorageBackend.writeGroup`).
     func onWriter<T: Sendable>(inputs: [EventInput] = [], states: [String] = [],
-                               records: [(kind: RecordKind, user: String, id: String)] = [],
+                               records: [(kind: RecordKind, user: String, id: String)] = [], meta: [String] = [],
                                _ job: @escaping (AppendSession) throws -> T) async throws -> T {
         let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
-            writer.submit({ session in try job(session) }, inputs: inputs, states: states, records: records,
+            writer.submit({ session in try job(session) }, inputs: inputs, states: states, records: records, meta: meta,
                           done: { result in c.resume(with: result) })
         }
         return value as! T

@@ -2,16 +2,18 @@ import AuthLedgerCore
 
 /// What a commit group will read, named before it runs (`StorageBackend.writeGroup`): the
 /// projection states of its streams, the `(kind, user, id)` records its events name, the
-/// event ids it looks up, and whether it appends (then the Merkle tree's right edge too).
+/// event ids it looks up, the meta values it reads (a durable subscription), and whether it
+/// appends (then the Merkle tree's right edge too).
 package struct StorageLoad {
     package var states: [String] = []
     package var records: [(kind: RecordKind, user: String, id: String)] = []
     package var ids: [EventID] = []
+    package var meta: [String] = []
     package var appends = false
 
     package init() {}
 
-    package var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty && !appends }
+    package var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty && meta.isEmpty && !appends }
 }
 
 /// What a store knows, at the start of a group's transaction, of the streams other processes

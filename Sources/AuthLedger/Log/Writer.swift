@@ -37,6 +37,8 @@ final class Writer: @unchecked Sendable {
         var states: [String] = []
         /// The `(kind, user, id)` records a command's events will name, loaded likewise.
         var records: [(kind: RecordKind, user: String, id: String)] = []
+        /// The meta values the request reads (a durable subscription), loaded likewise.
+        var meta: [String] = []
     }
     /// The writer thread, once the loop runs (under `lock`).
     private var thread: pthread_t?
@@ -107,9 +109,9 @@ final class Writer: @unchecked Sendable {
 
     /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
     func submit(_ job: @escaping Job, inputs: [EventInput] = [], states: [String] = [],
-                records: [(kind: RecordKind, user: String, id: String)] = [],
+                records: [(kind: RecordKind, user: String, id: String)] = [], meta: [String] = [],
                 done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
-        enqueue(Pending(work: .request(job), done: done, inputs: inputs, states: states, records: records))
+        enqueue(Pending(work: .request(job), done: done, inputs: inputs, states: states, records: records, meta: meta))
     }
 
     func enqueue(_ p: Pending) {
@@ -412,6 +414,7 @@ extension Writer {
         if cachedSystem == nil { load.states.append(systemStream) }
         for p in batch {
             for user in p.states where cachedUsers.index(forKey: user) == nil { load.states.append(user) }
+            load.meta += p.meta
             for r in p.records where cachedUsers[r.user].map({ !$0.hasRecord(r.kind, r.id) }) ?? true { load.records.append(r) }
             for input in p.inputs {
                 let e = input.event
