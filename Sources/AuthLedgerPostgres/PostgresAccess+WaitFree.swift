@@ -9,9 +9,7 @@ import PostgresNIO
 /// that meets one fails, and the others go on, so that one run collects the misses of the
 /// whole group) — and once the body ended, every miss is fetched in one round trip, with
 /// PostgresNIO's answers awaited, and the body runs again from the start (its writes are
-/// in memory until it ends: nothing was sent, the transaction is as it began). A body
-/// that needs a value of async work (a replay's scan on other connections) asks
-/// `awaiting`, the same way. Statements may be sent while the body runs (a large
+/// in memory until it ends: nothing was sent, the transaction is as it began). Statements may be sent while the body runs (a large
 /// request's early rows, a SAVEPOINT): their answers are collected at the end
 /// (`drainAsync`); a miss after something was sent cannot run again on the same
 /// transaction, nor can a step that needs an answer at once (a nested savepoint): those
@@ -22,10 +20,6 @@ struct PostgresWaitFree {
     var needs: [PostgresNeed] = []
     /// Rows fetched for the point reads and scans that missed (`PostgresAccess.q`).
     var answers: [PostgresStatementKey: [PostgresRow]] = [:]
-    /// The values of `awaiting`, by their order in the body.
-    var awaited: [Int: any Sendable] = [:]
-    /// `awaiting` calls so far in this run.
-    var awaitedCount = 0
     /// Whether this run sent a statement (a miss then cannot run again).
     var sent = false
     /// Whether this run met a step that needs an answer at once.
@@ -38,10 +32,6 @@ struct PostgresWaitFree {
 enum PostgresNeed {
     /// The rows of a read statement.
     case rows(PostgresStatement)
-    /// A group's read ahead (`PostgresAccess.prefetch`).
-    case ahead(PostgresAhead)
-    /// The value of async work (`awaiting`), the `k`th of the body.
-    case awaited(Int, @Sendable () async throws -> any Sendable)
 }
 
 /// A statement as a key of what was fetched (its SQL and its binds).
@@ -77,7 +67,6 @@ extension PostgresAccess {
         replacing = PostgresReplacement()
         frontierFetched = run.frontierFetched
         run.needs = []
-        run.awaitedCount = 0
         run.sent = false
         run.mustBlock = false
     }
@@ -110,19 +99,6 @@ extension PostgresAccess {
         throw missed(.rows(st))
     }
 
-    /// The value of `work` (awaited between two runs of the body, while the transaction
-    /// holds the head's lock); in a blocking transaction, `AwaitingUnsupported`.
-    func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        guard waitFree else { throw AwaitingUnsupported() }
-        let k = run.awaitedCount
-        run.awaitedCount += 1
-        if let value = run.awaited[k] {
-            guard let typed = value as? T else { throw LedgerError(.storageError, "an awaited value of another type") }
-            return typed
-        }
-        throw missed(.awaited(k, { try await work() }))
-    }
-
     /// Fetches what the run missed: the statements sent together, their answers awaited (one round trip).
     func fill() async throws {
         let needs = run.needs
@@ -131,8 +107,6 @@ extension PostgresAccess {
         for need in needs {
             switch need {
             case .rows(let st): sent.append(s.send(st.sql, st.binds))
-            case .ahead(let ahead): sent += statements(ahead).map { s.send($0.sql, $0.binds) }
-            case .awaited: break
             }
         }
         var answers = sent.isEmpty ? [] : try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()[...]
@@ -142,12 +116,6 @@ extension PostgresAccess {
                 let answer = answers.removeFirst()
                 try settle([answer], [st.doing])
                 run.answers[st.key] = Array(try answer.get().rows)
-            case .ahead(let ahead):
-                let n = statements(ahead).count
-                try apply(ahead, Array(answers.prefix(n)))
-                answers.removeFirst(n)
-            case .awaited(let k, let work):
-                run.awaited[k] = try await work()
             }
         }
     }

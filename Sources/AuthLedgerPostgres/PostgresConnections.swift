@@ -1,63 +1,59 @@
 import AuthLedgerCore
 import Foundation
 import Logging
+import Synchronization
 import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
 
-/// The PostgreSQL backend's connections, and the bridge from the ledger's synchronous
-/// storage API to PostgresNIO.
+/// The PostgreSQL backend's connections: PostgresNIO's `PostgresClient` (its pool) for
+/// every async path, and a connection of its own for each blocking caller.
 ///
-/// Who waits, and why: `StorageBackend`'s `read` and `write` are synchronous by design
-/// (LMDB transactions are bound to the thread that runs them). On PostgreSQL the threads
-/// that call them wait for PostgresNIO's answers, in one place, `PostgresSession.answer`
-/// (and `acquire` for a new connection): the callers of the blocking forms (`…Blocking`,
-/// the CLI, tests, whole-log work such as `verify` and an export, `eraseBlocking`, opening a store
-/// and its commit listener's connection, a replay's rebuild of a tree that is not the
-/// log's), and the writer's thread in two rare cases of
-/// `writeAsync` (a strict retry after PostgreSQL refused a statement, a body that needs an
-/// answer at once) — the library's own threads or the caller's, never the cooperative
-/// pool's. The async paths never wait: a read (`readAsync`, `PostgresSnapshot+Fill.swift`),
-/// the writer's groups, the sweeper's expiry, an erasure (and its VACUUM, `purgeDeletedAsync`) and a replay's write (`writeAsync`,
-/// `PostgresAccess+WaitFree.swift`) and its scan (`scanRuns`) acquire with `acquireAsync`
-/// and await each answer. Statements go through PostgresNIO's `EventLoopFuture` API,
-/// several sent before any answer is awaited where the protocol allows (a write's BEGIN,
-/// lock and catch-up; its group statement and COMMIT). The connections run on an event
+/// Async paths — a read (`readAsync`), the writer's groups, the sweeper's expiry, an
+/// erasure and its VACUUM, a replay's write and its scan — lease a pooled connection for
+/// their transaction (`withSession`) and await every answer. The callers of the
+/// synchronous storage API (`read`, `write`: opening a store, `verify`, an export, the
+/// writer's rare strict retry) still wait for PostgresNIO on their own thread
+/// (`PostgresSession.answer`), on a connection opened for them and closed after
+/// (`acquire`/`release`): PostgresClient leases only to async callers, and blocking a
+/// thread on a Swift task could starve the cooperative pool. Those callers are the next
+/// step of issue 34 (the synchronous storage API goes). The connections run on an event
 /// loop group of their own (one thread), never shared with the HTTP server's, so no wait
-/// can ever block the loop that must complete it; and nothing waits on a Swift-concurrency
-/// task (the cooperative pool has two threads on a 2-core machine: a blocked task waiting
-/// for another task could starve it). `blockingWaits` counts the waits (tests check that
-/// async reads, appends, the sweeper's expiry, an erasure and a replay add none).
-// @unchecked: the idle pool and the id counter are guarded by `lock` (NSLock, taken on PostgresNIO's callbacks too).
-package final class PostgresConnections: @unchecked Sendable {
+/// can block the loop that must complete it. `blockingWaits` counts the waits (tests check
+/// that async reads, appends, the sweeper's expiry, an erasure and a replay add none).
+package final class PostgresConnections: Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// Pooled connections at most per store (a replay's scan and a write run at once).
+    static let maxConnections = 16
 
     let location: PostgresLocation
+    /// The pool of the async paths.
+    let client: PostgresClient
+    /// The client's background work (`PostgresClient.run`), cancelled when the store closes.
+    private let running: Task<Void, Never>
+    /// A blocking caller's own connection.
     private let configuration: PostgresConnection.Configuration
     private let logger: Logger
-    private let lock = NSLock()
-    private var idle: [PostgresConnection] = []
-    private var nextID = 1
-    private var closed = false
-    /// Idle connections kept for reuse; more are opened when needed (a replay's workers).
-    static let maxIdle = 8
+    private let closed = Atomic<Bool>(false)
 
     init(_ location: PostgresLocation) throws {
         self.location = location
         let tls: PostgresConnection.Configuration.TLS
+        let clientTLS: PostgresClient.Configuration.TLS
         do {
             switch location.tls {
             case .disable:
-                tls = .disable
+                (tls, clientTLS) = (.disable, .disable)
             case .prefer, .require:
                 var c = TLSConfiguration.makeClientConfiguration()
                 c.certificateVerification = .none
                 let context = try NIOSSLContext(configuration: c)
-                tls = location.tls == .prefer ? .prefer(context) : .require(context)
+                (tls, clientTLS) = location.tls == .prefer ? (.prefer(context), .prefer(c)) : (.require(context), .require(c))
             case .verifyFull:
-                tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                let c = TLSConfiguration.makeClientConfiguration()
+                (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
             }
         } catch {
             throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
@@ -70,55 +66,67 @@ package final class PostgresConnections: @unchecked Sendable {
         var logger = Logger(label: "authledger.postgres")
         logger.logLevel = .warning
         self.logger = logger
+        var pooled = PostgresClient.Configuration(host: location.host, port: location.port, username: location.user,
+                                                  password: location.password, database: location.database, tls: clientTLS)
+        pooled.options.connectTimeout = .seconds(15)
+        pooled.options.maximumConnections = Self.maxConnections
+        pooled.options.connectionIdleTimeout = .seconds(30)
+        let client = PostgresClient(configuration: pooled, eventLoopGroup: Self.group, backgroundLogger: logger)
+        self.client = client
+        running = Task { await client.run() }
     }
 
-    deinit { shutdown() }
+    deinit { running.cancel() }
 
     /// Blocking waits for PostgresNIO of this store's connections (`PostgresSession.answer`):
     /// what the tests check that an async read never adds to.
     package let blockingWaits = PostgresCounter()
 
-    /// An idle connection, or a new one, the calling thread waiting for the connection
-    /// (the blocking forms' threads).
-    package func acquire() throws -> PostgresSession {
-        if let s = try take() { return s }
-        return try connected { try PostgresSession.answer($0, counting: blockingWaits) }
-    }
-
-    /// An idle connection, or a new one, without blocking the calling thread (async reads).
-    package func acquireAsync() async throws -> PostgresSession {
-        if let s = try take() { return s }
-        let connecting = connect()
+    /// Runs `body` on a pooled connection, leased for its duration. `body` ends the
+    /// transaction it began; a connection it leaves in an unknown state it closes
+    /// (`PostgresSession.discard`), and the pool opens another.
+    package func withSession<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
+        if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
+        var leased = false
         do {
-            return session(try await connecting.future.get())
-        } catch {
+            for attempt in 1... {
+                // (A connection that closed while idle, its close not yet seen by the pool: another.)
+                let outcome: T?? = try await client.withConnection { c in
+                    if c.isClosed && attempt < 3 { return nil }
+                    leased = true
+                    return .some(try await body(session(c)))
+                }
+                if let outcome { return outcome! }
+            }
+            preconditionFailure()
+        } catch let error where !leased {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
         }
     }
 
-    /// An idle connection of the pool, or nil (then a new one is to be opened).
-    private func take() throws -> PostgresSession? {
-        try lock.withLock {
-            if closed { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
-            while let c = idle.last, c.isClosed { idle.removeLast() }
-            return idle.popLast().map { session($0) }
-        }
-    }
-
-    /// Starts connecting a new connection.
-    private func connect() -> (future: EventLoopFuture<PostgresConnection>, id: Int) {
-        let id = lock.withLock {
-            defer { nextID += 1 }
-            return nextID
-        }
-        return (PostgresConnection.connect(on: PostgresConnections.group.next(), configuration: configuration,
-                                           id: id, logger: logger), id)
-    }
-
-    /// A new connection, its answer awaited by `wait`.
-    private func connected(_ wait: (EventLoopFuture<PostgresConnection>) throws -> PostgresConnection) throws -> PostgresSession {
+    /// Runs `body` on a connection of its own, outside the pool (the commit listener's: a
+    /// connection that LISTENs is never handed to a transaction), closed after.
+    func withDedicated<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
+        let connection: PostgresConnection
         do {
-            return session(try wait(connect().future))
+            connection = try await PostgresConnection.connect(on: Self.group.next(), configuration: configuration,
+                                                              id: Int.random(in: 1...Int(Int32.max)), logger: logger).get()
+        } catch {
+            throw PostgresFailure(error, doing: "connect", location: location).ledgerError
+        }
+        defer { session(connection).discard() }
+        return try await body(connection)
+    }
+
+    /// A connection of its own for a blocking caller, the calling thread waiting for it
+    /// (see the type's comment); `release` closes it.
+    package func acquire() throws -> PostgresSession {
+        if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
+        let connecting = PostgresConnection.connect(on: Self.group.next(), configuration: configuration,
+                                                    id: Int.random(in: 1...Int(Int32.max)), logger: logger)
+        do {
+            return session(try PostgresSession.answer(connecting, counting: blockingWaits))
         } catch {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
         }
@@ -128,34 +136,15 @@ package final class PostgresConnections: @unchecked Sendable {
         PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
     }
 
-    /// Returns a connection after a transaction ended cleanly; a connection whose state is
-    /// unknown (a failed commit or rollback, a lost connection) is closed instead.
+    /// Closes a blocking caller's connection (`reusable` is kept for the callers' sake: it is never reused).
     package func release(_ s: PostgresSession, reusable: Bool) {
-        lock.lock()
-        if reusable && !closed && !s.connection.isClosed && idle.count < PostgresConnections.maxIdle {
-            idle.append(s.connection)
-            lock.unlock()
-            return
-        }
-        lock.unlock()
-        PostgresConnections.close(s.connection)
+        s.discard()
     }
 
-    /// Closes `c`, keeping it alive until it is closed (PostgresNIO asserts that a
-    /// connection is closed before it goes away).
-    static func close(_ c: PostgresConnection) {
-        if c.isClosed { return }
-        c.close().whenComplete { _ in withExtendedLifetime(c) {} }
-    }
-
-    /// Closes every idle connection; later acquisitions fail.
+    /// Closes the pool; later acquisitions fail.
     func shutdown() {
-        lock.lock()
-        closed = true
-        let all = idle
-        idle = []
-        lock.unlock()
-        for c in all { PostgresConnections.close(c) }
+        closed.store(true, ordering: .relaxed)
+        running.cancel()
     }
 }
 
@@ -192,6 +181,29 @@ package struct PostgresSession: Sendable {
     static func answer<T: Sendable>(_ future: EventLoopFuture<T>, counting waits: PostgresCounter) throws -> T {
         waits.add(1)
         return try future.wait()
+    }
+
+    /// Closes the connection (its state unknown, or a blocking caller's), keeping it alive
+    /// until it is closed (PostgresNIO asserts that a connection is closed before it goes away).
+    package func discard() {
+        let c = connection
+        if c.isClosed { return }
+        c.close().whenComplete { _ in withExtendedLifetime(c) {} }
+    }
+
+    /// Sends COMMIT or ROLLBACK and awaits it: a connection whose end failed is discarded.
+    func end(_ statement: String) async {
+        do { _ = try await send(statement, PostgresBindings()).get() } catch { discard() }
+    }
+
+    /// Runs `sql` with `binds` and awaits all its rows (the calling thread never waits).
+    @discardableResult
+    package func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) async throws -> [PostgresRow] {
+        do {
+            return Array(try await send(sql, binds).get().rows)
+        } catch {
+            throw PostgresFailure(error, doing: doing, location: location)
+        }
     }
 
     /// Runs `statement` and awaits its rows without blocking the calling thread (async reads).

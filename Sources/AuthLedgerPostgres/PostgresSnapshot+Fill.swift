@@ -128,41 +128,33 @@ extension PostgresStorage {
     /// without the task waiting for it. A failure is the ledger's `storage_error`, never with
     /// the URL or the password.
     package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T {
-        let s = try await connections.acquireAsync()
-        let snapshot = PostgresSnapshot(firstPage: firstReadPage.value)
-        let result: Result<T, any Error>
-        do {
-            let first = [tables.headRow, tables.metaValue("checkpoint"), tables.state(systemStream)]
-            let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
-            let answers = first.map { s.send($0.sql, $0.binds) }
-            let rows: [PostgresQueryResult]
+        try await connections.withSession { s in
+            let snapshot = PostgresSnapshot(firstPage: firstReadPage.value)
+            let result: Result<T, any Error>
             do {
-                rows = try await EventLoopFuture.whenAllSucceed([begun] + answers, on: begun.eventLoop).get()
+                let first = [tables.headRow, tables.metaValue("checkpoint"), tables.state(systemStream)]
+                let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
+                let answers = first.map { s.send($0.sql, $0.binds) }
+                let rows: [PostgresQueryResult]
+                do {
+                    rows = try await EventLoopFuture.whenAllSucceed([begun] + answers, on: begun.eventLoop).get()
+                } catch {
+                    throw PostgresFailure(error, doing: "begin", location: s.location)
+                }
+                try snapshot.start(head: Array(rows[1].rows), checkpoint: Array(rows[2].rows), system: Array(rows[3].rows))
+                var run = snapshot.attempt(body)
+                while let need = snapshot.missing {
+                    try await snapshot.fill(need, s, tables)
+                    readFills.add(1)
+                    run = snapshot.attempt(body)
+                }
+                result = run
             } catch {
-                throw PostgresFailure(error, doing: "begin", location: s.location)
+                await s.end("ROLLBACK")
+                throw (error as? PostgresFailure)?.ledgerError ?? error
             }
-            try snapshot.start(head: Array(rows[1].rows), checkpoint: Array(rows[2].rows), system: Array(rows[3].rows))
-            var run = snapshot.attempt(body)
-            while let need = snapshot.missing {
-                try await snapshot.fill(need, s, tables)
-                readFills.add(1)
-                run = snapshot.attempt(body)
-            }
-            result = run
-        } catch {
-            end(s, "ROLLBACK")
-            throw (error as? PostgresFailure)?.ledgerError ?? error
-        }
-        end(s, "COMMIT")
-        return try result.get()
-    }
-
-    /// Sends `statement` (COMMIT or ROLLBACK) and releases the connection once it is answered:
-    /// reused when it ended the transaction, closed when it failed.
-    func end(_ s: PostgresSession, _ statement: String) {
-        let connections = self.connections
-        s.send(statement, PostgresBindings()).whenComplete { answer in
-            connections.release(s, reusable: (try? answer.get()) != nil)
+            await s.end("COMMIT")
+            return try result.get()
         }
     }
 }

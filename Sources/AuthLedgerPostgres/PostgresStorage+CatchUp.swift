@@ -19,7 +19,7 @@ struct PostgresKept: Sendable {
 /// frontier read (the new frontier is the kept one's left part and the hashes since:
 /// a block of the new tree that ends before the old size is one of the old frontier's),
 /// and the writer keeps every cached user state but those of the streams named
-/// (`StorageReader.streamsChanged`). The statement runs after the lock is held, in its
+/// (`StreamsChanged`, given to a group's `start`). The statement runs after the lock is held, in its
 /// own snapshot (READ COMMITTED): it sees every commit before this transaction's turn.
 extension PostgresStorage {
     /// At most this many hashes and streams are caught up with; beyond, the frontier is

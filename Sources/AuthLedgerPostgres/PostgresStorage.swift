@@ -1,7 +1,6 @@
 import Synchronization
 import AuthLedgerCore
 import Foundation
-import Logging
 import NIOCore
 import PostgresNIO
 
@@ -53,16 +52,10 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     }
 
     /// Calls `onCommit` with the new head after each commit of another process on this
-    /// store (see `PostgresCommitListener`); a failure to listen only logs (feeds poll).
+    /// store (see `PostgresCommitListener`); a failure to listen only logs and is retried (feeds poll).
     package func listenForCommits(_ onCommit: @escaping @Sendable (Head) -> Void) {
         listener.withLock { listener in
-            guard listener == nil else { return }
-            do {
-                listener = try PostgresCommitListener(storage: self, onCommit)
-            } catch {
-                Logger(label: "authledger.postgres").warning("not listening for other servers' commits (feeds poll)",
-                                                             metadata: ["error": "\((error as? LedgerError)?.message ?? "\(type(of: error))")"])
-            }
+            if listener == nil { listener = PostgresCommitListener(storage: self, onCommit) }
         }
     }
 
@@ -229,13 +222,13 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// `purgeDeleted` awaited (an async erasure's): no thread waits for the VACUUM.
     package func purgeDeletedAsync() async throws {
-        let s = try await connections.acquireAsync()
-        do {
-            _ = try await s.run(vacuum)
-            connections.release(s, reusable: true)
-        } catch let e as PostgresFailure {
-            connections.release(s, reusable: false)
-            throw e.ledgerError
+        try await connections.withSession { s in
+            do {
+                _ = try await s.run(vacuum)
+            } catch let e as PostgresFailure {
+                s.discard()
+                throw e.ledgerError
+            }
         }
     }
 

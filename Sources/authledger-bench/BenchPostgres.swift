@@ -31,7 +31,7 @@ struct BenchPostgres {
             while payloads.nextBatch() {
                 let batch = (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } }
                 let first = seq
-                elapsed += try BenchRun.seconds { try raw.rawInsert(batch, firstSeq: first) }
+                elapsed += try await BenchRun.seconds { try await raw.rawInsert(batch, firstSeq: first) }
                 seq += Int64(batch.count)
             }
             out.append(("raw_postgres_insert", [("events_per_s", Double(events) / elapsed)]))

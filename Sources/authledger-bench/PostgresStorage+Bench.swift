@@ -15,29 +15,28 @@ extension PostgresStorage {
     }
 
     /// Inserts `payloads` with seqs from `firstSeq` in one transaction, 1000 rows a statement.
-    public func rawInsert(_ payloads: [[UInt8]], firstSeq: Int64) throws {
-        let s = try connections.acquire()
-        var reusable = false
-        defer { connections.release(s, reusable: reusable) }
-        do {
-            try s.query("BEGIN", doing: "raw insert")
-            var k = 0
-            while k < payloads.count {
-                let n = min(1000, payloads.count - k)
-                var sql = "INSERT INTO \(tables.schema).raw_events (seq, data) VALUES "
-                var binds = PostgresBindings(capacity: 2 * n)
-                for j in 0..<n {
-                    sql += j == 0 ? "($\(2 * j + 1), $\(2 * j + 2))" : ", ($\(2 * j + 1), $\(2 * j + 2))"
-                    binds.append(firstSeq + Int64(k + j))
-                    binds.append(ByteBuffer(bytes: payloads[k + j]))
+    public func rawInsert(_ payloads: [[UInt8]], firstSeq: Int64) async throws {
+        try await connections.withSession { s in
+            do {
+                try await s.execute("BEGIN", doing: "raw insert")
+                var k = 0
+                while k < payloads.count {
+                    let n = min(1000, payloads.count - k)
+                    var sql = "INSERT INTO \(tables.schema).raw_events (seq, data) VALUES "
+                    var binds = PostgresBindings(capacity: 2 * n)
+                    for j in 0..<n {
+                        sql += j == 0 ? "($\(2 * j + 1), $\(2 * j + 2))" : ", ($\(2 * j + 1), $\(2 * j + 2))"
+                        binds.append(firstSeq + Int64(k + j))
+                        binds.append(ByteBuffer(bytes: payloads[k + j]))
+                    }
+                    try await s.execute(sql, binds, doing: "raw insert")
+                    k += n
                 }
-                try s.query(sql, binds, doing: "raw insert")
-                k += n
+                try await s.execute("COMMIT", doing: "raw insert")
+            } catch let e as PostgresFailure {
+                s.discard()
+                throw e.ledgerError
             }
-            try s.query("COMMIT", doing: "raw insert")
-            reusable = true
-        } catch let e as PostgresFailure {
-            throw e.ledgerError
         }
     }
 

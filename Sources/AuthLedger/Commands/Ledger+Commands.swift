@@ -7,16 +7,40 @@ extension Ledger {
         throw refusal
     }
 
-    func execute(_ command: Command, meta: StringMap?, now: Timestamp, in session: AppendSession) throws -> CommandResult {
+    func execute(_ command: Command, meta: StringMap?, now: Timestamp, draws: DecisionDraws = DecisionDraws(),
+                 in session: AppendSession) throws -> CommandResult {
         let state = try command.user.map { try session.userState($0) } ?? UserState(user: systemStream)
         let policy = try session.systemState().policy
-        var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta, secrets: { try self.secrets() })
+        var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta,
+                                          secrets: { try self.secrets() }, draws: draws)
         var checked = Set<String>()
         for e in decision.events {
             try Ledger.checkAsFixture(e)
             if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
         }
         return decision.result
+    }
+
+    /// The `(kind, user, id)` records the events `command` decides will name — those of its
+    /// arguments and those of the id and link token drawn for it — loaded with its group.
+    func recordsNamed(by command: Command, draws: DecisionDraws) -> [(kind: RecordKind, user: String, id: String)] {
+        guard let user = command.user else { return [] }
+        let named: [(RecordKind, String)]
+        switch command {
+        case .issueChallenge: named = [(.challenge, draws.id)]
+        case .sendOTP: named = [(.otp, draws.id)]
+        case let .verifyOTP(c): named = [(.otp, c.otpId), (.grant, draws.id)]
+        case let .approve(c): named = [(.challenge, c.challengeId)]
+        case let .deny(c): named = [(.challenge, c.challengeId)]
+        case let .expireChallenge(c): named = [(.challenge, c.challengeId)]
+        case let .register(r):
+            named = [r.via?.grantId.map { (.grant, $0) }, r.via?.challengeId.map { (.challenge, $0) }].compactMap { $0 }
+        case .requestVerification:
+            // (Without the key, the decision fails the same way: nothing to load.)
+            named = (try? secrets()).map { [(.link, LinkToken.hash(draws.linkToken, secrets: $0))] } ?? []
+        default: named = []
+        }
+        return named.map { (kind: $0.0, user: user, id: $0.1) }
     }
 
     /// The command side appends only events that `import` would accept (SPEC 1.1, 1.3):
@@ -61,13 +85,20 @@ extension Ledger {
     /// Appends `challenge.expired` (actor `system`) for every unresolved challenge past
     /// `expiresAt` at `now`. Returns the events appended. The due challenges are found and
     /// expired alone on the writer's task while the calling task is suspended (found with an
-    /// async read, expired with `writeAsync`: on PostgreSQL no thread waits).
+    /// async read, expired in one group whose users and challenges are loaded first
+    /// (`writeGroup`): on PostgreSQL no thread waits).
     @discardableResult
     public func expireDueChallenges(now: Timestamp) async throws -> [RecordedEvent] {
         try await writer.exclusiveAsync { [self] in
             let due = try await storage.readAsync { r in try Ledger.dueChallenges(r, now: now) }
             guard !due.isEmpty else { return [] }
-            return expired(try await storage.writeAsync { w in try Ledger.expire(due, now: now, w) })
+            return expired(try await storage.writeGroup(start: { _, _ in }, load: {
+                var load = StorageLoad()
+                load.appends = true
+                load.states = [systemStream] + due.map(\.user)
+                load.records = due.map { (.challenge, $0.user, $0.challenge) }
+                return load
+            }) { w in try Ledger.expire(due, now: now, w) })
         }
     }
 

@@ -125,7 +125,6 @@ final class AppendSession {
 
     /// Applies without a savepoint: the caller aborts the whole transaction on failure.
     func applyUnisolated(_ request: AppendRequest) throws -> (appended: [RecordedEvent], duplicates: Int) {
-        try prefetch(request.inputs)
         appended = []
         appended.reserveCapacity(request.inputs.count)
         defer { appended = [] }
@@ -346,8 +345,6 @@ final class AppendSession {
             default: return nil
             }
         }
-        // Read ahead at once (PostgreSQL: one round trip, not one per record).
-        if w.readsAhead && !issued.isEmpty { try w.prefetch(states: [], records: issued.map { ($0.0, user, $0.1) }, ids: []) }
         for (kind, id) in issued {
             guard let bytes = try w.record(kind, user: user, id: id) else { continue }
             let scrubbed = kind == .challenge

@@ -14,7 +14,7 @@ extension Ledger {
     /// let outcome = try await ledger.append(AppendRequest(inputs, expectedVersions: ["alice": 3]))
     /// ```
     public func append(_ request: AppendRequest) async throws -> AppendOutcome {
-        try await onWriter(inputs: request.inputs) { session in
+        try await onWriter(inputs: request.inputs, states: Array(request.expectedVersions.keys)) { session in
             let (appended, duplicates) = try session.applyUnisolated(request)
             return AppendOutcome(appended: appended, duplicates: duplicates, head: session.head)
         }
@@ -33,14 +33,21 @@ extension Ledger {
     /// ``/AuthLedgerCore/LedgerError/appended``).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         try validate(command)
-        return try Ledger.throwingRefusal(try await onWriter { session in
-            try self.execute(command, meta: meta, now: clock(), in: session)
+        let draws = DecisionDraws()
+        return try Ledger.throwingRefusal(try await onWriter(states: command.user.map { [$0] } ?? [],
+                                                             records: recordsNamed(by: command, draws: draws)) { session in
+            try self.execute(command, meta: meta, now: clock(), draws: draws, in: session)
         })
     }
 
-    func onWriter<T: Sendable>(inputs: [EventInput] = [], _ job: @escaping (AppendSession) throws -> T) async throws -> T {
+    /// Runs `job` in the writer's next group; `inputs`, `states`, `records` and `meta` name what it reads, loaded
+    /// with the group's (`StorageBackend.writeGroup`).
+    func onWriter<T: Sendable>(inputs: [EventInput] = [], states: [String] = [],
+                               records: [(kind: RecordKind, user: String, id: String)] = [], meta: [String] = [],
+                               _ job: @escaping (AppendSession) throws -> T) async throws -> T {
         let value: any Sendable = try await withCheckedThrowingContinuation { (c: CheckedContinuation<any Sendable, Error>) in
-            writer.submit({ session in try job(session) }, inputs: inputs, done: { result in c.resume(with: result) })
+            writer.submit({ session in try job(session) }, inputs: inputs, states: states, records: records, meta: meta,
+                          done: { result in c.resume(with: result) })
         }
         return value as! T
     }

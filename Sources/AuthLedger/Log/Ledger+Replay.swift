@@ -34,15 +34,16 @@ extension Ledger {
     private var replayParts: Int { max(1, min(configuration.replayPartitions ?? 2 * ProcessInfo.processInfo.activeProcessorCount, 8)) }
 
     /// The replay on the writer's task on a store that scans without waiting (PostgreSQL):
-    /// its write transaction (`writeAsync`) locks the head, the log is scanned while the
-    /// transaction waits for it (`awaiting`: between two runs of the body), and the results
-    /// are written by the body's next run. No thread waits for the store.
+    /// its write transaction (`writeAwaiting`) locks the head, the log is scanned while the
+    /// transaction waits for it, and the results are written by the body. No thread waits
+    /// for the store.
     private func replayWaitFree(_ scanning: any AsyncBatchScanning, progress: (@Sendable (UInt64, UInt64) -> Void)?) async throws -> UInt64 {
         let parts = replayParts
         let report = progress.map { p in UncheckedSendable<(UInt64, UInt64) -> Void>(p) }
-        return try await storage.writeAsync { w in
-            let head = try w.head()
-            let scan = try w.awaiting { [self] in await replayOnceAsync(scanning, parts: parts, through: head.seq, progress: report) }
+        return try await scanning.writeAwaiting({ [self] head in
+            (head, await replayOnceAsync(scanning, parts: parts, through: head.seq, progress: report))
+        }) { w, scanned in
+            let (head, scan) = scanned
             try w.clearProjectionStates()
             try w.clearRecords()
             return try Ledger.writeReplay(w, head: head, scan, progress: progress)

@@ -15,6 +15,16 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// writes of a discarded run never sent). Default: `write` (LMDB's commit is the
     /// calling thread's own fdatasync, and its transaction is bound to that thread).
     func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T
+    /// A commit group's write transaction, in three steps: `start` runs first (it reads the
+    /// head and meta values, which a store has at hand when the transaction begins, and is
+    /// told what the store knows of other processes' appends since this process's last
+    /// group); then the store loads what `load` names in one step — LMDB does nothing (the
+    /// map answers in place, and `load` is never asked), PostgreSQL reads it all in one
+    /// round trip — and `body` decides and writes synchronously over it. The same
+    /// guarantees as `writeAsync` (durable when it returns; `body` may run more than once,
+    /// only its last run counting). Default: `start` and `body` in one `write`.
+    func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
+                                 _ body: (any StorageWriter) throws -> T) async throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
     func purgeDeleted() throws
     /// `purgeDeleted` for the writer's task: the calling thread does not wait on another
@@ -29,4 +39,11 @@ extension StorageBackend {
     package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
     package func purgeDeletedAsync() async throws { try purgeDeleted() }
+    package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
+                                         _ body: (any StorageWriter) throws -> T) async throws -> T {
+        try write { w in
+            try start(w, nil)
+            return try body(w)
+        }
+    }
 }

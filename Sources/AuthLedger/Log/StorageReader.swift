@@ -45,26 +45,4 @@ package protocol StorageReader {
     func treeHashCount() throws -> UInt64
     /// Visits the stored Merkle tree hashes with index >= `from` in index order until `body` returns false.
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
-    /// Reads ahead what a commit group's requests will ask for — their users' projection
-    /// states, the `(kind, user, id)` records their events name, their event ids — for a
-    /// backend whose every point read is a round trip (PostgreSQL). Default: nothing.
-    func prefetch(states: [String], records: [(RecordKind, String, String)], ids: [EventID]) throws
-    /// Whether `prefetch` does anything: when not, the session does not gather what to read
-    /// ahead (a lookup and an array per event, for nothing). Default: false.
-    var readsAhead: Bool { get }
-    /// The streams appended to since `head` (a head this process committed, now behind:
-    /// another server appended), when the backend knows them without a read; nil when it
-    /// does not (the writer then drops its whole cache). Default: nil.
-    func streamsChanged(since head: Head) throws -> Set<String>?
-}
-
-extension StorageReader {
-    /// Nothing to read ahead: LMDB reads in place.
-    package func prefetch(states: [String], records: [(RecordKind, String, String)], ids: [EventID]) throws {}
-
-    /// LMDB reads in place: nothing to read ahead.
-    package var readsAhead: Bool { false }
-
-    /// Not known: the writer drops its cache when another process appended.
-    package func streamsChanged(since head: Head) throws -> Set<String>? { nil }
 }

@@ -25,11 +25,6 @@ package protocol StorageWriter: StorageReader {
     func clearTree() throws
     /// Runs `body` so that a throw undoes only what `body` wrote (a nested transaction).
     func savepoint<T>(_ body: () throws -> T) throws -> T
-    /// The value of async `work`, computed while this transaction holds the store's writer
-    /// lock (a replay's scan of the log on other connections): in a transaction of
-    /// `writeAsync` that runs its body again, `work` is awaited between two runs. Default
-    /// (and in a blocking transaction): `AwaitingUnsupported`.
-    func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T
 }
 
 extension StorageWriter {
@@ -37,13 +32,4 @@ extension StorageWriter {
     func appendTreeHash(_ index: UInt64, _ node: TreeFrontier.Node) throws {
         try node.withBytes { try appendTreeHash(index, $0) }
     }
-
-    package func awaiting<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-        throw AwaitingUnsupported()
-    }
-}
-
-/// `StorageWriter.awaiting` in a transaction that cannot await (the caller does the work another way).
-package struct AwaitingUnsupported: Error {
-    package init() {}
 }

@@ -31,8 +31,14 @@ final class Writer: @unchecked Sendable {
         let done: @Sendable (Result<any Sendable, Error>) -> Void
         var job: Job { if case let .request(j) = work { return j }; preconditionFailure("not a request") }
         var isRequest: Bool { if case .request = work { return true }; return false }
-        /// An append request's inputs, read ahead for the whole group (`AppendSession.prefetch`).
+        /// An append request's inputs, loaded for the whole group before it runs (`groupLoad`).
         var inputs: [EventInput] = []
+        /// The streams whose states the request reads (a command's user), loaded likewise.
+        var states: [String] = []
+        /// The `(kind, user, id)` records a command's events will name, loaded likewise.
+        var records: [(kind: RecordKind, user: String, id: String)] = []
+        /// The meta values the request reads (a durable subscription), loaded likewise.
+        var meta: [String] = []
     }
     /// The writer thread, once the loop runs (under `lock`).
     private var thread: pthread_t?
@@ -102,8 +108,10 @@ final class Writer: @unchecked Sendable {
     }
 
     /// Queues `job`; `done` is called after the transaction that carried it committed (or failed).
-    func submit(_ job: @escaping Job, inputs: [EventInput] = [], done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
-        enqueue(Pending(work: .request(job), done: done, inputs: inputs))
+    func submit(_ job: @escaping Job, inputs: [EventInput] = [], states: [String] = [],
+                records: [(kind: RecordKind, user: String, id: String)] = [], meta: [String] = [],
+                done: @escaping @Sendable (Result<any Sendable, Error>) -> Void) {
+        enqueue(Pending(work: .request(job), done: done, inputs: inputs, states: states, records: records, meta: meta))
     }
 
     func enqueue(_ p: Pending) {
@@ -292,8 +300,34 @@ final class Writer: @unchecked Sendable {
         }
         do {
             var startSeq: UInt64 = 0
+            // Another process (or Ledger.append) may have committed in between, or a replay
+            // rewritten the projections: the cache is only used when the head and the
+            // projections' generation are still the ones it reflects, or when the store knows
+            // which streams another server appended to since (those alone are dropped).
+            var adopt = false
+            let start = { [self] (r: any StorageReader, changed: StreamsChanged?) throws in
+                let head = try r.head()
+                let generation = try r.metaValue(Ledger.projectionGenerationKey)
+                adopt = false
+                if let cachedHead, cachedGeneration == generation {
+                    if cachedHead == head {
+                        adopt = true
+                    } else if let changed, changed.since == cachedHead {
+                        for stream in changed.streams { cachedUsers[stream] = nil }
+                        if changed.streams.contains(systemStream) { cachedSystem = nil }
+                        adopt = true
+                    }
+                }
+                if !adopt {
+                    cachedUsers = [:]
+                    cachedSystem = nil
+                }
+                cachedHead = nil
+                cachedGeneration = generation
+            }
             let body = { [self] (w: any StorageWriter) throws -> Head in
-                // The body may run again after the map grows: start from scratch each time.
+                // The body may run again (the map grew, or PostgreSQL fetched what it missed):
+                // start from scratch each time; only the first run adopts the cache.
                 results = []
                 let session = try AppendSession(w)
                 startSeq = session.head.seq
@@ -301,37 +335,10 @@ final class Writer: @unchecked Sendable {
                 if pipelined { publishNonDurable(startSeq + 1) }
                 session.switches = switches
                 session.hashing = hashing
-                // Another process (or Ledger.append) may have committed in between, or
-                // a replay rewritten the projections: the cache is only used when the
-                // head and the projections' generation are still the ones it reflects.
-                let generation = try w.metaValue(Ledger.projectionGenerationKey)
-                let (headBefore, systemBefore) = (cachedHead, cachedSystem)
-                var adopted = true
-                if let cachedHead, cachedHead == session.head, cachedGeneration == generation {
-                    session.adopt(users: &cachedUsers, system: cachedSystem)
-                } else if let cachedHead, cachedGeneration == generation, let changed = try w.streamsChanged(since: cachedHead) {
-                    // Another server appended since: only the streams it appended to are stale.
-                    for stream in changed { cachedUsers[stream] = nil }
-                    session.adopt(users: &cachedUsers, system: changed.contains(systemStream) ? nil : cachedSystem)
-                } else {
-                    adopted = false
-                }
+                if adopt { session.adopt(users: &cachedUsers, system: cachedSystem) }
+                adopt = false
                 cachedUsers = [:]
                 cachedSystem = nil
-                cachedHead = nil
-                cachedGeneration = generation
-                // What the group's append requests will read, read ahead at once (PostgreSQL: one round trip).
-                if w.readsAhead {
-                    do { try session.prefetch(batch.flatMap(\.inputs)) } catch {
-                        // PostgreSQL's wait-free write fetches it and runs the body again: the
-                        // cache, not changed yet, goes back for that run.
-                        if adopted {
-                            session.adopt(users: &cachedUsers, system: nil)
-                            (cachedHead, cachedSystem) = (headBefore, systemBefore)
-                        }
-                        throw error
-                    }
-                }
                 for p in batch {
                     do {
                         let value = try session.isolated { try p.job(session) }
@@ -361,7 +368,10 @@ final class Writer: @unchecked Sendable {
                 return session.head
             }
             if pipelined, let storage = storage as? any PipelinedCommits {
-                let (head, durable, synced) = try storage.writePipelined(body)
+                let (head, durable, synced) = try storage.writePipelined { w in
+                    try start(w, nil)
+                    return try body(w)
+                }
                 if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
                 // This commit's sync made the held one durable: answer it now (an empty
                 // commit synced nothing: sync explicitly, never answer out of order).
@@ -374,7 +384,7 @@ final class Writer: @unchecked Sendable {
                 publishNonDurable()
                 for h in durableNow { release(h) }
             } else {
-                let head = try await storage.writeAsync(body)
+                let head = try await storage.writeGroup(start: start, load: { groupLoad(batch) }, body)
                 if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
                 didCommit?(head)
                 for (p, r) in zip(batch, results) { p.done(r) }
@@ -390,6 +400,35 @@ final class Writer: @unchecked Sendable {
             publishNonDurable()
             for p in batch { p.done(.failure(error)) }
         }
+    }
+}
+
+extension Writer {
+    /// What the group's requests will read that the cache does not hold (`StorageBackend.writeGroup`'s
+    /// load, asked only by a store whose every read is a round trip): the states of the
+    /// streams they append to or read, the records their events name, their event ids.
+    /// (Called after the group's `start`: the cache is then the one the group adopts.)
+    func groupLoad(_ batch: [Pending]) -> StorageLoad {
+        var load = StorageLoad()
+        load.appends = true
+        if cachedSystem == nil { load.states.append(systemStream) }
+        for p in batch {
+            for user in p.states where cachedUsers.index(forKey: user) == nil { load.states.append(user) }
+            load.meta += p.meta
+            for r in p.records where cachedUsers[r.user].map({ !$0.hasRecord(r.kind, r.id) }) ?? true { load.records.append(r) }
+            for input in p.inputs {
+                let e = input.event
+                if let id = e.id { load.ids.append(id) }
+                guard let user = e.user else { continue }
+                // (Looked up in place: a copy of a state retains every string and dictionary in it.)
+                let cached = cachedUsers.index(forKey: user)
+                if cached == nil { load.states.append(user) }
+                for (kind, id) in UserState.recordIds(of: e) where cached.map({ !cachedUsers.values[$0].hasRecord(kind, id) }) ?? true {
+                    load.records.append((kind, user, id))
+                }
+            }
+        }
+        return load
     }
 }
 

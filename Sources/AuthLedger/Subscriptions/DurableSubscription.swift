@@ -88,7 +88,7 @@ extension Ledger {
                                 owner: String? = nil, createdBy: String? = nil) async throws -> (subscription: DurableSubscription, created: Bool) {
         try DurableSubscription.checkName(name)
         if let user = filter.user { try EventDecoder.checkUser(user) }
-        return try await onWriter { session in
+        return try await onWriter(meta: [DurableSubscription.key(name)]) { session in
             let stored = try Ledger.loadSubscription(session.w, name, owner: nil)
             if let stored, !stored.isVisible(to: owner) { throw LedgerError(.notFound, "no subscription \(name)", field: "name") }
             let existing = stored
@@ -106,7 +106,7 @@ extension Ledger {
     /// beyond the head. Throws `not_found` for an unknown subscription.
     public func acknowledge(subscription name: String, through seq: UInt64, owner: String? = nil) async throws -> DurableSubscription {
         try DurableSubscription.checkName(name)
-        return try await onWriter { session in
+        return try await onWriter(meta: [DurableSubscription.key(name)]) { session in
             guard var s = try Ledger.loadSubscription(session.w, name, owner: owner) else {
                 throw LedgerError(.notFound, "no subscription \(name)", field: "name")
             }
@@ -124,7 +124,7 @@ extension Ledger {
     /// Deletes the subscription; false when there was none.
     public func deleteSubscription(named name: String, owner: String? = nil) async throws -> Bool {
         try DurableSubscription.checkName(name)
-        return try await onWriter { session in
+        return try await onWriter(meta: [DurableSubscription.key(name)]) { session in
             guard try Ledger.loadSubscription(session.w, name, owner: owner) != nil else { return false }
             try session.w.putMetaValue(DurableSubscription.key(name), nil)
             return true

@@ -1,9 +1,21 @@
+/// The random id and link token a decision may use (a command needs one of each at most),
+/// drawn before it: a writer that knows them can load the records they would name with the
+/// rest of its group (`Ledger.perform`).
+package struct DecisionDraws: Sendable {
+    package let id: String
+    package let linkToken: String
+
+    package init() {
+        id = EventID.random().description
+        linkToken = LinkToken.random()
+    }
+}
+
 /// `decide(command, state, now)`: pure except for the random ids and codes it draws.
 package enum Decider {
-    static func newId() -> String { EventID.random().description }
-
     package static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
-                       meta: StringMap?, secrets: () throws -> OTPSecrets) throws -> Decision {
+                               meta: StringMap?, secrets: () throws -> OTPSecrets,
+                               draws: DecisionDraws = DecisionDraws()) throws -> Decision {
         var d = Decision()
         func emit(_ payload: EventPayload) {
             d.events.append(Event(user: command.user, at: now, payload: payload, meta: meta))
@@ -13,8 +25,8 @@ package enum Decider {
         switch command {
         case let .requestVerification(c):
             // SPEC 11: the request gets an id and a link token; only the token's keyed hash is recorded.
-            let vid = newId()
-            let token = LinkToken.random()
+            let vid = draws.id
+            let token = draws.linkToken
             emit(.verificationRequested(DeviceVerificationRequested(deviceId: c.deviceId, name: c.name.map(EventDecoder.trimName),
                                                                     kind: c.kind, platform: c.platform, channel: .emailLink,
                                                                     verificationId: vid, linkHash: LinkToken.hash(token, secrets: try secrets()),
@@ -46,7 +58,7 @@ package enum Decider {
             emit(.pushTokenUpdated(DevicePushTokenUpdated(deviceId: c.deviceId, pushToken: c.pushToken)))
 
         case let .issueChallenge(c):
-            let cid = newId()
+            let cid = draws.id
             let nonce = ChallengeNonce.random()
             emit(.challengeIssued(ChallengeIssued(challengeId: cid, action: c.action, requestingDeviceId: c.requestingDeviceId,
                                                   expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context,
@@ -75,7 +87,7 @@ package enum Decider {
 
         case let .sendOTP(c):
             let masked = try OTPSecrets.mask(c.target, channel: c.channel.rawValue)
-            let oid = newId()
+            let oid = draws.id
             let code = OTPSecrets.newCode()
             let codeHash = try secrets().codeHash(user: c.user, otpId: oid, code: code)
             emit(.otpIssued(OTPIssued(otpId: oid, channel: c.channel, target: masked, codeHash: codeHash,
@@ -87,7 +99,7 @@ package enum Decider {
             let otp = try state.usableOTP(c.otpId, at: now)
             d.result.otpId = c.otpId
             if try secrets().matches(user: c.user, otpId: c.otpId, code: c.code, codeHash: otp.codeHash) {
-                let gid = newId()
+                let gid = draws.id
                 emit(.otpVerified(OTPVerified(otpId: c.otpId, grantId: gid, grantExpiresAt: now.adding(seconds: policy.grantTtlSeconds))))
                 d.result.grantId = gid
             } else {

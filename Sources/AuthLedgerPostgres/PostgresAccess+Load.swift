@@ -5,10 +5,10 @@ import NIOCore
 import PostgresNIO
 
 /// Reads by the group, not by the event (see `PostgresAccess`): what a transaction read is
-/// kept (values and absences), a commit group's states, records and ids are read ahead in
-/// one statement per kind (`= ANY($1)`, `prefetch`), and the Merkle tree's frontier is read
-/// in one statement, or not at all when the previous transaction of this process left it
-/// at the head it locked (`PostgresStorage.frontier`).
+/// kept (values and absences), a commit group's states, records and ids are loaded before
+/// it runs in one statement per kind (`unnest($1)`, `load`), and the Merkle tree's frontier
+/// with them, or not at all when the previous transaction of this process left it at the
+/// head it locked (`PostgresStorage+CatchUp.swift`).
 ///
 /// What the transaction writes goes to the layers first, which reads look in before these;
 /// a layer that is sent updates them (`remember`), and a rollback to a savepoint or a
@@ -40,12 +40,6 @@ struct PostgresReadCache {
 }
 
 extension PostgresAccess {
-    /// The streams appended to since `head` (which this process committed), when caught up from it.
-    func streamsChanged(since head: Head) throws -> Set<String>? {
-        guard let c = changedSince, c.head == head else { return nil }
-        return c.streams
-    }
-
     /// Forgets every value read (a rollback to a savepoint, a clear or an erasure changed what is stored).
     func forgetReads() {
         cache = PostgresReadCache()
@@ -70,16 +64,27 @@ extension PostgresAccess {
     func fetchFrontier(also index: UInt64) throws {
         // All stored by earlier transactions: nothing unsent is needed (and nothing is sent,
         // so a request's deferred writes stay deferred).
-        var wanted = startHead.map { Self.frontierIndexes($0.seq) } ?? []
-        wanted.append(index)
-        wanted = wanted.filter { cache.tree[$0] == nil }
-        guard !wanted.isEmpty else { frontierFetched = true; return }
+        guard let st = frontierStatement(also: index) else { frontierFetched = true; return }
         // (Fetched once read: a wait-free run's miss here leaves the next request of the
         // run asking for the frontier again, the same statement, not hash by hash.)
-        let rows = try q("""
+        try applyFrontier(try q(st))
+    }
+
+    /// The statement reading the hashes of the locked head's frontier (and `index`) that the
+    /// cache does not hold; nil when it holds them all.
+    func frontierStatement(also index: UInt64? = nil) -> PostgresStatement? {
+        var wanted = startHead.map { Self.frontierIndexes($0.seq) } ?? []
+        if let index { wanted.append(index) }
+        wanted = wanted.filter { cache.tree[$0] == nil }
+        guard !wanted.isEmpty else { return nil }
+        return PostgresStatement("""
             SELECT i, substring(t.hashes FROM (i % \(PostgresTiles.width) * 32 + 1)::int FOR 32) FROM unnest($1::int8[]) AS i
             JOIN \(t.tiles) t ON t.tile = i / \(PostgresTiles.width) WHERE length(t.hashes) >= (i % \(PostgresTiles.width) + 1) * 32
-            """, binds { $0.append(wanted.map { Self.int($0) }) }, doing: "read the tree's frontier")
+            """, doing: "read the tree's frontier") { $0.append(wanted.map { Self.int($0) }) }
+    }
+
+    /// Keeps the hashes `frontierStatement` answered.
+    func applyFrontier(_ rows: [PostgresRow]) throws {
         frontierFetched = true
         for row in rows {
             let (i, hash) = try decode2(row, Int64.self, ByteBuffer.self, doing: "read the tree's frontier")
@@ -87,26 +92,29 @@ extension PostgresAccess {
         }
     }
 
-    /// Every point read is a round trip: a group's reads are made ahead, at once.
-    var readsAhead: Bool { true }
-
-    /// Reads ahead, in one statement per kind sent together (one round trip), the
-    /// projection states, records and event ids a group will ask for and that neither the
-    /// layers nor the cache know; absences are kept too. Wait-free, what is to be read is
-    /// a miss (`PostgresAccess+WaitFree.swift`), fetched before the body runs again.
-    func prefetch(states keys: [String], records wanted: [(RecordKind, String, String)], ids: [EventID]) throws {
+    /// A commit group's load step (`PostgresStorage.writeGroup`): the projection states,
+    /// records, event ids and meta values the group will ask for and the cache does not know (absences
+    /// kept too), and for a group that appends the Merkle tree's frontier at the locked
+    /// head, read in one statement per kind sent together and awaited: one round trip.
+    func load(_ wanted: StorageLoad) async throws {
         let ahead = PostgresAhead(
-            states: Array(Set(keys)).filter { k in cache.states[k] == nil && layered({ $0.state(k) }) == nil },
-            records: Array(Set(wanted.map { PostgresPendingWrites.RecordKey(kind: Int16($0.0.rawValue), owner: $0.0.owner($0.1), id: $0.2) }))
-                .filter { k in cache.records[k] == nil && layered({ $0.record(k) }) == nil },
-            ids: Array(Set(ids)).filter { id in cache.ids[id] == nil && layered({ $0.seq(id: id) }) == nil })
-        guard !ahead.isEmpty else { return }
-        if waitFree { throw missed(.ahead(ahead)) }
-        // What was sent is answered first (its failure is reported, not the aborted
-        // transaction's); nothing unsent is needed: the layers answer for their keys.
-        try drain()
-        let sent = statements(ahead).map { s.send($0.sql, $0.binds) }
-        try apply(ahead, try s.answer(EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)))
+            states: Array(Set(wanted.states)).filter { cache.states[$0] == nil },
+            records: Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
+                .filter { cache.records[$0] == nil },
+            ids: Array(Set(wanted.ids)).filter { cache.ids[$0] == nil },
+            meta: Array(Set(wanted.meta)).filter { cache.meta[$0] == nil })
+        let reads = statements(ahead)
+        let frontier = wanted.appends && !frontierFetched ? frontierStatement() : nil
+        if frontier == nil && wanted.appends { frontierFetched = true }
+        let all = reads + (frontier.map { [$0] } ?? [])
+        guard !all.isEmpty else { return }
+        let sent = all.map { s.send($0.sql, $0.binds) }
+        let answers = try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()
+        try apply(ahead, Array(answers.prefix(reads.count)))
+        if let frontier {
+            try settle([answers[reads.count]], [frontier.doing])
+            try applyFrontier(Array(try answers[reads.count].get().rows))
+        }
     }
 
     /// The statements reading `ahead` (each answers the positions, 1-based, of the keys it found, with their values).
@@ -130,6 +138,11 @@ extension PostgresAccess {
             out.append(PostgresStatement("""
                 SELECT k.n, e.seq FROM unnest($1::bytea[]) WITH ORDINALITY AS k(id, n) JOIN \(t.events) e ON e.id = k.id
                 """, binds { $0.append(ahead.ids.map { Self.bytes($0.bytes) }) }, doing: "find event ids"))
+        }
+        if !ahead.meta.isEmpty {
+            out.append(PostgresStatement("""
+                SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
+                """, binds { $0.append(ahead.meta.map { Self.text($0) }) }, doing: "read meta values"))
         }
         return out
     }
@@ -158,14 +171,20 @@ extension PostgresAccess {
         if !ahead.ids.isEmpty {
             for id in ahead.ids { cache.ids[id] = .some(nil) }
             try found(results[k], Int64.self, doing: "find event ids") { cache.ids[ahead.ids[$0]] = .some(UInt64(bitPattern: $1)) }
+            k += 1
+        }
+        if !ahead.meta.isEmpty {
+            for key in ahead.meta { cache.meta[key] = .some(nil) }
+            try found(results[k], ByteBuffer.self, doing: "read meta values") { cache.meta[ahead.meta[$0]] = .some(Array($1.readableBytesView)) }
         }
     }
 }
 
-/// What a group reads ahead and the cache does not know (see `PostgresAccess.prefetch`).
+/// What a group loads and the cache does not know (see `PostgresAccess.load`).
 struct PostgresAhead {
     var states: [String]
     var records: [PostgresPendingWrites.RecordKey]
     var ids: [EventID]
-    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty }
+    var meta: [String]
+    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty && meta.isEmpty }
 }
