@@ -46,7 +46,8 @@ extension Ledger {
             if !user.isEmpty { users.insert(user) }
             return true
         }
-        if w.readsAhead && !users.isEmpty { try w.prefetch(states: Array(users), records: [], ids: []) }
+        // (PostgreSQL reads these states one statement each until the update runs as a write
+        // group naming them in its load step: the users are known only after the scan above.)
         var items: [UserIndexPages.Item] = []
         items.reserveCapacity(users.count)
         for user in users {

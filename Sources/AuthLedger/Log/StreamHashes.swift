@@ -37,13 +37,13 @@ package struct StreamHead: Sendable, Equatable {
 extension AppendSession {
     /// Folds the leaves of the transaction's user events into their streams' heads, in seq
     /// order (before `finish` writes the states). A head this session did not load with its
-    /// state (a state adopted from the writer's cache) is read from the stored state; one
+    /// state (a state adopted from the writer's cache) is read from the stored state (the
+    /// group's load step named it: the streams a group appends to are loaded); one
     /// stored without a head (written before stream hashes) is computed from the stream.
     func foldStreamLeaves() throws {
         guard !streamLeaves.isEmpty else { return }
         var first: [String: UInt64] = [:]
         for e in streamLeaves where streams[e.user] == nil && first[e.user] == nil { first[e.user] = e.seq }
-        if w.readsAhead && !first.isEmpty { try w.prefetch(states: Array(first.keys), records: [], ids: []) }
         for (user, before) in first { streams[user] = try storedStreamHead(user, before: before) }
         for e in streamLeaves { streams[e.user] = streams[e.user]!.adding(e.leaf, seq: e.seq) }
         streamLeaves = []
@@ -97,7 +97,6 @@ extension Ledger {
                     if seq % 1_048_576 == 0 { logger.notice("stream hashes", metadata: ["done": "\(seq)", "of": "\(head)"]) }
                     return true
                 }
-                if w.readsAhead { try w.prefetch(states: Array(heads.keys), records: [], ids: []) }
                 for (user, h) in heads {
                     guard let bytes = try w.projectionState(user) else { continue }
                     try w.putProjectionState(user, try StateCodec.withStreamHead(bytes, h))
