@@ -49,6 +49,9 @@ final class Writer: @unchecked Sendable {
     private var stopped = false
     // Projection states as of `cachedHead`, kept between transactions (writer thread only).
     private var cachedUsers: [String: UserState] = [:]
+    /// The cached users' stream heads (stream hashes), so a group's fold need not read
+    /// them back from the store (on PostgreSQL a read the load step did not name).
+    private var cachedStreams: [String: StreamHead] = [:]
     private var cachedSystem: SystemState?
     private var cachedHead: Head?
     private var cachedGeneration: [UInt8]?
@@ -313,13 +316,14 @@ final class Writer: @unchecked Sendable {
                     if cachedHead == head {
                         adopt = true
                     } else if let changed, changed.since == cachedHead {
-                        for stream in changed.streams { cachedUsers[stream] = nil }
+                        for stream in changed.streams { cachedUsers[stream] = nil; cachedStreams[stream] = nil }
                         if changed.streams.contains(systemStream) { cachedSystem = nil }
                         adopt = true
                     }
                 }
                 if !adopt {
                     cachedUsers = [:]
+                    cachedStreams = [:]
                     cachedSystem = nil
                 }
                 cachedHead = nil
@@ -335,9 +339,10 @@ final class Writer: @unchecked Sendable {
                 if pipelined { publishNonDurable(startSeq + 1) }
                 session.switches = switches
                 session.hashing = hashing
-                if adopt { session.adopt(users: &cachedUsers, system: cachedSystem) }
+                if adopt { session.adopt(users: &cachedUsers, streams: &cachedStreams, system: cachedSystem) }
                 adopt = false
                 cachedUsers = [:]
+                cachedStreams = [:]
                 cachedSystem = nil
                 for p in batch {
                     do {
@@ -362,6 +367,7 @@ final class Writer: @unchecked Sendable {
                 try session.finish()
                 if session.users.count <= Writer.maxCachedUsers {
                     cachedUsers = session.users
+                    cachedStreams = session.streams
                     cachedSystem = session.system
                 }
                 bodyDone = DispatchTime.now().uptimeNanoseconds
