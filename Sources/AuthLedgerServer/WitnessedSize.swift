@@ -10,9 +10,9 @@ public enum WitnessedSize {
     /// by those witnesses: their cosignature binds them to the lost events.
     public static func of(_ ledger: Ledger) async throws -> UInt64? {
         var largest: UInt64?
-        for key in [WitnessRecords.latest, WitnessRecords.quorum] {
+        for key in [WitnessRecords.log.latest, WitnessRecords.log.quorum] {
             // The log's own signature comes first; any further line is a witness's.
-            guard let note = try await WitnessRecords.note(ledger, key), note.signatures.count > 1,
+            guard let note = try await WitnessRecords.log.note(ledger, key), note.signatures.count > 1,
                   let size = try? Checkpoint(text: note.text).size else { continue }
             largest = max(largest ?? 0, size)
         }

@@ -6,7 +6,7 @@ import Foundation
 /// `serve --witness-policy FILE [--witness-interval SECONDS]`.
 struct WitnessingOptions: ParsableArguments {
     @Option(name: .customLong("witness-policy"),
-            help: "A C2SP tlog-policy file (witness <name> <vkey> <URL>, group, quorum): collect cosignatures of the checkpoints; /checkpoint serves the newest meeting the quorum.")
+            help: "A C2SP tlog-policy file (witness <name> <vkey> <URL>, group, quorum): collect cosignatures of the checkpoints of the log and of the index log; /checkpoint and /users/checkpoint serve the newest meeting the quorum.")
     var policy: String?
     @Option(name: .customLong("witness-interval"), help: "With --witness-policy: seconds between checks of the head for a new checkpoint to send.")
     var interval: Int = 5
