@@ -15,9 +15,9 @@ struct WitnessingOptions: ParsableArguments {
     func configuration() throws -> WitnessingConfiguration? {
         guard let policy else { return nil }
         guard (1...3600).contains(interval) else { throw ValidationError("--witness-interval must be 1 to 3600 seconds") }
-        guard let data = FileManager.default.contents(atPath: policy) else { throw ValidationError("cannot read --witness-policy \(policy)") }
+        let parsed = try WitnessPolicyFile.load(policy)
         do {
-            var c = try WitnessingConfiguration(policy: try WitnessPolicy(parsing: String(decoding: data, as: UTF8.self)))
+            var c = try WitnessingConfiguration(policy: parsed)
             c.interval = .seconds(interval)
             return c
         } catch {
