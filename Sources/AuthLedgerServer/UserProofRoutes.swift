@@ -13,7 +13,7 @@ extension LedgerServer {
         t.on(.get, "/v1/users/{user}/proof", .scope(.read)) { [self] _, ctx in
             let log = try checkpointSigners.signer(ledger, origin: configuration.checkpointOrigin)
             let proof = try await ledger.userProof(try user(ctx))
-            let cosigned = try await witnessCollector?.usersCheckpoint(size: proof.entryProof.treeSize)
+            let cosigned = witnessCollector == nil ? nil : try await WitnessedSize.usersCheckpoint(ledger, size: proof.entryProof.treeSize)
             return JSONResponse.make(try proof.json(log: log, users: try log.forUsers(), usersCheckpoint: cosigned))
         }
         t.on(.get, "/users/checkpoint", .scope(.audit)) { [self] _, _ in

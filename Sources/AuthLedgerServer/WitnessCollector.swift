@@ -175,17 +175,6 @@ extension WitnessCollector {
     /// meeting the quorum, with its cosignatures (nil: none yet).
     func quorumCheckpoint(_ records: WitnessRecords = .log) async throws -> [UInt8]? { try await ledger.metaRecord(records.quorum) }
 
-    /// The index log's checkpoint of `size` entries with the cosignatures gathered for it
-    /// (the latest sent to the witnesses, else the quorum one); nil when neither is of that size.
-    func usersCheckpoint(size: UInt64) async throws -> String? {
-        for key in [WitnessRecords.users.latest, WitnessRecords.users.quorum] {
-            if let note = try await ledger.metaRecord(key), let parsed = try? SignedNote(parsing: note),
-               (try? Checkpoint(text: parsed.text))?.size == size {
-                return String(decoding: note, as: UTF8.self)
-            }
-        }
-        return nil
-    }
 
     /// `GET /checkpoint/latest`: the stored latest checkpoint (with the cosignatures it has)
     /// when it is of the head; else the head's, freshly signed.

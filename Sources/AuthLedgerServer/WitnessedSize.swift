@@ -18,4 +18,17 @@ public enum WitnessedSize {
         }
         return largest
     }
+
+    /// The index log's checkpoint of `size` entries with the cosignatures gathered for it
+    /// (the latest sent to the witnesses, else the quorum one); nil when neither is of that
+    /// size (or nothing was sent to witnesses). A user proof at that size carries it.
+    public static func usersCheckpoint(_ ledger: Ledger, size: UInt64) async throws -> String? {
+        for key in [WitnessRecords.users.latest, WitnessRecords.users.quorum] {
+            if let note = try await ledger.metaRecord(key), let parsed = try? SignedNote(parsing: note),
+               (try? Checkpoint(text: parsed.text))?.size == size {
+                return String(decoding: note, as: UTF8.self)
+            }
+        }
+        return nil
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthLedger
 import AuthLedgerCore
+import AuthLedgerServer
 import AuthLedgerWitness
 import Foundation
 
@@ -12,7 +13,8 @@ struct ProveUser: AsyncParsableCommand {
         abstract: "Print USER's proof: the events the log holds for USER, committed in the user index and its signed index log.",
         discussion: """
         The answer is at the index log's newest entry (appended first when the log has grown). \
-        --json prints what GET /v1/users/{user}/proof answers; authledger verify-user checks it.
+        --json prints what GET /v1/users/{user}/proof answers; authledger verify-user checks it. \
+        On a store witnessed by serve --witness-policy, the index log's checkpoint carries the cosignatures it has gathered.
         """
     )
 
@@ -26,7 +28,9 @@ struct ProveUser: AsyncParsableCommand {
         let log = try origin.signer(ledger), users = try ledger.usersCheckpointSigner(origin: origin.origin)
         try await ledger.updateUserIndex()
         let p = try await ledger.userProof(user)
-        if global.json { return Output.json(try p.json(log: log, users: users)) }
+        // A store witnessed by `serve --witness-policy`: the index checkpoint with the cosignatures it has.
+        let cosigned = try await WitnessedSize.usersCheckpoint(ledger, size: p.entryProof.treeSize)
+        if global.json { return Output.json(try p.json(log: log, users: users, usersCheckpoint: cosigned)) }
         Output.line(p.index.count == 0
             ? "\(user) has no events in the log of \(p.index.size)"
             : "\(user) has \(p.index.count) events in the log of \(p.index.size), the newest at seq \(p.index.last)")

@@ -166,6 +166,19 @@ import Testing
         }
         #expect(e.message.contains("quorum is not met"), "\(e.message)")
         try await s.stop()
+        // prove-user on the store: at the same entry, with the same cosignatures.
+        let cli = try ServeChild(["prove-user", "bob", "--json", "--origin", Self.origin],
+                                 environment: ["AUTHLEDGER_STORE": place.store, "AUTHLEDGER_KEY_DIR": place.dir], collect: .stdout)
+        cli.process.waitUntilExit()
+        var printed: JSON?
+        for _ in 0..<100 {
+            printed = try? JSON.parse(Array(cli.output.utf8))
+            if printed?["user"] != nil { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let offline = try #require(printed, "prove-user printed \(cli.output)")
+        #expect(offline["usersCheckpoint"] == proof["usersCheckpoint"])
+        #expect((try? UserProofVerification.check(offline, logKey: key, policy: policy).get()) != nil)
         s.removeStore()
     }
 
