@@ -75,6 +75,11 @@ import Testing
         let cosigned = try s.write("cosigned.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
         let ok = try s.run("verify-user", cosigned, "--vkey", vkey, "--witness-policy", policy)
         #expect(ok.status == 0 && ok.stdout.contains("quorum met by w"), "\(ok.stderr)")
+        // The offline verifier agrees on both.
+        let offline = try s.verifier(["user", cosigned, "--vkey", vkey, "--witness-policy", policy])
+        #expect(offline.status == 0 && offline.stdout.contains("usersCheckpoint; quorum met by w"), "\(offline.stderr)")
+        let offlineBare = try s.verifier(["user", bare, "--vkey", vkey, "--witness-policy", policy])
+        #expect(offlineBare.status == 1 && offlineBare.stderr.contains("quorum is not met"), "\(offlineBare.stdout)")
         // A cosignature of the log's checkpoint (another text) does not count for the index log.
         object["usersCheckpoint"] = users + (try witness.cosign(text: try SignedNote(parsing: Array((object["checkpoint"] as? String ?? "").utf8)).text, time: 1))
         let wrong = try s.write("wrong.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
