@@ -18,9 +18,9 @@ import Synchronization
 /// gets it with the consistency proof from the size it holds (a 409 tells that size; it
 /// is kept in the store). Valid cosignatures are added to the stored checkpoint; once
 /// they meet the quorum it becomes the one `GET /checkpoint` (`GET /users/checkpoint` for
-/// the index log) serves. Each log has its own records and its own loop per witness. A failing witness
-/// is retried with doubling waits up to `maxBackoff`; one claiming a size larger than
-/// the log is refused for good (until restart) and logged. Appends never wait on any of
+/// the index log) serves. Each log has its own records and its own loop per witness. A
+/// failing witness is retried with doubling waits up to `maxBackoff`; one claiming a size
+/// larger than the log is refused for good (until restart) and logged. Appends never wait on any of
 /// this: the collector only reads snapshots and writes a few meta records.
 ///
 /// A reload (SIGHUP) replaces the policy: the rounds and the witnesses' loops start again
