@@ -213,7 +213,7 @@ let package = Package(
             name: "AuthLedgerWitnessTests",
             dependencies: ["AuthLedgerWitness", "AuthLedger", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerLMDB", "AuthLedgerPostgres", "AuthLedgerFuzzChecks", "AuthLedgerTestSupport"]),
+        .testTarget(name: "AuthLedgerTests", dependencies: ["AuthLedger", "AuthLedgerCore", "AuthLedgerLMDB", "AuthLedgerPostgres", "AuthLedgerFuzzChecks", "AuthLedgerTestSupport", "AuthLedgerWitness"]),
         .testTarget(
             name: "AuthLedgerServerTests",
             dependencies: [

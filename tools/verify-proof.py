@@ -25,14 +25,15 @@ Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
       each event's leaf hash, recomputed from the event, is in the checkpoint's tree by
       its inclusion proof.
 
-  verify-proof.py user        --vkey VKEY PROOF_JSON [--events EXPORT_JSONL]
+  verify-proof.py user        --vkey VKEY PROOF_JSON [--events EXPORT_JSONL] [--witness-policy POLICY]
       PROOF_JSON (`authledger prove-user USER --json` or GET /v1/users/{u}/proof, reference
       section 14): the prefix proof folds from the user's value to the index root
       (tools/userindex.py), the log's checkpoint at the proof's size verifies under VKEY, the
       index log's checkpoint under the same key named <origin>/users, and the entry
       u64be(size) || R || indexRoot is in it. With the user's events (`authledger export
       --user U`, or any export: the user's lines up to the size are taken), their stream
-      hash is recomputed: the history is complete.
+      hash is recomputed: the history is complete. With a C2SP tlog-policy file, the index
+      log's checkpoint must carry cosignatures meeting its quorum.
 
 Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
 The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
@@ -295,7 +296,18 @@ def users_vkey(vkey):
     return "%s+%s+%s" % (users, hashlib.sha256(users.encode() + b"\n" + raw).digest()[:4].hex(), key)
 
 
-def check_user(proof, vkey, events_path):
+def witnessed(note, policy_path):
+    """With a policy file: '; quorum met by …' when the note's valid cosignatures meet its quorum."""
+    if not policy_path:
+        return ""
+    witnesses, quorum = parse_policy(read(policy_path))
+    valid = cosigners(note, witnesses)
+    if not quorum_met(quorum, valid):
+        raise Failure("the witness quorum is not met (valid cosignatures from: %s)" % (", ".join(sorted(valid)) or "none"))
+    return "; quorum met by %s" % (", ".join(sorted(valid)) or "no witness needed")
+
+
+def check_user(proof, vkey, events_path, policy_path=None):
     b64 = lambda s: base64.b64decode(s, validate=True)
     user, count, last, size = proof["user"], proof["count"], proof["last"], proof["size"]
     stream, index_root, k = b64(proof["streamHash"]), b64(proof["indexRoot"]), userindex.key(proof["user"])
@@ -317,6 +329,8 @@ def check_user(proof, vkey, events_path):
         raise Failure("the index log's entry for size %d is not in its checkpoint" % size)
     summary = "%s has %d events in the log %s of %d events (index log entry %d of %d)" % (
         user, count, origin, size, proof["entry"]["index"], entries)
+    if policy_path:
+        summary += "; usersCheckpoint" + witnessed(proof["usersCheckpoint"], policy_path)
     if events_path:
         s, n, newest = bytes(32), 0, 0
         for line in read(events_path).splitlines():
@@ -339,7 +353,8 @@ def main(argv):
     ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
     ap.add_argument("--old", help="consistency: the older checkpoint you kept")
     ap.add_argument("--events", help="user: the user's events (export JSONL), to recompute the stream hash")
-    ap.add_argument("--witness-policy", help="checkpoint: a C2SP tlog-policy file whose quorum the cosignatures must meet")
+    ap.add_argument("--witness-policy", help="checkpoint, user: a C2SP tlog-policy file whose quorum the cosignatures "
+                    "(for user, the index log checkpoint's) must meet")
     a = ap.parse_args(argv)
     if a.what == "evidence":
         return check_evidence(json.loads(read(a.file)), a.vkey)
@@ -349,16 +364,10 @@ def main(argv):
         note = read(a.file)
         origin, size, root = open_checkpoint(note, a.vkey)
         summary = "checkpoint of %s: %d events, root %s" % (origin, size, base64.b64encode(root).decode())
-        if a.witness_policy:
-            witnesses, quorum = parse_policy(read(a.witness_policy))
-            valid = cosigners(note, witnesses)
-            if not quorum_met(quorum, valid):
-                raise Failure("the witness quorum is not met (valid cosignatures from: %s)" % (", ".join(sorted(valid)) or "none"))
-            summary += "; quorum met by %s" % (", ".join(sorted(valid)) or "no witness needed")
-        return summary
+        return summary + witnessed(note, a.witness_policy)
     proof = json.loads(read(a.file))
     if a.what == "user":
-        return check_user(proof, a.vkey, a.events)
+        return check_user(proof, a.vkey, a.events, a.witness_policy)
     hashes = [base64.b64decode(h, validate=True) for h in proof["proof"]]
     origin, size, root = proof_checkpoint(proof, a.vkey)
     if a.what == "inclusion":

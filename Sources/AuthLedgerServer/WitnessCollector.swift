@@ -9,16 +9,18 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// Collects witness cosignatures of the log's checkpoints (`serve --witness-policy`).
+/// Collects witness cosignatures of the log's checkpoints and of the index log's (user
+/// proofs, origin `<origin>/users`) (`serve --witness-policy`).
 ///
 /// Every `interval`, the server holding the lease (one per shared store: a meta record
 /// with an expiry, renewed each round) signs a checkpoint of the head when the head has
 /// grown, and each witness — in a task of its own, so that a slow one delays no other —
 /// gets it with the consistency proof from the size it holds (a 409 tells that size; it
 /// is kept in the store). Valid cosignatures are added to the stored checkpoint; once
-/// they meet the quorum it becomes the one `GET /checkpoint` serves. A failing witness
-/// is retried with doubling waits up to `maxBackoff`; one claiming a size larger than
-/// the log is refused for good (until restart) and logged. Appends never wait on any of
+/// they meet the quorum it becomes the one `GET /checkpoint` (`GET /users/checkpoint` for
+/// the index log) serves. Each log has its own records and its own loop per witness. A
+/// failing witness is retried with doubling waits up to `maxBackoff`; one claiming a size
+/// larger than the log is refused for good (until restart) and logged. Appends never wait on any of
 /// this: the collector only reads snapshots and writes a few meta records.
 ///
 /// A reload (SIGHUP) replaces the policy: the rounds and the witnesses' loops start again
@@ -26,6 +28,8 @@ import Synchronization
 final class WitnessCollector: Service, Sendable {
     let ledger: Ledger
     let signer: @Sendable () throws -> CheckpointSigner
+    /// The log, then the index log (its entry is appended before the log's checkpoint is signed).
+    let logs: [WitnessedLog]
     let logger: Logger
     let instance = UUID().uuidString
     private let leader = Atomic<Bool>(false)
@@ -34,26 +38,32 @@ final class WitnessCollector: Service, Sendable {
     /// The policy in force, its witnesses' loops and lag gauges, and how many times it was replaced.
     private struct Policy: Sendable {
         var configuration: WitnessingConfiguration
-        var peers: [WitnessPeer]
+        /// Per log (in `logs`' order), one peer per witness.
+        var peers: [[WitnessPeer]]
         var behind: [Meter]
         var generation: Int
     }
     private let current: Mutex<Policy>
 
     var configuration: WitnessingConfiguration { current.withLock { $0.configuration } }
-    var peers: [WitnessPeer] { current.withLock { $0.peers } }
+    /// The log's peers, one per witness.
+    var peers: [WitnessPeer] { current.withLock { $0.peers[0] } }
 
     init(ledger: Ledger, configuration: WitnessingConfiguration, signer: @escaping @Sendable () throws -> CheckpointSigner,
          metricsFactory: any MetricsFactory, logger: Logger) {
         self.ledger = ledger
         self.signer = signer
+        let logs: [WitnessedLog] = [.log(signer), .users(signer)]
+        self.logs = logs
         self.logger = logger
         self.metricsFactory = metricsFactory
-        current = Mutex(Self.policy(configuration, metricsFactory, generation: 0))
+        current = Mutex(Self.policy(configuration, logs, metricsFactory, generation: 0))
     }
 
-    private static func policy(_ configuration: WitnessingConfiguration, _ factory: any MetricsFactory, generation: Int) -> Policy {
-        Policy(configuration: configuration, peers: configuration.policy.witnesses.map { WitnessPeer(witness: $0) },
+    private static func policy(_ configuration: WitnessingConfiguration, _ logs: [WitnessedLog], _ factory: any MetricsFactory,
+                               generation: Int) -> Policy {
+        Policy(configuration: configuration,
+               peers: logs.map { log in configuration.policy.witnesses.map { WitnessPeer(witness: $0, log: log) } },
                behind: configuration.policy.witnesses.map {
                    Meter(label: "authledger_witness_behind", dimensions: [("witness", $0.label)], factory: factory)
                }, generation: generation)
@@ -61,7 +71,7 @@ final class WitnessCollector: Service, Sendable {
 
     /// Replaces the policy (SIGHUP); the loops start again with its witnesses.
     func replace(_ configuration: WitnessingConfiguration) {
-        current.withLock { $0 = Self.policy(configuration, metricsFactory, generation: $0.generation + 1) }
+        current.withLock { $0 = Self.policy(configuration, logs, metricsFactory, generation: $0.generation + 1) }
     }
 
     func run() async throws {
@@ -74,7 +84,7 @@ final class WitnessCollector: Service, Sendable {
                 let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask { await self.lead() }
-                    for peer in policy.peers { group.addTask { await self.serve(peer, client: client) } }
+                    for peer in policy.peers.joined() { group.addTask { await self.serve(peer, client: client) } }
                     // Returns when the policy is replaced (or on shutdown): the others are then cancelled.
                     group.addTask {
                         while !Task.isCancelled, self.current.withLock({ $0.generation }) == policy.generation {
@@ -89,7 +99,7 @@ final class WitnessCollector: Service, Sendable {
         }
     }
 
-    /// Each round: the lease, a new checkpoint when the head grew, the lag gauges.
+    /// Each round: the lease, a new checkpoint of each log whose head grew, the lag gauges.
     private func lead() async {
         while !Task.isCancelled {
             do {
@@ -97,16 +107,17 @@ final class WitnessCollector: Service, Sendable {
                 let mine = try await WitnessRecords.acquireLease(ledger, instance: instance,
                                                                  nowMs: Int64(Date().timeIntervalSince1970 * 1000), ttlMs: ttl)
                 leader.store(mine, ordering: .relaxed)
-                let (size, root) = try await ledger.treeHead()
-                if mine, size > 0 {
-                    let current = try await WitnessRecords.note(ledger, WitnessRecords.latest).flatMap { try? Checkpoint(text: $0.text) }
+                for log in logs where mine {
+                    let (size, root) = try await log.head(ledger)
+                    guard size > 0 else { continue }
+                    let current = try await log.records.note(ledger, log.records.latest).flatMap { try? Checkpoint(text: $0.text) }
                     if current.map({ $0.size < size }) ?? true {
-                        // The index log's entry first (user proofs): it never lags a checkpoint sent to witnesses.
-                        if (try? await ledger.userIndexLags()) == true { _ = try? await ledger.updateUserIndex() }
-                        let note = try signer().sign(size: size, root: root)
-                        try await WitnessRecords.startLatest(ledger, note: note, size: size, policy: configuration.policy)
+                        await log.beforeSigning(ledger)
+                        let note = try log.signer().sign(size: size, root: root)
+                        try await log.records.startLatest(ledger, note: note, size: size, policy: configuration.policy)
                     }
                 }
+                let size = try await ledger.treeHead().size
                 let behind = current.withLock { $0.behind }
                 for (k, status) in try await status(head: size).enumerated() where k < behind.count { behind[k].set(Double(status.behind)) }
             } catch {
@@ -116,11 +127,11 @@ final class WitnessCollector: Service, Sendable {
         }
     }
 
-    /// One witness's loop: while this server leads, send it the latest checkpoint until it cosigns it.
+    /// One witness's loop for one log: while this server leads, send it the log's latest checkpoint until it cosigns it.
     private func serve(_ peer: WitnessPeer, client: HTTPClient) async {
         while !Task.isCancelled {
             var wait = configuration.interval
-            if leader.load(ordering: .relaxed), !peer.isRefused, let latest = try? await WitnessRecords.note(ledger, WitnessRecords.latest),
+            if leader.load(ordering: .relaxed), !peer.isRefused, let latest = try? await peer.log.records.note(ledger, peer.log.records.latest),
                latest.cosignatures(by: peer.witness.key).isEmpty {
                 do {
                     try await peer.push(latest, collector: self, client: client)
@@ -138,13 +149,13 @@ final class WitnessCollector: Service, Sendable {
     /// Whether this server holds the lease (sends to the witnesses) as of its last round.
     var isLeader: Bool { leader.load(ordering: .relaxed) }
 
-    /// Per witness: its label, the size it holds, how many entries it is behind the head, and its last error.
+    /// Per witness: its label, the size of the log it holds, how many entries it is behind the head, and its last error.
     func status(head: UInt64? = nil) async throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
         let size: UInt64
         if let head { size = head } else { size = try await ledger.treeHead().size }
         var out: [(label: String, held: UInt64?, behind: UInt64, error: String?)] = []
         for p in peers {
-            let held = try await WitnessRecords.heldSize(ledger, p.witness.label)
+            let held = try await WitnessRecords.log.heldSize(ledger, p.witness.label)
             out.append((p.witness.label, held, size > (held ?? 0) ? size - (held ?? 0) : 0, p.lastError))
         }
         return out
@@ -160,14 +171,16 @@ extension WitnessCollector {
         })
     }
 
-    /// `GET /checkpoint`: the newest checkpoint meeting the quorum, with its cosignatures (nil: none yet).
-    func quorumCheckpoint() async throws -> [UInt8]? { try await ledger.metaRecord(WitnessRecords.quorum) }
+    /// `GET /checkpoint` (`GET /users/checkpoint` with `.users`): the newest checkpoint
+    /// meeting the quorum, with its cosignatures (nil: none yet).
+    func quorumCheckpoint(_ records: WitnessRecords = .log) async throws -> [UInt8]? { try await ledger.metaRecord(records.quorum) }
+
 
     /// `GET /checkpoint/latest`: the stored latest checkpoint (with the cosignatures it has)
     /// when it is of the head; else the head's, freshly signed.
     func latestCheckpoint() async throws -> [UInt8] {
         let head = try await ledger.treeHead().size
-        if let stored = try await ledger.metaRecord(WitnessRecords.latest), let note = try? SignedNote(parsing: stored),
+        if let stored = try await ledger.metaRecord(WitnessRecords.log.latest), let note = try? SignedNote(parsing: stored),
            let cp = try? Checkpoint(text: note.text), cp.size == head {
             return stored
         }

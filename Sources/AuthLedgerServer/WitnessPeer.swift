@@ -6,8 +6,8 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// One witness of the policy as the collector sees it: sends it checkpoints
-/// (C2SP tlog-witness `add-checkpoint`) and keeps its failures and backoff in memory.
+/// One witness of the policy as the collector sees it for one log: sends it the log's
+/// checkpoints (C2SP tlog-witness `add-checkpoint`) and keeps its failures and backoff in memory.
 final class WitnessPeer: Sendable {
     /// Why a push did not end with a cosignature.
     struct Failure: Error, CustomStringConvertible {
@@ -17,9 +17,13 @@ final class WitnessPeer: Sendable {
     }
 
     let witness: WitnessPolicy.Witness
+    let log: WitnessedLog
     private let state = Mutex<(failures: Int, lastError: String?, refused: Bool)>((0, nil, false))
 
-    init(witness: WitnessPolicy.Witness) { self.witness = witness }
+    init(witness: WitnessPolicy.Witness, log: WitnessedLog) {
+        self.witness = witness
+        self.log = log
+    }
 
     var lastError: String? { state.withLock { $0.lastError } }
     var isRefused: Bool { state.withLock { $0.refused } }
@@ -50,12 +54,12 @@ final class WitnessPeer: Sendable {
         let checkpoint = try Checkpoint(text: note.text)
         let logSigned = note.text + "\n" + note.signatures.filter { $0.name == checkpoint.origin }.map(\.line).joined()
         for _ in 0..<2 {
-            let held = try await WitnessRecords.heldSize(ledger, witness.label) ?? 0
-            let head = try await ledger.treeHead().size
+            let held = try await log.records.heldSize(ledger, witness.label) ?? 0
+            let head = try await log.head(ledger).size
             if held > head { throw Failure(description: "the witness holds size \(held), larger than the log (\(head))", permanent: true) }
             // It holds a newer checkpoint than this one: the next round signs the head.
             if held > checkpoint.size { return }
-            let proof = held == 0 || held == checkpoint.size ? [] : try await ledger.consistencyProof(from: held, to: checkpoint.size).proof
+            let proof = held == 0 || held == checkpoint.size ? [] : try await log.consistency(ledger, held, checkpoint.size)
             let body = "old \(held)\n" + proof.map { Data($0.bytes).base64EncodedString() + "\n" }.joined() + "\n" + logSigned
             var request = HTTPClientRequest(url: witness.url!.hasSuffix("/") ? witness.url! + "add-checkpoint" : witness.url! + "/add-checkpoint")
             request.method = .POST
@@ -68,7 +72,7 @@ final class WitnessPeer: Sendable {
                 let lines = answer.split(separator: "\n").compactMap { try? SignedNote.signature(String($0)) }
                 let valid = lines.filter { Cosigner.verify($0, text: note.text, key: witness.key) != nil }
                 guard let line = valid.first else { throw Failure(description: "200 without a valid cosignature of its key") }
-                try await WitnessRecords.addCosignature(ledger, label: witness.label, size: checkpoint.size, line: line.line,
+                try await log.records.addCosignature(ledger, label: witness.label, size: checkpoint.size, line: line.line,
                                                         text: note.text, policy: collector.configuration.policy)
                 return
             case 409:
@@ -76,7 +80,7 @@ final class WitnessPeer: Sendable {
                     throw Failure(description: "409 without a size")
                 }
                 if size > head { throw Failure(description: "the witness holds size \(size), larger than the log (\(head))", permanent: true) }
-                try await WitnessRecords.setHeld(ledger, witness.label, size)
+                try await log.records.setHeld(ledger, witness.label, size)
             default:
                 throw Failure(description: "HTTP \(response.status.code): \(answer.prefix(200))")
             }

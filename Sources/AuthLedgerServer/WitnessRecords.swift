@@ -2,28 +2,41 @@ import AuthLedger
 import AuthLedgerWitness
 import Foundation
 
-/// The witnessing state kept in the ledger's meta records (the same on LMDB and
-/// PostgreSQL, so every server of a shared store serves it):
-/// - `witness/latest`: the newest checkpoint sent to the witnesses, with the
-///   cosignature lines gathered for it so far;
-/// - `witness/quorum`: the newest checkpoint whose cosignatures meet the quorum;
-/// - `witness/held/<label>`: the size a witness holds (from its 200s and 409s);
-/// - `witness/lease`: which server sends to the witnesses (`<instance> <expiry ms>`).
-enum WitnessRecords {
-    static let latest = "witness/latest"
-    static let quorum = "witness/quorum"
-    static let lease = "witness/lease"
-    static func held(_ label: String) -> String { "witness/held/\(label)" }
+/// The witnessing state of one witnessed log kept in the ledger's meta records (the same
+/// on LMDB and PostgreSQL, so every server of a shared store serves it), under `witness/`
+/// for the log and `witness/users/` for the index log of user proofs:
+/// - `latest`: the newest checkpoint sent to the witnesses, with the cosignature lines
+///   gathered for it so far;
+/// - `quorum`: the newest checkpoint whose cosignatures meet the quorum;
+/// - `held/<label>`: the size a witness holds (from its 200s and 409s);
+/// and, for both, `witness/lease`: which server sends to the witnesses (`<instance> <expiry ms>`).
+struct WitnessRecords: Sendable {
+    let latest: String
+    let quorum: String
+    private let prefix: String
+    func held(_ label: String) -> String { prefix + "held/\(label)" }
 
-    static func note(_ ledger: Ledger, _ key: String) async throws -> SignedNote? {
+    init(prefix: String) {
+        self.prefix = prefix
+        latest = prefix + "latest"
+        quorum = prefix + "quorum"
+    }
+
+    /// The log's records.
+    static let log = WitnessRecords(prefix: "witness/")
+    /// The index log's (user proofs).
+    static let users = WitnessRecords(prefix: "witness/users/")
+    static let lease = "witness/lease"
+
+    func note(_ ledger: Ledger, _ key: String) async throws -> SignedNote? {
         try await ledger.metaRecord(key).flatMap { try? SignedNote(parsing: $0) }
     }
 
-    static func heldSize(_ ledger: Ledger, _ label: String) async throws -> UInt64? {
+    func heldSize(_ ledger: Ledger, _ label: String) async throws -> UInt64? {
         try await ledger.metaRecord(held(label)).flatMap { UInt64(String(decoding: $0, as: UTF8.self)) }
     }
 
-    static func setHeld(_ ledger: Ledger, _ label: String, _ size: UInt64) async throws {
+    func setHeld(_ ledger: Ledger, _ label: String, _ size: UInt64) async throws {
         let key = held(label)
         try await ledger.updateMetaRecords { _, put in try put(key, Array("\(size)".utf8)) }
     }
@@ -50,7 +63,7 @@ enum WitnessRecords {
 
     /// Makes `note` (a freshly signed checkpoint) the latest unless a newer one is stored.
     /// With a quorum that needs no witness (`quorum none`) it is the quorum checkpoint too.
-    static func startLatest(_ ledger: Ledger, note: String, size: UInt64, policy: WitnessPolicy) async throws {
+    func startLatest(_ ledger: Ledger, note: String, size: UInt64, policy: WitnessPolicy) async throws {
         try await ledger.updateMetaRecords { get, put in
             if let old = try get(latest).flatMap({ try? SignedNote(parsing: $0) }),
                let cp = try? Checkpoint(text: old.text), cp.size >= size { return }
@@ -62,7 +75,7 @@ enum WitnessRecords {
     /// Records that witness `label` holds `size` and, in the same write, adds its
     /// cosignature `line` to the latest checkpoint when its text is `text`, storing it as
     /// the quorum checkpoint when it now meets `policy`'s quorum.
-    static func addCosignature(_ ledger: Ledger, label: String, size: UInt64, line: String, text: String, policy: WitnessPolicy) async throws {
+    func addCosignature(_ ledger: Ledger, label: String, size: UInt64, line: String, text: String, policy: WitnessPolicy) async throws {
         let heldKey = held(label)
         try await ledger.updateMetaRecords { get, put in
             try put(heldKey, Array("\(size)".utf8))

@@ -7,7 +7,8 @@ import Foundation
 /// proof folds from the user's value (or from nothing, for a user without events) to the
 /// index root; the index log's entry `u64be(S) ‖ R_S ‖ I_S` — `R_S` from the log's
 /// checkpoint at `S`, signed by the log's key — is included in the index log's
-/// checkpoint, signed by the same key under `<origin>/users`.
+/// checkpoint, signed by the same key under `<origin>/users` — and, given a witness policy,
+/// cosigned by witnesses meeting its quorum.
 public enum UserProofVerification {
     /// The index log's verifier key: the log's key under the name `<name>/users`.
     public static func usersKey(_ logKey: NoteVerifierKey) throws -> NoteVerifierKey {
@@ -15,8 +16,8 @@ public enum UserProofVerification {
     }
 
     /// A summary of what holds, or why the proof does not.
-    public static func check(_ proof: JSON, logKey: NoteVerifierKey) -> Result<String, NoteError> {
-        do { return .success(try checked(proof, logKey: logKey)) } catch let e as NoteError { return .failure(e) } catch {
+    public static func check(_ proof: JSON, logKey: NoteVerifierKey, policy: WitnessPolicy? = nil) -> Result<String, NoteError> {
+        do { return .success(try checked(proof, logKey: logKey, policy: policy)) } catch let e as NoteError { return .failure(e) } catch {
             return .failure(NoteError("\(error)"))
         }
     }
@@ -43,7 +44,7 @@ public enum UserProofVerification {
         return c
     }
 
-    static func checked(_ p: JSON, logKey: NoteVerifierKey) throws -> String {
+    static func checked(_ p: JSON, logKey: NoteVerifierKey, policy: WitnessPolicy?) throws -> String {
         guard let user = p["user"]?.stringValue else { throw NoteError("user is missing") }
         let size = try number(p["size"], "size"), count = try number(p["count"], "count"), last = try number(p["last"], "last")
         let streamHash = try hash(p["streamHash"], "streamHash"), indexRoot = try hash(p["indexRoot"], "indexRoot")
@@ -72,8 +73,17 @@ public enum UserProofVerification {
                                          proof: try path.enumerated().map { try hash($0.element, "entry.proof[\($0.offset)]") }, root: users.root) else {
             throw NoteError("the index log's entry \(index) for size \(size) is not in usersCheckpoint")
         }
-        return count == 0
+        var witnessed = ""
+        if let policy {
+            // The signature was checked above; what is left is the quorum of its cosignatures.
+            let cosigned = CheckpointVerification.check(Array((p["usersCheckpoint"]?.stringValue ?? "").utf8), logKey: try usersKey(logKey), policy: policy)
+            switch cosigned {
+            case .failure(let e): throw NoteError("usersCheckpoint: \(e.message)")
+            case .success(let summary): witnessed = "; \(summary)"
+            }
+        }
+        return (count == 0
             ? "\(user) has no events in the log of \(size) (index log entry \(index) of \(treeSize))"
-            : "\(user) has exactly \(count) events in the log of \(size), the newest at seq \(last) (index log entry \(index) of \(treeSize))"
+            : "\(user) has exactly \(count) events in the log of \(size), the newest at seq \(last) (index log entry \(index) of \(treeSize))") + witnessed
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AuthLedger
 import AuthLedgerCore
+import AuthLedgerServer
 import AuthLedgerWitness
 import Foundation
 
@@ -12,7 +13,8 @@ struct ProveUser: AsyncParsableCommand {
         abstract: "Print USER's proof: the events the log holds for USER, committed in the user index and its signed index log.",
         discussion: """
         The answer is at the index log's newest entry (appended first when the log has grown). \
-        --json prints what GET /v1/users/{user}/proof answers; authledger verify-user checks it.
+        --json prints what GET /v1/users/{user}/proof answers; authledger verify-user checks it. \
+        On a store witnessed by serve --witness-policy, the index log's checkpoint carries the cosignatures it has gathered.
         """
     )
 
@@ -26,7 +28,9 @@ struct ProveUser: AsyncParsableCommand {
         let log = try origin.signer(ledger), users = try ledger.usersCheckpointSigner(origin: origin.origin)
         try await ledger.updateUserIndex()
         let p = try await ledger.userProof(user)
-        if global.json { return Output.json(try p.json(log: log, users: users)) }
+        // A store witnessed by `serve --witness-policy`: the index checkpoint with the cosignatures it has.
+        let cosigned = try await WitnessedSize.usersCheckpoint(ledger, size: p.entryProof.treeSize)
+        if global.json { return Output.json(try p.json(log: log, users: users, usersCheckpoint: cosigned)) }
         Output.line(p.index.count == 0
             ? "\(user) has no events in the log of \(p.index.size)"
             : "\(user) has \(p.index.count) events in the log of \(p.index.size), the newest at seq \(p.index.last)")
@@ -36,25 +40,32 @@ struct ProveUser: AsyncParsableCommand {
     }
 }
 
-/// `authledger verify-user FILE --vkey KEY`: checks a user proof offline.
+/// `authledger verify-user FILE --vkey KEY [--witness-policy P]`: checks a user proof offline.
 struct VerifyUser: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-user",
         abstract: "Check a user proof (prove-user --json, GET /v1/users/{user}/proof) against the log's verifier key.",
-        discussion: "Exit 0 when it holds, saying what it proves; 1 otherwise, saying why on stderr. FILE - reads standard input."
+        discussion: """
+        Exit 0 when it holds, saying what it proves; 1 otherwise, saying why on stderr. FILE - reads standard input. \
+        With --witness-policy, the index log's checkpoint must also carry cosignatures meeting the policy's quorum \
+        (a proof from GET /v1/users/{user}/proof of a server run with that policy, once its witnesses cosigned).
+        """
     )
 
     @Argument(help: "The proof file, or - for standard input.") var file: String
     @Option(help: "The log's verifier key (authledger checkpoint --vkey); the index log's is derived from it.") var vkey: String
+    @Option(name: .customLong("witness-policy"), help: "A C2SP tlog-policy file: the index log's checkpoint must meet its quorum.")
+    var witnessPolicy: String?
 
     func run() async throws {
         let key: NoteVerifierKey
         do { key = try NoteVerifierKey(parsing: vkey) } catch { throw ValidationError("--vkey: \(error)") }
+        let policy = try witnessPolicy.map(WitnessPolicyFile.load)
         let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
         guard let data else { throw ValidationError("cannot read \(file)") }
         let json: JSON
         do { json = try JSON.parse(Array(data)) } catch { throw ValidationError("\(file) is not JSON: \(error)") }
-        switch UserProofVerification.check(json, logKey: key) {
+        switch UserProofVerification.check(json, logKey: key, policy: policy) {
         case .success(let summary): Output.line("ok: \(summary)")
         case .failure(let e):
             Output.error("verify-user: FAIL: \(e.message)")

@@ -18,13 +18,7 @@ struct VerifyCheckpointCommand: AsyncParsableCommand {
     func run() async throws {
         let key: NoteVerifierKey
         do { key = try NoteVerifierKey(parsing: vkey) } catch { throw ValidationError("--vkey: \(error)") }
-        guard let policyData = FileManager.default.contents(atPath: witnessPolicy) else {
-            throw ValidationError("cannot read --witness-policy \(witnessPolicy)")
-        }
-        let policy: WitnessPolicy
-        do { policy = try WitnessPolicy(parsing: String(decoding: policyData, as: UTF8.self)) } catch {
-            throw ValidationError("--witness-policy \(witnessPolicy): \(error)")
-        }
+        let policy = try WitnessPolicyFile.load(witnessPolicy)
         let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: file)
         guard let data else { throw ValidationError("cannot read \(file)") }
         switch CheckpointVerification.check(Array(data), logKey: key, policy: policy) {
@@ -33,6 +27,16 @@ struct VerifyCheckpointCommand: AsyncParsableCommand {
         case .failure(let e):
             Output.error("verify-checkpoint: FAIL: \(e.message)")
             Foundation.exit(1)
+        }
+    }
+}
+
+/// A `--witness-policy FILE` read for verifying (verify-checkpoint, verify-user): a usage error when unreadable or invalid.
+enum WitnessPolicyFile {
+    static func load(_ path: String) throws -> WitnessPolicy {
+        guard let data = FileManager.default.contents(atPath: path) else { throw ValidationError("cannot read --witness-policy \(path)") }
+        do { return try WitnessPolicy(parsing: String(decoding: data, as: UTF8.self)) } catch {
+            throw ValidationError("--witness-policy \(path): \(error)")
         }
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// `serve --witness-policy FILE [--witness-interval SECONDS]`.
 struct WitnessingOptions: ParsableArguments {
     @Option(name: .customLong("witness-policy"),
-            help: "A C2SP tlog-policy file (witness <name> <vkey> <URL>, group, quorum): collect cosignatures of the checkpoints; /checkpoint serves the newest meeting the quorum.")
+            help: "A C2SP tlog-policy file (witness <name> <vkey> <URL>, group, quorum): collect cosignatures of the checkpoints of the log and of the index log; /checkpoint and /users/checkpoint serve the newest meeting the quorum.")
     var policy: String?
     @Option(name: .customLong("witness-interval"), help: "With --witness-policy: seconds between checks of the head for a new checkpoint to send.")
     var interval: Int = 5
@@ -15,9 +15,9 @@ struct WitnessingOptions: ParsableArguments {
     func configuration() throws -> WitnessingConfiguration? {
         guard let policy else { return nil }
         guard (1...3600).contains(interval) else { throw ValidationError("--witness-interval must be 1 to 3600 seconds") }
-        guard let data = FileManager.default.contents(atPath: policy) else { throw ValidationError("cannot read --witness-policy \(policy)") }
+        let parsed = try WitnessPolicyFile.load(policy)
         do {
-            var c = try WitnessingConfiguration(policy: try WitnessPolicy(parsing: String(decoding: data, as: UTF8.self)))
+            var c = try WitnessingConfiguration(policy: parsed)
             c.interval = .seconds(interval)
             return c
         } catch {

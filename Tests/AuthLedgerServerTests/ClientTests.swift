@@ -213,9 +213,9 @@ import Testing
         #expect(seqs == Array(1...41))
     }
 
-    /// `authledger serve` as a child process on `place`, on `port` (0: the kernel picks).
-    func serve(_ place: TestStore, port: Int) async throws -> (child: ServeChild, base: String) {
-        let child = try ServeChild(["serve", "--port", String(port), "--log-level", "info"], environment: [
+    /// `authledger serve` as a child process on `place`, on `port` (0: the kernel picks), with `options`.
+    func serve(_ place: TestStore, port: Int, options: [String] = []) async throws -> (child: ServeChild, base: String) {
+        let child = try ServeChild(["serve", "--port", String(port), "--log-level", "info"] + options, environment: [
             "AUTHLEDGER_TOKENS": TestServer.tokens, "AUTHLEDGER_STORE": place.store, "AUTHLEDGER_KEY_DIR": place.dir,
         ], collect: .stderr)
         do { return (child, try await child.listening(attempts: 1200)) } catch { child.stop(); throw error }

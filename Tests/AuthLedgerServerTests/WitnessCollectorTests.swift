@@ -22,10 +22,12 @@ import Testing
         let dir: String
         let group: ServiceGroup
 
+        /// Witnessing the log of `logKey` and its index log (user proofs).
         init(name: String, logKey: String) async throws {
             dir = TestServer.temporaryDirectory()
             cosigner = try Cosigner(name: name, seed: (0..<32).map { _ in UInt8.random(in: 0...255) })
-            let witness = Witness(cosigner: cosigner, logs: [try NoteVerifierKey(parsing: logKey)], store: try WitnessStore(path: dir))
+            let key = try NoteVerifierKey(parsing: logKey)
+            let witness = Witness(cosigner: cosigner, logs: [key, try UserProofVerification.usersKey(key)], store: try WitnessStore(path: dir))
             var logger = Logger(label: "test.witness")
             logger.logLevel = .error
             (port, group) = try await WitnessServer(witness: witness).startInBackground(logger: logger)
@@ -100,6 +102,83 @@ import Testing
         #expect(witnesses.first { $0["witness"]?.stringValue == "a" }?["behind"] == .int(0))
         #expect(try await s.waitForMetric("authledger_witness_behind{witness=\"absent\"}", atLeast: 300) == 300)
         try await s.stop()
+        s.removeStore()
+    }
+
+    /// The index log of user proofs is witnessed too: `/users/checkpoint` is the newest one
+    /// meeting the quorum (grown through a consistency proof the witness checked), and a
+    /// user proof carries its cosignatures, so `verify-user --witness-policy` holds.
+    @Test(arguments: StorageKind.all) func witnessesTheIndexLog(_ storage: StorageKind) async throws {
+        let place = TestStore(storage)
+        try FileManager.default.createDirectory(atPath: place.dir, withIntermediateDirectories: true)
+        let logKey = try CheckpointSigner(origin: Self.origin, seed: CheckpointSigner.loadOrCreateSeed(path: place.dir + "/checkpoint.key")).verifierKey
+        let key = try NoteVerifierKey(parsing: logKey), usersKey = try UserProofVerification.usersKey(key)
+        let a = try await LocalWitness(name: "a.witness.example", logKey: logKey)
+        let policy = try WitnessPolicy(parsing: "witness a \(a.cosigner.verifierKey) http://127.0.0.1:\(a.port)\nquorum a\n")
+        var witnessing = try WitnessingConfiguration(policy: policy)
+        witnessing.interval = .milliseconds(100)
+        let s = try await TestServer.start(storage, at: place) {
+            $0.checkpointOrigin = Self.origin
+            $0.witnessing = witnessing
+            $0.indexInterval = .milliseconds(50)
+        }
+        defer { Task { await a.stop() } }
+        #expect(try await Self.body(s, "/users/checkpoint").0 == 404)
+        /// Waits until `/users/checkpoint` is cosigned past `size` entries; returns its size.
+        func cosigned(past size: UInt64) async throws -> UInt64 {
+            for _ in 0..<300 {
+                let (status, text) = try await Self.body(s, "/users/checkpoint")
+                if status == 200 {
+                    let check = CheckpointVerification.check(Array(text.utf8), logKey: usersKey, policy: policy)
+                    #expect((try? check.get()) != nil, "\(check)")
+                    let cp = try Checkpoint(text: try SignedNote(parsing: Array(text.utf8)).text)
+                    #expect(cp.origin == Self.origin + "/users")
+                    if cp.size > size { return cp.size }
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return size
+        }
+        try await VerifiableLogRouteTests.populate(s)
+        let first = try await cosigned(past: 0)
+        #expect(first > 0)
+        // More events, more index entries: the witness needs the consistency proof from the size it holds.
+        let r = try await s.call(.POST, "/v1/events", token: "importer-token", body: Fixture.array([Fixture.registered("bob", "laptop")]))
+        try #require(r.status == 200 || r.status == 201, "\(r.body)")
+        #expect(try await cosigned(past: first) > first)
+        #expect(try await WitnessRecords.users.heldSize(s.server.ledger, "a") ?? 0 > first)
+        // A proof once its index-log checkpoint is cosigned: it meets the policy; a policy
+        // asking for another witness is not met.
+        var result: Result<String, NoteError> = .failure(NoteError("no proof"))
+        var proof: JSON = .null
+        for _ in 0..<300 {
+            proof = try #require(try await s.call(.GET, "/v1/users/bob/proof", token: "reader-token").json)
+            result = UserProofVerification.check(proof, logKey: key, policy: policy)
+            if (try? result.get()) != nil { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect((try? result.get())?.contains("quorum met by a") == true, "\(result)")
+        let other = try Cosigner(name: "other.witness.example", seed: [UInt8](repeating: 7, count: 32))
+        let strict = try WitnessPolicy(parsing: "witness o \(other.verifierKey)\nquorum o\n")
+        guard case .failure(let e) = UserProofVerification.check(proof, logKey: key, policy: strict) else {
+            Issue.record("a proof without the policy's cosignature verified")
+            return
+        }
+        #expect(e.message.contains("quorum is not met"), "\(e.message)")
+        try await s.stop()
+        // prove-user on the store: at the same entry, with the same cosignatures.
+        let cli = try ServeChild(["prove-user", "bob", "--json", "--origin", Self.origin],
+                                 environment: ["AUTHLEDGER_STORE": place.store, "AUTHLEDGER_KEY_DIR": place.dir], collect: .stdout)
+        cli.process.waitUntilExit()
+        var printed: JSON?
+        for _ in 0..<100 {
+            printed = try? JSON.parse(Array(cli.output.utf8))
+            if printed?["user"] != nil { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let offline = try #require(printed, "prove-user printed \(cli.output)")
+        #expect(offline["usersCheckpoint"] == proof["usersCheckpoint"])
+        #expect((try? UserProofVerification.check(offline, logKey: key, policy: policy).get()) != nil)
         s.removeStore()
     }
 

@@ -1,11 +1,13 @@
 import AuthLedger
+import AuthLedgerWitness
 import Foundation
 import Testing
 
 /// User proofs through the CLI (reference section 14): `prove-user` appends the index log's
 /// entry and prints the proof, `verify-user` checks it with the log's verifier key, a proof
 /// that hides an event or names another user is refused, and `checkpoint --users` signs the
-/// index log under its own origin.
+/// index log under its own origin; `verify-user --witness-policy` asks for the index
+/// checkpoint's cosignatures.
 @Suite struct UserProofCLITests {
     /// The proof with one event fewer claimed.
     func hidden(_ proof: String, _ s: VerifiableLogCLITests.Store) throws -> String {
@@ -51,5 +53,38 @@ import Testing
         #expect(try s.run("verify").status == 0)
         let audit = try s.run("audit-index")
         #expect(audit.status == 0 && audit.stdout.contains("ok: 2 index log entries recomputed from the log (the newest at size 14)"), "\(audit.stderr)")
+    }
+
+    @Test func verifyUserWithAWitnessPolicyNeedsTheQuorumsCosignatures() throws {
+        let s = VerifiableLogCLITests.Store(dir: Support.tempDir("user-proof-policy"))
+        #expect(try s.run("import", try s.write("a.jsonl", VerifiableLogCLITests.events(1...5))).status == 0)
+        let vkey = try s.run("checkpoint", "--vkey").stdout.trimmingCharacters(in: .newlines)
+        let proof = try s.run("prove-user", "alice", "--json")
+        try #require(proof.status == 0, "\(proof.stderr)")
+        let witness = try Cosigner(name: "w.witness.example", seed: [UInt8](repeating: 9, count: 32))
+        let policy = try s.write("policy", "witness w \(witness.verifierKey)\nquorum w\n")
+        // The proof as prove-user prints it: signed by the log, cosigned by no witness.
+        let bare = try s.write("bare.json", proof.stdout)
+        #expect(try s.run("verify-user", bare, "--vkey", vkey).status == 0)
+        let refused = try s.run("verify-user", bare, "--vkey", vkey, "--witness-policy", policy)
+        #expect(refused.status == 1 && refused.stderr.contains("usersCheckpoint: the quorum is not met"), "\(refused.stdout)\(refused.stderr)")
+        // The witness's cosignature added to the index checkpoint: the quorum is met.
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(proof.stdout.utf8)) as? [String: Any])
+        let users = try #require(object["usersCheckpoint"] as? String)
+        object["usersCheckpoint"] = users + (try witness.cosign(text: try SignedNote(parsing: Array(users.utf8)).text, time: 1_700_000_000))
+        let cosigned = try s.write("cosigned.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        let ok = try s.run("verify-user", cosigned, "--vkey", vkey, "--witness-policy", policy)
+        #expect(ok.status == 0 && ok.stdout.contains("quorum met by w"), "\(ok.stderr)")
+        // The offline verifier agrees on both.
+        let offline = try s.verifier(["user", cosigned, "--vkey", vkey, "--witness-policy", policy])
+        #expect(offline.status == 0 && offline.stdout.contains("usersCheckpoint; quorum met by w"), "\(offline.stderr)")
+        let offlineBare = try s.verifier(["user", bare, "--vkey", vkey, "--witness-policy", policy])
+        #expect(offlineBare.status == 1 && offlineBare.stderr.contains("quorum is not met"), "\(offlineBare.stdout)")
+        // A cosignature of the log's checkpoint (another text) does not count for the index log.
+        object["usersCheckpoint"] = users + (try witness.cosign(text: try SignedNote(parsing: Array((object["checkpoint"] as? String ?? "").utf8)).text, time: 1))
+        let wrong = try s.write("wrong.json", String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+        #expect(try s.run("verify-user", wrong, "--vkey", vkey, "--witness-policy", policy).status == 1)
+        let missing = try s.run("verify-user", cosigned, "--vkey", vkey, "--witness-policy", s.dir + "/no-such-policy")
+        #expect(missing.status != 0 && missing.stderr.contains("cannot read --witness-policy"), "\(missing.stderr)")
     }
 }

@@ -14,8 +14,10 @@ package struct UserProof: Sendable {
     package var logRoot: Hash32
 
     /// The answer of `GET /v1/users/{u}/proof` and `prove-user --json`, with the log's
-    /// checkpoint at the entry's size and the index log's checkpoint, signed by `signers`.
-    package func json(log: CheckpointSigner, users: CheckpointSigner) throws -> JSON {
+    /// checkpoint at the entry's size and the index log's checkpoint, signed by `signers`
+    /// (`usersCheckpoint`: the index log's checkpoint at the proof's size as stored with
+    /// witness cosignatures, used instead).
+    package func json(log: CheckpointSigner, users: CheckpointSigner, usersCheckpoint: String? = nil) throws -> JSON {
         func b64(_ h: Hash32) -> JSON { .string(Data(h.bytes).base64EncodedString()) }
         let terminal: JSON
         switch index.proof.terminal {
@@ -29,7 +31,7 @@ package struct UserProof: Sendable {
             ("entry", .object([("index", .int(Int64(entryIndex))), ("treeSize", .int(Int64(entryProof.treeSize))),
                                ("proof", .array(entryProof.proof.map(b64)))])),
             ("checkpoint", .string(try log.sign(size: index.size, root: logRoot))),
-            ("usersCheckpoint", .string(try users.sign(size: entryProof.treeSize, root: entryProof.root))),
+            ("usersCheckpoint", .string(try usersCheckpoint ?? users.sign(size: entryProof.treeSize, root: entryProof.root))),
         ])
     }
 }
