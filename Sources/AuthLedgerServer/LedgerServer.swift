@@ -139,9 +139,9 @@ public final class LedgerServer: Sendable {
         }
         services.append(SSFPushService(signals: sharedSignals, logger: logger))
         if let witnessCollector { services.append(witnessCollector) }
-        if let interval = configuration.indexInterval { services.append(UserIndexUpdater(ledger: ledger, interval: interval, logger: logger)) }
+        if let interval = configuration.indexInterval { services.append(PeriodicService.userIndexUpdater(ledger, every: interval, logger: logger)) }
         if let interval = configuration.readerCheckInterval {
-            services.append(ReaderCheck(ledger: ledger, interval: interval, logger: logger))
+            services.append(PeriodicService.readerCheck(ledger, every: interval, logger: logger))
         }
         if let jwt { services.append(JWKSWarmUp(authenticator: jwt)) }
         if configuration.reloadOnHangup { services.append(HangupReloader(server: self)) }

@@ -53,25 +53,3 @@ extension LedgerServer {
         }
     }
 }
-
-/// Appends the index log's entry (the user index brought up to the head) at most every
-/// `interval`, when the log has grown since the last (reference section 14).
-struct UserIndexUpdater: Service {
-    let ledger: Ledger
-    let interval: Duration
-    let logger: Logger
-
-    func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-                if try await ledger.userIndexLags() { try await ledger.updateUserIndex() }
-            } catch is CancellationError {
-                return
-            } catch {
-                // A storage error must not take the HTTP service down: logged, tried again next interval.
-                logger.error("the user index update failed", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-}

@@ -124,28 +124,35 @@ struct BenchWatch {
         // Every consumer registered before the first commit.
         while shared.ready.load(ordering: .relaxed) < users.count { try await Task.sleep(for: .milliseconds(20)) }
         try await Task.sleep(for: .milliseconds(200))
-        let commits = Int(Double(commitsPerSecond) * seconds)
-        let start = ContinuousClock.now
-        var rng = SystemRandomNumberGenerator()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for c in 0..<commits {
-                let due = start.advanced(by: .microseconds(Int64(c) * 1_000_000 / Int64(commitsPerSecond)))
-                if due > .now { try await Task.sleep(until: due) }
-                let k = Int.random(in: 0..<users.count, using: &rng)
-                group.addTask {
-                    let t = ContinuousClock.now
-                    shared.sent.withLock { $0[k] = t }
-                    _ = try await ledger.perform(.access(user: users[k], deviceId: "d1"))
-                }
-            }
-            try await group.waitForAll()
-        }
-        let rate = Double(commits) / start.duration(to: .now).seconds
+        let (commits, rate) = try await BenchWatch.accesses(ledger, users, perSecond: commitsPerSecond, seconds: seconds, into: shared)
         try await Task.sleep(for: .seconds(1))
         consumers.cancel()
         _ = await consumers.value
         let sorted = shared.lags.withLock { $0 }.sorted()
         return (BenchRun.percentile(sorted, 0.5), BenchRun.percentile(sorted, 0.99), sorted.count, commits, rate)
+    }
+
+    /// One access a commit to a random one of `users`, at `perSecond` for `seconds`; each
+    /// commit's request time goes in `record.sent` at the user's index. Returns the commits made
+    /// and the rate achieved.
+    static func accesses(_ ledger: Ledger, _ users: [String], perSecond: Int, seconds: Double,
+                         into record: LatencyRecord) async throws -> (commits: Int, rate: Double) {
+        let commits = Int(Double(perSecond) * seconds)
+        let start = ContinuousClock.now
+        var rng = SystemRandomNumberGenerator()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for c in 0..<commits {
+                let due = start.advanced(by: .microseconds(Int64(c) * 1_000_000 / Int64(perSecond)))
+                if due > .now { try await Task.sleep(until: due) }
+                let k = Int.random(in: 0..<users.count, using: &rng)
+                group.addTask {
+                    record.sent.withLock { $0[k] = ContinuousClock.now }
+                    _ = try await ledger.perform(.access(user: users[k], deviceId: "d1"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        return (commits, Double(commits) / start.duration(to: .now).seconds)
     }
 
     /// Challenges issued and approved while their requester waits: approval request to answer.

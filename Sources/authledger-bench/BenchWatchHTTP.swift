@@ -56,24 +56,9 @@ struct BenchWatchHTTP {
 
         // Commit-to-watcher latency with every watch open: one access a commit, a random user.
         try await Task.sleep(for: .milliseconds(200))
-        let commits = Int(Double(commitsPerSecond) * seconds)
-        let start = ContinuousClock.now
-        var rng = SystemRandomNumberGenerator()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for c in 0..<commits {
-                let due = start.advanced(by: .microseconds(Int64(c) * 1_000_000 / Int64(commitsPerSecond)))
-                if due > .now { try await Task.sleep(until: due) }
-                let k = Int.random(in: 0..<users.count, using: &rng)
-                group.addTask {
-                    reader.sent.withLock { $0[k] = ContinuousClock.now }
-                    _ = try await ledger.perform(.access(user: users[k], deviceId: "d1"))
-                }
-            }
-            try await group.waitForAll()
-        }
-        let rate = Double(commits) / start.duration(to: .now).seconds
+        let (commits, rate) = try await BenchWatch.accesses(ledger, users, perSecond: commitsPerSecond, seconds: seconds, into: reader.record)
         try await Task.sleep(for: .seconds(1))
-        let lags = reader.lags.withLock { $0 }.sorted()
+        let lags = reader.record.lags.withLock { $0 }.sorted()
         let refused = reader.refused.load(ordering: .relaxed)
         reader.stop()
         await server.stop()
@@ -103,32 +88,21 @@ struct BenchWatchHTTP {
 }
 
 /// Server-Sent Event streams read by one polling thread: counts the snapshots and, for
-/// each `changed` frame, the time since the last commit to its user (`sent`).
+/// each `changed` frame, the time since the last commit to its user (`record`).
 final class SSEReader: Sendable {
-    /// When the last commit to each user (`w<index>`) was requested.
-    let sent: Mutex<[ContinuousClock.Instant?]>
-    /// Commit-to-watcher times, in milliseconds.
-    let lags = Mutex<[Double]>([])
+    /// When the last commit to each user (`w<index>`) was requested, and the commit-to-watcher times.
+    let record: LatencyRecord
     let snapshots = Atomic<Int>(0)
     /// Connections whose answer was not 200 or that closed.
     let refused = Atomic<Int>(0)
     private let added = Mutex<[Int32]>([])
     private let stopped = Atomic<Bool>(false)
 
-    init(users: Int) { sent = Mutex(Array(repeating: nil, count: users)) }
+    init(users: Int) { record = LatencyRecord(users) }
 
     /// A connection to `port` with the request for `path` sent (non-blocking after that).
     static func open(port: Int, token: String, path: String) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LedgerError(.storageError, "socket failed (errno \(errno))") }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port)).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard rc == 0 else { close(fd); throw LedgerError(.storageError, "connect failed (errno \(errno))") }
+        let fd = try LoopbackClient.connect(port: port)
         let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\nAccept: text/event-stream\r\n\r\n".utf8)
         var sent = 0
         while sent < request.count {
@@ -207,7 +181,7 @@ final class SSEReader: Sendable {
                     snapshots.add(1, ordering: .relaxed)
                 } else if event.elementsEqual("changed".utf8), let u = user {
                     let now = ContinuousClock.now
-                    if let t = sent.withLock({ $0[u] }) { lags.withLock { $0.append(t.duration(to: now).milliseconds) } }
+                    if let t = record.sent.withLock({ $0[u] }) { record.lags.withLock { $0.append(t.duration(to: now).milliseconds) } }
                 }
                 event = []
                 user = nil

@@ -76,19 +76,8 @@ extension Ledger {
         // The stream as of `size`: the state at the head, or its events up to `size`.
         var (count, head) = try storedStreamHead(r, user)
         if head == nil || head!.last > size {
-            var n: UInt64 = 0, h = StreamHead.start
-            var leaves = StoredLeaf()
-            try r.scanStream(user) { _, seq in
-                guard seq <= size else { return false }
-                let leaf = try r.withEventBytes(seq) { b in
-                    guard let b else { throw LedgerError(.tampered, "the stream index points at a missing event", seq: seq) }
-                    return try leaves.leafOrDecode(b, seq: seq)
-                }
-                h = h.adding(leaf, seq: seq)
-                n += 1
-                return true
-            }
-            (count, head) = (n, h)
+            let prefix = try streamPrefix(r, user, before: size + 1)
+            (count, head) = (prefix.count, prefix.head)
         }
         let commitment = count == 0 ? nil : head!.commitment(count: count)
         guard proof.commitment(for: key) == commitment else {

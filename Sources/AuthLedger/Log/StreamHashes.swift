@@ -62,6 +62,12 @@ extension Ledger {
     /// The head of `user`'s stream computed from its stored events with seq before
     /// `before` (at most `count`): for a state stored without one.
     static func streamHead(_ r: any StorageReader, _ user: String, count: UInt64 = .max, before: UInt64 = .max) throws -> StreamHead {
+        try streamPrefix(r, user, count: count, before: before).head
+    }
+
+    /// The head of `user`'s stream over its stored events with seq before `before` (at most
+    /// `count` of them), and how many events that is.
+    static func streamPrefix(_ r: any StorageReader, _ user: String, count: UInt64 = .max, before: UInt64 = .max) throws -> (head: StreamHead, count: UInt64) {
         var head = StreamHead.start
         var leaves = StoredLeaf()
         var n: UInt64 = 0
@@ -75,7 +81,7 @@ extension Ledger {
             n += 1
             return true
         }
-        return head
+        return (head, n)
     }
 }
 
