@@ -7,6 +7,7 @@ import { ApiError, get, getJSON, savedToken } from "./api.js";
 import { $, el, fill, outcome } from "./dom.js";
 import { verifyCheckpoint } from "./note.js";
 import { cannotVerify, fetchCheckpoint, pinnedKey } from "./proof.js";
+import { sseFrames } from "./live.js";
 import { writeRoute } from "./route.js";
 
 const RECENT = 50;
@@ -87,21 +88,11 @@ async function readEvents(from, to) {
     try { ({ error: code, message } = await res.json()); } catch { /* no body */ }
     throw new ApiError(res.status, code, message);
   }
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const events = [];
-  let buffer = "", data = null;
   try {
-    while (events.length === 0 || events[events.length - 1].seq < to) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let nl;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl).replace(/\r$/, "");
-        buffer = buffer.slice(nl + 1);
-        if (line === "" && data !== null) { events.push(JSON.parse(data)); data = null; }
-        else if (line.startsWith("data:")) data = (data === null ? "" : data + "\n") + line.slice(5).replace(/^ /, "");
-      }
+    for await (const frame of sseFrames(res.body)) {
+      events.push(JSON.parse(frame.data));
+      if (events[events.length - 1].seq >= to) break;
     }
   } finally {
     ctrl.abort();

@@ -6,6 +6,40 @@
 import { savedToken } from "./api.js";
 
 /**
+ * The frames of a Server-Sent Events body, as they come: `{id, event, data}` (strings; `id`
+ * and `event` undefined when the frame has none) for each frame that has data. Comments
+ * (`:` lines, heartbeats) are skipped.
+ */
+export async function* sseFrames(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "", frame = {};
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let nl;
+      while ((nl = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, nl).replace(/\r$/, "");
+        buffer = buffer.slice(nl + 1);
+        if (line === "") {
+          if (frame.data !== undefined) yield frame;
+          frame = {};
+        } else if (!line.startsWith(":")) {
+          const c = line.indexOf(":");
+          const field = c < 0 ? line : line.slice(0, c);
+          const value = c < 0 ? "" : line.slice(c + 1).replace(/^ /, "");
+          if (field === "data") frame.data = frame.data === undefined ? value : frame.data + "\n" + value;
+          else if (field === "id" || field === "event") frame[field] = value;
+        }
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/**
  * Reads `path` as Server-Sent Events until `signal` aborts, reconnecting after a break:
  * `onFrame(id, event, data)` for each event (data parsed as JSON, null if it is not),
  * `onState(last)` on each (re)connection (`last`: the Last-Event-ID sent, or null),
@@ -20,33 +54,12 @@ export async function stream(path, { onFrame, onState, onBreak, signal }) {
       const res = await fetch(path, { headers, signal, cache: "no-store", credentials: "omit" });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       onState(last);
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = "", frame = {};
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let nl;
-        while ((nl = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, nl).replace(/\r$/, "");
-          buffer = buffer.slice(nl + 1);
-          if (line === "") {
-            if (frame.data !== undefined) {
-              const id = Number(frame.id);
-              if (Number.isSafeInteger(id)) last = id;
-              let data = null;
-              try { data = JSON.parse(frame.data); } catch { /* shown without details */ }
-              onFrame(id, frame.event || "message", data);
-            }
-            frame = {};
-          } else if (!line.startsWith(":")) {
-            const c = line.indexOf(":");
-            const field = c < 0 ? line : line.slice(0, c);
-            const value = c < 0 ? "" : line.slice(c + 1).replace(/^ /, "");
-            if (field === "data") frame.data = frame.data === undefined ? value : frame.data + "\n" + value;
-            else if (field === "id" || field === "event") frame[field] = value;
-          }
-        }
+      for await (const frame of sseFrames(res.body)) {
+        const id = Number(frame.id);
+        if (Number.isSafeInteger(id)) last = id;
+        let data = null;
+        try { data = JSON.parse(frame.data); } catch { /* shown without details */ }
+        onFrame(id, frame.event || "message", data);
       }
       onBreak("The stream ended; reconnecting…");
     } catch (e) {
