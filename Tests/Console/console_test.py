@@ -115,6 +115,48 @@ def run(s, out):
         doc_shot(page, out, "user", "#user-view")
         log("ok: bob's devices and history match the API (%d events)" % len(hist))
 
+        # History complete: bob's user proof checked in the page over the history it loaded
+        complete = page.get_by_role("status", name="Completeness")
+        expect(complete).to_have_attribute("data-ok", "true", timeout=30_000)
+        text = complete.text_content()
+        proof = s.call("GET", "/v1/users/bob/proof", token=s.auditor)
+        assert proof["count"] == len(hist), (proof["count"], len(hist))
+        assert text.startswith("History complete:") and ("the %d events shown" % len(hist)) in text, text
+        log("ok: " + text)
+
+        # …and when the server hides one of bob's events: Not complete, and why
+        hidden = hist[len(hist) // 2]["seq"]
+
+        def hide_one(route):
+            r = route.fetch()
+            route.fulfill(response=r, body=json.dumps([e for e in r.json() if e["seq"] != hidden]))
+        page.route("**/v1/users/bob/history*", hide_one)
+        open_user(page, "bob")
+        expect(complete).to_have_attribute("data-ok", "false", timeout=30_000)
+        text = complete.text_content()
+        assert text.startswith("Not complete:") and ("holds %d" % (len(hist) - 1)) in text, text
+        shot(page, out, "not-complete-1280")
+        page.unroute("**/v1/users/bob/history*")
+        open_user(page, "bob")
+        expect(complete).to_have_attribute("data-ok", "true", timeout=30_000)
+        # …and a proof changed in transit (its stream hash): Not complete
+        def tamper_user_proof(route):
+            r = route.fetch()
+            body = r.json()
+            h = bytearray(base64.b64decode(body["streamHash"]))
+            h[0] ^= 1
+            body["streamHash"] = base64.b64encode(bytes(h)).decode()
+            route.fulfill(response=r, body=json.dumps(body))
+        page.route("**/v1/users/bob/proof", tamper_user_proof)
+        page.get_by_role("button", name="Check completeness").click()
+        expect(complete).to_have_attribute("data-ok", "false", timeout=30_000)
+        assert "Not complete: the prefix proof's value is not the user's" in complete.text_content(), complete.text_content()
+        page.unroute("**/v1/users/bob/proof")
+        page.get_by_role("button", name="Check completeness").click()
+        expect(complete).to_have_attribute("data-ok", "true", timeout=30_000)
+        doc_shot(page, out, "complete", "#user-view", height=200)
+        log("ok: a hidden event is Not complete (%s); so is a proof changed in transit" % text)
+
         # Filters: Type, then From time / To time
         page.get_by_label("Type").select_option("device.registered")
         page.get_by_role("button", name="Filter").click()
@@ -377,6 +419,9 @@ def run(s, out):
         assert page.locator("#history tbody tr").count() == 100
         assert "of 30000" in page.locator("#page-text").text_content()
         log("ok: the user with 30,000 events pages by 100")
+        expect(page.get_by_role("status", name="Completeness")).to_have_attribute("data-ok", "true", timeout=120_000)
+        figures["history_complete_ms_30k"] = float(page.get_by_role("status", name="Completeness").get_attribute("data-ms"))
+        log("ok: History complete over 30,000 events in %.0f ms" % figures["history_complete_ms_30k"])
 
         # Phone width
         page.set_viewport_size({"width": 390, "height": 844})

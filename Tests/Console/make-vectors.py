@@ -3,7 +3,8 @@
 (verify.test.mjs, node --test) and the Swift suite (ConsoleVectorsTests) both check:
 the recorded scenarios exported by the ledger itself (one user erased, so some events carry
 commitments without disclosures), its signed checkpoint and verifier key, inclusion and
-consistency proofs as `authledger prove … --json` prints them, commitments, and JCS cases.
+consistency proofs as `authledger prove … --json` prints them, a user proof of every user
+(`prove-user --json`) and the index log's verifier key, commitments, and JCS cases.
 
 Usage: Tests/Console/make-vectors.py PATH/authledger   (run again only to renew the file)
 """
@@ -29,6 +30,9 @@ def main(binary):
     for f in sorted(glob.glob(os.path.join(ROOT, "Fixtures", "scenarios", "*.jsonl"))):
         if not f.endswith(".expect.jsonl"):
             run(binary, "import", f, store=store)
+            # An index log entry per import (prove-user appends one when the log grew), so
+            # the user proofs below prove their entry in an index log of several.
+            run(binary, "prove-user", "nobody-at-all", "--json", store=store)
     run(binary, "erase", "alice", "--now", "2026-06-01T00:00:00Z", store=store)
     events = [json.loads(line) for line in run(binary, "export", store=store).splitlines() if line.strip()]
     size = len(events)
@@ -46,6 +50,11 @@ def main(binary):
         p = json.loads(run(binary, "prove-consistency", str(old), str(size), "--json", store=store))
         consistency.append({"oldSize": p["oldSize"], "treeSize": p["treeSize"], "proof": p["proof"],
                             "oldCheckpoint": run(binary, "checkpoint", "--size", str(old), store=store)})
+    # User proofs (reference section 14) at the newest index log entry: every user of the
+    # export, and one without events (a non-inclusion proof).
+    users = sorted({e["user"] for e in events if e.get("user") and e["user"] != "$system"})
+    user_proofs = [json.loads(run(binary, "prove-user", u, "--json", store=store)) for u in users + ["nobody-at-all"]]
+    users_vkey = run(binary, "checkpoint", "--vkey", "--users", store=store).strip()
     jcs = [
         {"input": {"b": 1, "a": [True, False, None], "c": {"z": "", "y": -7}}, "canonical": '{"a":[true,false,null],"b":1,"c":{"y":-7,"z":""}}'},
         {"input": "quote \" backslash \\ newline \n tab \t bell \u0007 del \u007f", "canonical": '"quote \\" backslash \\\\ newline \\n tab \\t bell \\u0007 del \u007f"'},
@@ -63,11 +72,12 @@ def main(binary):
                     "checked by Tests/Console/verify.test.mjs (JavaScript) and ConsoleVectorsTests (Swift).",
            "jcs": jcs, "commitments": commitments, "events": events,
            "checkpoint": {"note": note, "vkey": vkey, "otherVkey": other_vkey},
-           "inclusion": inclusion, "consistency": consistency}
+           "inclusion": inclusion, "consistency": consistency,
+           "userProofs": user_proofs, "usersVkey": users_vkey}
     with open(os.path.join(ROOT, "Tests", "Console", "vectors.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
-    print("vectors: %d events, %d inclusion and %d consistency proofs" % (size, len(inclusion), len(consistency)))
+    print("vectors: %d events, %d inclusion, %d consistency and %d user proofs" % (size, len(inclusion), len(consistency), len(user_proofs)))
 
 
 if __name__ == "__main__":

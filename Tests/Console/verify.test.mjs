@@ -6,10 +6,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { webcrypto } from "node:crypto";
 import { canonicalize } from "../../Sources/AuthLedgerServer/Console/jcs.js";
-import { fromBase64, fromHex, toBase64, toHex } from "../../Sources/AuthLedgerServer/Console/bytes.js";
+import { concat, fromBase64, fromHex, sha256, toBase64, toHex } from "../../Sources/AuthLedgerServer/Console/bytes.js";
 import { chainHash, commitment, hashedForm, leafHash, pointerTokens } from "../../Sources/AuthLedgerServer/Console/leaf.js";
 import { checkConsistency, checkInclusion, rootFromInclusionProof } from "../../Sources/AuthLedgerServer/Console/merkle.js";
 import { parseNote, parseVerifierKey, verifyCheckpoint } from "../../Sources/AuthLedgerServer/Console/note.js";
+import { checkUserHistory, foldPrefixProof, indexKey, u64be, usersVerifierKey, valueCommitment } from "../../Sources/AuthLedgerServer/Console/userproof.js";
 
 // Node 18 (Debian's) has WebCrypto only under node:crypto; the page's modules use the global.
 if (!globalThis.crypto) globalThis.crypto = webcrypto;
@@ -141,4 +142,95 @@ test("a note without a blank line or a signature is refused", () => {
   assert.throws(() => parseNote("origin\n1\n" + toBase64(new Uint8Array(32)) + "\n\n"), /no signature/);
   assert.throws(() => parseNote("origin\n01\n" + toBase64(new Uint8Array(32)) + "\n\n\u2014 a AAAAAAAA\n"), /size/);
   assert.deepEqual(fromHex("00ff"), Uint8Array.from([0, 255]));
+});
+
+// History complete (userproof.js) on the user proofs of the vectors: every user of the
+// export, and one without events, against the events the export holds for them.
+const eventsOf = (user) => V.events.filter((e) => e.user === user);
+
+test("the index log's verifier key is the pinned key under <origin>/users", async () => {
+  assert.equal(await usersVerifierKey(V.checkpoint.vkey), V.usersVkey);
+});
+
+test("every user proof of the vectors checks: History complete with the user's events", async () => {
+  assert.ok(V.userProofs.length >= 3 && V.userProofs.some((p) => p.count === 0));
+  for (const p of V.userProofs) {
+    const r = await checkUserHistory(p.user, p, eventsOf(p.user), V.checkpoint.vkey);
+    assert.equal(r.ok, true, `${p.user}: ${r.text}`);
+    assert.match(r.text, /^History complete: the \d+ events shown are all of /);
+    assert.equal(r.count, eventsOf(p.user).length);
+  }
+});
+
+test("a history with one event left out, changed or added is Not complete", async () => {
+  const p = V.userProofs.find((x) => x.count >= 3);
+  const mine = eventsOf(p.user);
+  const hidden = mine.filter((_, i) => i !== 1);
+  let r = await checkUserHistory(p.user, p, hidden, V.checkpoint.vkey);
+  assert.equal(r.ok, false);
+  assert.match(r.text, new RegExp(`^Not complete: the index commits to ${p.count} events of ${p.user} up to seq ${p.size}; the history shown holds ${p.count - 1}`));
+  // The same number of events, one of them replaced by another of the log: the hash differs.
+  const other = V.events.find((e) => e.user !== p.user);
+  const swapped = mine.map((e, i) => (i === 1 ? { ...e, at: "2020-01-01T00:00:00Z" } : e));
+  r = await checkUserHistory(p.user, p, swapped, V.checkpoint.vkey);
+  assert.equal(r.ok, false);
+  assert.match(r.text, /do not make the committed stream hash/);
+  r = await checkUserHistory(p.user, p, [...mine, { ...other, user: p.user, seq: p.size + 5 }].slice(0, mine.length), V.checkpoint.vkey);
+  assert.equal(r.ok, true, "events after the proof's size are left out");
+  r = await checkUserHistory(p.user, p, [...mine.slice(0, 1), other, ...mine.slice(1)], V.checkpoint.vkey);
+  assert.equal(r.ok, false);
+  // A user without events shown one: not complete either.
+  const none = V.userProofs.find((x) => x.count === 0);
+  r = await checkUserHistory(none.user, none, [{ ...mine[0], user: none.user }], V.checkpoint.vkey);
+  assert.equal(r.ok, false);
+});
+
+test("a user proof changed in any part, or checked against another key, is Not complete", async () => {
+  const p = V.userProofs.find((x) => x.count >= 3 && x.proof.siblings.length >= 2);
+  const mine = eventsOf(p.user);
+  const b64flip = (s) => toBase64(flip(fromBase64(s)));
+  const cases = [
+    ["another user", (q) => { q.user = "someone-else"; }, /the proof is for/],
+    ["a sibling", (q) => { q.proof.siblings[1] = b64flip(q.proof.siblings[1]); }, /does not fold to the index root/],
+    ["the index root", (q) => { q.indexRoot = b64flip(q.indexRoot); }, /does not fold to the index root/],
+    ["the count", (q) => { q.count += 1; }, /not the user's count/],
+    ["the stream hash", (q) => { q.streamHash = b64flip(q.streamHash); }, /not the user's count/],
+    ["the terminal key", (q) => { q.proof.terminal.key = b64flip(q.proof.terminal.key); }, /off the user's path|does not fold/],
+    ["the entry's proof", (q) => { q.entry.proof = q.entry.proof.map(b64flip); }, /entry for size .* is not in its checkpoint/],
+    ["the entry's index", (q) => { q.entry.index = q.entry.index === 0 ? 1 : 0; }, /is not in its checkpoint/],
+    ["the log checkpoint's size", (q) => { q.size -= 1; }, /checkpoint is of size/],
+    ["the index log's signature", (q) => { q.usersCheckpoint = q.usersCheckpoint.replace(/ (\S+)\n$/, (_, s) => " " + toBase64(flip(fromBase64(s), 10)) + "\n"); }, /index log's checkpoint does not verify/],
+    ["the log checkpoint swapped for the index log's", (q) => { q.checkpoint = q.usersCheckpoint; }, /log's checkpoint does not verify/],
+  ];
+  for (const [what, change, why] of cases) {
+    const q = structuredClone(p);
+    change(q);
+    const r = await checkUserHistory(p.user, q, mine, V.checkpoint.vkey);
+    assert.equal(r.ok, false, what);
+    assert.match(r.text, /^Not complete: /, what);
+    assert.match(r.text, why, `${what}: ${r.text}`);
+  }
+  const r = await checkUserHistory(p.user, p, mine, V.checkpoint.otherVkey);
+  assert.equal(r.ok, false);
+  assert.match(r.text, /log's checkpoint does not verify/);
+});
+
+test("prefix proofs fold as the index's hashing says (leaf 0x02, node 0x03, zeros for empty)", async () => {
+  // A hand-made index of two users whose keys differ at the first bit: the root is node(left, right).
+  const a = await indexKey("u-left"), b = await indexKey("u-right");
+  const c = await valueCommitment(1, new Uint8Array(32), 7);
+  const leaf = async (k) => sha256(concat(Uint8Array.from([2]), k, c));
+  const terminal = (k) => ({ type: "leaf", key: toBase64(k), commitment: toBase64(c) });
+  const [la, lb] = [await leaf(a), await leaf(b)];
+  const bit0 = (k) => k[0] >> 7;
+  const want = bit0(a) === 0 ? await sha256(concat(Uint8Array.from([3]), la, lb)) : await sha256(concat(Uint8Array.from([3]), lb, la));
+  if (bit0(a) !== bit0(b)) {
+    assert.deepEqual(await foldPrefixProof(a, [toBase64(lb)], terminal(a)), want);
+    assert.deepEqual(await foldPrefixProof(b, [toBase64(la)], terminal(b)), want);
+  }
+  // One leaf alone is the root; an empty index folds to zeros.
+  assert.deepEqual(await foldPrefixProof(a, [], terminal(a)), la);
+  assert.deepEqual(await foldPrefixProof(a, [], { type: "empty" }), new Uint8Array(32));
+  await assert.rejects(foldPrefixProof(a, [], { type: "other" }), /neither a leaf nor empty/);
+  assert.deepEqual(u64be(258), Uint8Array.from([0, 0, 0, 0, 0, 0, 1, 2]));
 });

@@ -4,7 +4,8 @@
 // (for the slider and the filters) is loaded behind them in large pages.
 import { ApiError, getJSON, seg } from "./api.js";
 import { $, el, fill, outcome } from "./dom.js";
-import { download, evidenceBundle, verifyEvent } from "./proof.js";
+import { cannotVerify, download, evidenceBundle, pinnedKey, verifyEvent } from "./proof.js";
+import { checkUserHistory } from "./userproof.js";
 import { watchUser } from "./live.js";
 import { renderCooling, renderDevices, renderPending, summary } from "./render.js";
 import { writeRoute } from "./route.js";
@@ -175,6 +176,8 @@ export async function openUser(user, r = {}) {
   setEvents([]);
   s.watch?.abort();
   delete document.body.dataset.watched;
+  fill($("complete"), "");
+  delete $("complete").dataset.ok;
   $("user").value = user;
   $("type").value = s.type; $("since").value = s.since; $("until").value = s.until;
   fill($("user-name"), user);
@@ -229,6 +232,44 @@ export async function openUser(user, r = {}) {
   if (s.compare) await showFrom(Number($("from").value));
   if (gen === s.gen) startWatch(user, gen);
   document.body.dataset.loaded = user;
+  await checkComplete(gen);
+}
+
+/** Completeness: the user's proof at the newest index log entry, checked in the page over
+ *  the whole history it loaded (events appended since are fetched up to the proof's size). */
+async function checkComplete(gen = s.gen) {
+  const out = $("complete");
+  delete out.dataset.ok;
+  if (!s.complete) return;
+  const no = cannotVerify();
+  if (no) { fill(out, `Completeness: cannot check: ${no}.`); return; }
+  const key = pinnedKey();
+  if (!key) { fill(out, "Completeness: not checked: no verifier key is pinned (pin one under Verifier key)."); return; }
+  fill(out, "Completeness: checking…");
+  const started = performance.now();
+  let r;
+  try {
+    const user = s.user;
+    const proof = await getJSON(`/v1/users/${seg(user)}/proof`);
+    let events = s.events;
+    const newest = events.length ? events[events.length - 1].seq : 0;
+    // The proof may be at a size the loaded history has not reached: fetch the rest.
+    for (let after = newest; after < proof.size;) {
+      const page = await getJSON(`/v1/users/${seg(user)}/history?after=${after}&limit=${BULK}`);
+      if (gen !== s.gen) return;
+      events = events.concat(page);
+      if (page.length < BULK) break;
+      after = page[page.length - 1].seq;
+    }
+    r = await checkUserHistory(user, proof, events, key);
+  } catch (e) {
+    r = { ok: false, text: `Not complete: ${e.message}.` };
+  }
+  if (gen !== s.gen) return;
+  const [word, ...rest] = r.text.split(":");
+  fill(out, outcome(r.ok, word + ":", rest.join(":").trim()));
+  out.dataset.ms = (performance.now() - started).toFixed(1);
+  out.dataset.ok = String(r.ok);
 }
 
 async function onVerify(seq) {
@@ -284,6 +325,7 @@ export function wireUserView() {
       if (e) onEvidence([e], `evidence-${s.user}-seq-${e.seq}.json`, $(`proof-${e.seq}`));
     }
   });
+  $("check-complete").addEventListener("click", () => checkComplete());
   $("evidence-page").addEventListener("click", () => {
     const rows = s.filtered.slice((s.page - 1) * PAGE, s.page * PAGE);
     onEvidence(rows, `evidence-${s.user}-page-${s.page}.json`, $("history-status"));
