@@ -10,7 +10,7 @@ import Testing
 /// with the ledger: its JCS cases with `JSON.canonical()`, its commitments with
 /// `PersonalData.digest`, its events import into a fresh store with their recorded hashes
 /// (the ledger recomputes every leaf and refuses a mismatch), and its proofs and signed
-/// checkpoint are the ones that store gives.
+/// checkpoint are the ones that store gives, and so are its user proofs' values and index root.
 @Suite struct ConsoleVectorsTests {
     static func vectors() throws -> JSON {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -61,6 +61,19 @@ import Testing
             #expect(mine.proof.map(b64) == c["proof"]?.arrayValue?.compactMap(\.stringValue), "from \(old)")
             let oldNote = try #require(c["oldCheckpoint"]?.stringValue).split(separator: "\n")
             #expect(String(oldNote[2]) == b64(mine.oldRoot))
+        }
+        // The user proofs: the same index root, and each user's count, stream hash and last seq
+        _ = try await ledger.updateUserIndex()
+        let proofs = try #require(v["userProofs"]?.arrayValue)
+        #expect(proofs.count >= 3)
+        for p in proofs {
+            let user = try #require(p["user"]?.stringValue)
+            let mine = try await ledger.userIndexAnswer(user)
+            #expect(Int64(mine.size) == p["size"]?.intValue, "\(user)")
+            #expect(b64(mine.root) == p["indexRoot"]?.stringValue, "\(user)")
+            #expect(Int64(mine.count) == p["count"]?.intValue, "\(user)")
+            #expect(b64(mine.streamHash) == p["streamHash"]?.stringValue, "\(user)")
+            #expect(Int64(mine.last) == p["last"]?.intValue, "\(user)")
         }
         // The note's signature checks under the vectors' verifier key (and not under the other one)
         let vkey = try #require(v["checkpoint"]?["vkey"]?.stringValue)
