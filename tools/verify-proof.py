@@ -35,6 +35,16 @@ Standard library plus PyCA `cryptography` (Ed25519), `pip install cryptography`.
       hash is recomputed: the history is complete. With a C2SP tlog-policy file, the index
       log's checkpoint must carry cosignatures meeting its quorum.
 
+  verify-proof.py audit-index --vkey VKEY (--url URL [--token T] | --dir DIR) --events EXPORT_JSONL
+      Recomputes every entry of the index log (reference section 14) from an export of the
+      whole log: its checkpoint (URL/users/checkpoint, or DIR/users/checkpoint for a copy of
+      the same files) verifies under VKEY named <origin>/users, its entry bundles
+      (users/tile/entries/…) make that checkpoint's root, and each entry u64be(S) || R_S ||
+      I_S holds the log's root at S and the index over the users' streams up to S, both
+      recomputed here from the export's events. Names the first wrong entry and its S. (It
+      rebuilds the index in memory for each entry: fine for an audit, slow for millions of
+      users; `authledger audit-index` does it incrementally.)
+
 Exit 0 and "ok: …" when everything checks; exit 1 and "error: …" otherwise.
 The algorithms are RFC 9162 sections 2.1.3.2 and 2.1.4.2; signed notes follow C2SP
 signed-note (key id = first 4 bytes of SHA-256(name || "\\n" || 0x01 || public key)).
@@ -345,14 +355,117 @@ def check_user(proof, vkey, events_path, policy_path=None):
     return summary
 
 
+def tile_path(n):
+    """C2SP tlog-tiles: N in 3-digit elements, x-prefixed but the last (1234067: x001/x234/067)."""
+    parts = ["%03d" % (n % 1000)]
+    n //= 1000
+    while n > 0:
+        parts.insert(0, "x%03d" % (n % 1000))
+        n //= 1000
+    return "/".join(parts)
+
+
+def fetcher(url, token, directory):
+    """GET of a path of the log's files: from the server at URL, or from DIR (the same layout)."""
+    if directory:
+        return lambda path: open(os.path.join(directory, path), "rb").read()
+    import urllib.request
+    def get(path):
+        req = urllib.request.Request(url.rstrip("/") + "/" + path)
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.read()
+    return get
+
+
+def tree_root(leaves):
+    """RFC 9162 MTH over leaf hashes (the split at the largest power of two below n)."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaves[0]
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return node(tree_root(leaves[:k]), tree_root(leaves[k:]))
+
+
+class Frontier:
+    """The log's right edge: the root at each size, adding one leaf at a time."""
+    def __init__(self):
+        self.stack, self.size = [], 0   # (height, hash) of the perfect subtrees, left to right
+
+    def add(self, leaf):
+        h, height = leaf, 0
+        while self.stack and self.stack[-1][0] == height:
+            h, height = node(self.stack.pop()[1], h), height + 1
+        self.stack.append((height, h))
+        self.size += 1
+
+    def root(self):
+        if not self.stack:
+            return hashlib.sha256(b"").digest()
+        r = self.stack[-1][1]
+        for _, h in reversed(self.stack[:-1]):
+            r = node(h, r)
+        return r
+
+
+def audit_index(vkey, get, events_path):
+    origin, count, root = open_checkpoint(get("users/checkpoint").decode(), users_vkey(vkey))
+    entries = []
+    for t in range((count + 255) // 256):
+        width = min(256, count - 256 * t)
+        bundle = get("users/tile/entries/" + tile_path(t) + ("" if width == 256 else ".p/%d" % width))
+        at = 0
+        while at < len(bundle):
+            n = struct.unpack(">H", bundle[at:at + 2])[0]
+            entries.append(bundle[at + 2:at + 2 + n])
+            at += 2 + n
+        if len(entries) != 256 * t + width:
+            raise Failure("the index log's entry bundle %d holds %d entries, not %d" % (t, len(entries) - 256 * t, width))
+    if tree_root([hashlib.sha256(b"\x00" + e).digest() for e in entries]) != root:
+        raise Failure("the index log's entries do not make its checkpoint's root")
+    events = [json.loads(line) for line in read(events_path).splitlines() if line.strip()]
+    frontier, streams, k, previous = Frontier(), {}, 0, 0
+    for i, e in enumerate(entries):
+        if len(e) != 72:
+            raise Failure("tampered: the index log's entry %d is %d bytes, not 72" % (i, len(e)))
+        size = struct.unpack(">Q", e[:8])[0]
+        if size <= previous or size > len(events):
+            raise Failure("tampered: the index log's entry %d (size %d) does not follow the one before or is beyond the export (%d events)" % (i, size, len(events)))
+        while k < size:
+            ev = events[k]
+            if ev.get("seq") != k + 1:
+                raise Failure("the export is not the whole log: line %d has seq %s, not %d" % (k + 1, ev.get("seq"), k + 1))
+            leaf = leaf_hash(ev)
+            frontier.add(leaf)
+            if ev.get("user"):
+                n, s, _ = streams.get(ev["user"], (0, bytes(32), 0))
+                streams[ev["user"]] = (n + 1, hashlib.sha256(s + leaf).digest(), ev["seq"])
+            k += 1
+        if frontier.root() != e[8:40]:
+            raise Failure("tampered: the index log's entry %d (size %d) holds another root than the log's" % (i, size))
+        index = userindex.root({userindex.key(u): userindex.commitment(n, s, last) for u, (n, s, last) in streams.items()})
+        if index != e[40:72]:
+            raise Failure("tampered: the index log's entry %d (size %d) holds another index root than the users' streams make" % (i, size))
+        previous = size
+    return "%d index log entries of %s recomputed from the export (the newest at size %d)" % (len(entries), origin, previous)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency", "evidence", "user"])
-    ap.add_argument("file", help="the checkpoint (checkpoint) or the proof JSON (inclusion, consistency)")
+    ap.add_argument("what", choices=["checkpoint", "inclusion", "consistency", "evidence", "user", "audit-index"])
+    ap.add_argument("file", nargs="?", help="the checkpoint (checkpoint) or the proof JSON (inclusion, consistency, user)")
     ap.add_argument("--vkey", help="the log's verifier key (authledger checkpoint --vkey); required but for evidence")
     ap.add_argument("--event", help="inclusion: a file with the event's line of the export")
     ap.add_argument("--old", help="consistency: the older checkpoint you kept")
-    ap.add_argument("--events", help="user: the user's events (export JSONL), to recompute the stream hash")
+    ap.add_argument("--events", help="user: the user's events (export JSONL), to recompute the stream hash; "
+                    "audit-index: the export of the whole log")
+    ap.add_argument("--url", help="audit-index: the server's base URL (its /users/checkpoint and /users/tile/entries/…)")
+    ap.add_argument("--token", help="audit-index: a bearer token for --url")
+    ap.add_argument("--dir", help="audit-index: a directory holding users/checkpoint and users/tile/entries/… instead of --url")
     ap.add_argument("--witness-policy", help="checkpoint, user: a C2SP tlog-policy file whose quorum the cosignatures "
                     "(for user, the index log checkpoint's) must meet")
     a = ap.parse_args(argv)
@@ -360,6 +473,12 @@ def main(argv):
         return check_evidence(json.loads(read(a.file)), a.vkey)
     if not a.vkey:
         raise Failure("--vkey is required")
+    if a.what == "audit-index":
+        if not a.events or bool(a.url) == bool(a.dir):
+            raise Failure("audit-index needs --events and one of --url or --dir")
+        return audit_index(a.vkey, fetcher(a.url, a.token, a.dir), a.events)
+    if not a.file:
+        raise Failure("the %s check needs a file" % a.what)
     if a.what == "checkpoint":
         note = read(a.file)
         origin, size, root = open_checkpoint(note, a.vkey)
@@ -392,5 +511,5 @@ def main(argv):
 if __name__ == "__main__":
     try:
         print("ok: " + main(sys.argv[1:]))
-    except (Failure, ValueError, KeyError, TypeError) as e:
+    except (Failure, ValueError, KeyError, TypeError, OSError) as e:
         sys.exit("error: %s" % e)
