@@ -468,7 +468,7 @@ def main(argv):
     ap.add_argument("--dir", help="audit-index: a directory holding users/checkpoint and users/tile/entries/… instead of --url")
     ap.add_argument("--witness-policy", help="checkpoint, user: a C2SP tlog-policy file whose quorum the cosignatures "
                     "(for user, the index log checkpoint's) must meet")
-    a = ap.parse_args(argv)
+    a = ap.parse_intermixed_args(argv)  # FILE may come after the options
     if a.what == "evidence":
         return check_evidence(json.loads(read(a.file)), a.vkey)
     if not a.vkey:

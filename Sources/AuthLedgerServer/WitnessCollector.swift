@@ -40,7 +40,8 @@ final class WitnessCollector: Service, Sendable {
         var configuration: WitnessingConfiguration
         /// Per log (in `logs`' order), one peer per witness.
         var peers: [[WitnessPeer]]
-        var behind: [Meter]
+        /// Per log (in `logs`' order), one lag gauge per witness.
+        var behind: [[Meter]]
         var generation: Int
     }
     private let current: Mutex<Policy>
@@ -64,8 +65,8 @@ final class WitnessCollector: Service, Sendable {
                                generation: Int) -> Policy {
         Policy(configuration: configuration,
                peers: logs.map { log in configuration.policy.witnesses.map { WitnessPeer(witness: $0, log: log) } },
-               behind: configuration.policy.witnesses.map {
-                   Meter(label: "authledger_witness_behind", dimensions: [("witness", $0.label)], factory: factory)
+               behind: ["authledger_witness_behind", "authledger_witness_users_behind"].map { label in
+                   configuration.policy.witnesses.map { Meter(label: label, dimensions: [("witness", $0.label)], factory: factory) }
                }, generation: generation)
     }
 
@@ -117,9 +118,10 @@ final class WitnessCollector: Service, Sendable {
                         try await log.records.startLatest(ledger, note: note, size: size, policy: configuration.policy)
                     }
                 }
-                let size = try await ledger.treeHead().size
                 let behind = current.withLock { $0.behind }
-                for (k, status) in try await status(head: size).enumerated() where k < behind.count { behind[k].set(Double(status.behind)) }
+                for (log, gauges) in behind.enumerated() {
+                    for (k, status) in try await status(log: log).enumerated() where k < gauges.count { gauges[k].set(Double(status.behind)) }
+                }
             } catch {
                 logger.warning("witnessing: a round failed", metadata: ["error": "\(error)"])
             }
@@ -149,13 +151,14 @@ final class WitnessCollector: Service, Sendable {
     /// Whether this server holds the lease (sends to the witnesses) as of its last round.
     var isLeader: Bool { leader.load(ordering: .relaxed) }
 
-    /// Per witness: its label, the size of the log it holds, how many entries it is behind the head, and its last error.
-    func status(head: UInt64? = nil) async throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
-        let size: UInt64
-        if let head { size = head } else { size = try await ledger.treeHead().size }
+    /// Per witness of a log (0: the log, 1: the index log, as in `logs`): its label, the size
+    /// of that log it holds, how many entries it is behind that log's head, and its last error.
+    func status(log k: Int = 0) async throws -> [(label: String, held: UInt64?, behind: UInt64, error: String?)] {
+        let log = logs[k]
+        let size = try await log.head(ledger).size
         var out: [(label: String, held: UInt64?, behind: UInt64, error: String?)] = []
-        for p in peers {
-            let held = try await WitnessRecords.log.heldSize(ledger, p.witness.label)
+        for p in current.withLock({ $0.peers[k] }) {
+            let held = try await log.records.heldSize(ledger, p.witness.label)
             out.append((p.witness.label, held, size > (held ?? 0) ? size - (held ?? 0) : 0, p.lastError))
         }
         return out
@@ -163,11 +166,15 @@ final class WitnessCollector: Service, Sendable {
 }
 
 extension WitnessCollector {
-    /// `/health`'s `witnesses`: per witness its label, held size, lag in entries, last error.
+    /// `/health`'s `witnesses`: per witness its label, held size, lag in entries and last
+    /// error for the log, and the same for the index log under `users`.
     func healthJSON() async throws -> JSON {
-        .array(try await status().map { s in
-            .object([("witness", .string(s.label)), ("size", s.held.map { .int(Int64($0)) } ?? .null),
-                     ("behind", .int(Int64(s.behind))), ("error", s.error.map { .string($0) } ?? .null)])
+        func fields(_ s: (label: String, held: UInt64?, behind: UInt64, error: String?)) -> [(String, JSON)] {
+            [("size", s.held.map { .int(Int64($0)) } ?? .null), ("behind", .int(Int64(s.behind))), ("error", s.error.map { .string($0) } ?? .null)]
+        }
+        let (log, users) = (try await status(log: 0), try await status(log: 1))
+        return .array(zip(log, users).map { l, u in
+            .object([("witness", .string(l.label))] + fields(l) + [("users", .object(fields(u)))])
         })
     }
 

@@ -99,8 +99,12 @@ import Testing
         #expect(witnesses.count == 3)
         let absentEntry = try #require(witnesses.first { $0["witness"]?.stringValue == "absent" })
         #expect(absentEntry["behind"] == .int(300) && absentEntry["error"]?.stringValue != nil)
+        // …and of the index log: the absent witness holds none of it.
+        let entries = try await s.server.ledger.usersTreeHead().size
+        #expect(entries > 0 && absentEntry["users"]?["size"] == .null && absentEntry["users"]?["behind"] == .int(Int64(entries)), "\(absentEntry)")
         #expect(witnesses.first { $0["witness"]?.stringValue == "a" }?["behind"] == .int(0))
         #expect(try await s.waitForMetric("authledger_witness_behind{witness=\"absent\"}", atLeast: 300) == 300)
+        #expect(try await s.waitForMetric("authledger_witness_users_behind{witness=\"absent\"}", atLeast: 1) >= 1)
         try await s.stop()
         s.removeStore()
     }
@@ -147,6 +151,16 @@ import Testing
         try #require(r.status == 200 || r.status == 201, "\(r.body)")
         #expect(try await cosigned(past: first) > first)
         #expect(try await WitnessRecords.users.heldSize(s.server.ledger, "a") ?? 0 > first)
+        // /health: the witness's hold and lag of the index log too, once it caught up with its head.
+        var health: JSON = .null
+        for _ in 0..<300 {
+            let entries = try await s.server.ledger.usersTreeHead().size
+            health = try #require(try await s.call(.GET, "/health", token: nil).json?["witnesses"]?.arrayValue?.first)
+            if health["users"]?["size"] == .int(Int64(entries)) && health["users"]?["behind"] == .int(0) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(health["witness"] == .string("a") && health["users"]?["behind"] == .int(0), "\(health)")
+        #expect((health["users"]?["size"]?.intValue ?? 0) > Int64(first) && health["users"]?["error"] == .null, "\(health)")
         // A proof once its index-log checkpoint is cosigned: it meets the policy; a policy
         // asking for another witness is not met.
         var result: Result<String, NoteError> = .failure(NoteError("no proof"))

@@ -534,11 +534,13 @@ def front_page(s, page, out):
     log("ok: a user link opens the user's view; Back and the front page link return; Live continues Recent events (seq %d)" % new)
     # Witnesses, when the server has a policy: GET /health lists them
     page.route("**/health", lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(
-        {"status": "ok", "witnesses": [{"witness": "w1", "size": head, "behind": 0, "error": None},
-                                        {"witness": "w2", "size": None, "behind": head, "error": "connection refused"}]})))
+        {"status": "ok", "witnesses": [{"witness": "w1", "size": head, "behind": 0, "error": None,
+                                         "users": {"size": 4, "behind": 0, "error": None}},
+                                        {"witness": "w2", "size": None, "behind": head, "error": "connection refused",
+                                         "users": {"size": None, "behind": 4, "error": "connection refused"}}]})))
     page.reload()
-    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w1: holds size %d, up to date" % head, timeout=20_000)
-    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w2: has cosigned nothing yet, %d events behind — last error: connection refused" % head)
+    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w1: holds size %d, up to date; of the index log size 4, up to date" % head, timeout=20_000)
+    expect(page.get_by_role("list", name="Witnesses")).to_contain_text("w2: has cosigned nothing yet, %d events behind; of the index log nothing yet, 4 entries behind — last error: connection refused" % head)
     doc_shot(page, out, "log", "#keys", height=400)
     page.unroute("**/health")
     log("ok: the witnesses' state from /health")

@@ -71,6 +71,7 @@ async function showWitnesses() {
     el("strong", {}, String(w.witness)), ": ",
     w.size === null ? "has cosigned nothing yet" : `holds size ${w.size}`,
     w.behind > 0 ? `, ${w.behind} events behind` : ", up to date",
+    w.users ? `; of the index log ${w.users.size === null ? "nothing yet" : `size ${w.users.size}`}${w.users.behind > 0 ? `, ${w.users.behind} entries behind` : ", up to date"}` : null,
     w.error ? [" — ", el("span", { class: "bad" }, "last error:"), " " + String(w.error)] : null)) : el("li", {}, "The policy names no witness."));
 }
 
