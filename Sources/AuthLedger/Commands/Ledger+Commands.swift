@@ -13,9 +13,11 @@ extension Ledger {
         let policy = try session.systemState().policy
         var decision = try Decider.decide(command, state: state, policy: policy, now: now, meta: meta,
                                           secrets: { try self.secrets() }, draws: draws)
+        guard now.isWithinEventRange else {
+            throw LedgerError.invalid("\"at\" must be between 1970-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z", field: "at")
+        }
         var checked = Set<String>()
         for e in decision.events {
-            try Ledger.checkAsFixture(e)
             if let r = try session.append(EventInput(event: e), checked: &checked) { decision.result.events.append(r) }
         }
         return decision.result
@@ -43,42 +45,55 @@ extension Ledger {
         return named.map { (kind: $0.0, user: user, id: $0.1) }
     }
 
-    /// The command side appends only events that `import` would accept (SPEC 1.1, 1.3):
-    /// every field of a decided event passes the fixture decoder, so an export of any
-    /// store re-imports (no control characters in `platform`, `appId`, `reason`,
-    /// `context`; no empty `pushToken`; …).
-    static func checkAsFixture(_ e: Event) throws(LedgerError) {
-        var m: [(String, JSON)] = [("type", .string(e.type.name))]
-        if let u = e.user { m.append(("user", .string(u))) }
-        m += [("at", .string(e.at.formatted)), ("data", e.data.json)]
-        if let meta = e.meta { m.append(("meta", meta.json)) }
-        _ = try EventDecoder.decode(.object(m), allowRecorded: false)
-    }
-
-    /// Static checks of a command's arguments, before the store is touched: each is the
+    /// The checks of a command, once, before the store is touched: each argument gets the
     /// fixture decoder's own check of the event field it becomes, under the command's name
-    /// for it (so a command never appends what `import` would refuse).
-    func validate(_ command: Command) throws {
+    /// for it, and `meta` the decoder's check of an event's `meta` — so a command never
+    /// appends what `import` would refuse (SPEC 1.1, 1.3: every export re-imports), and its
+    /// decided events are not checked again. (Names are judged by the rules, as on import;
+    /// an OTP's target is masked by the decision, which refuses what it cannot mask; the
+    /// decision's own values — ids, nonces, hashes, times — are well formed by construction.)
+    func validate(_ command: Command, meta: StringMap?) throws {
         if let user = command.user { try EventDecoder.checkUser(user) }
+        try EventDecoder.checkCommandMeta(meta)
         func check(_ type: EventType, _ fields: [(Field, String?)]) throws {
             for (field, value) in fields { try EventDecoder.checkCommandValue(value, field, of: type, path: field.name) }
         }
+        func key(_ type: EventType, _ key: StringMap?) throws {
+            try EventDecoder.checkCommandMap(key, .publicKey, of: type, path: Field.publicKey.name)
+        }
         switch command {
-        case let .requestVerification(c): try check(.verificationRequested, [(.deviceId, c.deviceId)])
+        case let .requestVerification(c): try check(.verificationRequested, [(.deviceId, c.deviceId), (.platform, c.platform)])
         case let .register(r):
-            try check(.registered, [(.deviceId, r.deviceId), (.grantId, r.via?.grantId), (.challengeId, r.via?.challengeId)])
+            try check(.registered, [(.deviceId, r.deviceId), (.grantId, r.via?.grantId), (.challengeId, r.via?.challengeId),
+                                    (.platform, r.platform), (.appId, r.appId), (.pushToken, r.pushToken)])
+            try key(.registered, r.publicKey)
         case let .rename(c): try check(.renamed, [(.deviceId, c.deviceId)])
-        case let .revoke(c): try check(.revoked, [(.deviceId, c.deviceId)])
+        case let .revoke(c): try check(.revoked, [(.deviceId, c.deviceId), (.reason, c.reason)])
+        case let .revokeAll(c): try check(.allRevoked, [(.reason, c.reason)])
         case let .access(c): try check(.accessed, [(.deviceId, c.deviceId)])
-        case let .updatePushToken(c): try check(.pushTokenUpdated, [(.deviceId, c.deviceId)])
+        case let .updatePushToken(c): try check(.pushTokenUpdated, [(.deviceId, c.deviceId), (.pushToken, c.pushToken)])
         case let .issueChallenge(c):
             try check(.challengeIssued, [(.requestingDeviceId, c.requestingDeviceId), (.action, c.action)])
-        case let .approve(c): try check(.challengeApproved, [(.challengeId, c.challengeId), (.deviceId, c.deviceId)])
-        case let .deny(c): try check(.challengeDenied, [(.challengeId, c.challengeId), (.deviceId, c.deviceId)])
+            try EventDecoder.checkCommandMap(c.context, .context, of: .challengeIssued, path: Field.context.name)
+        case let .approve(c):
+            try check(.challengeApproved, [(.challengeId, c.challengeId), (.deviceId, c.deviceId), (.signature, c.signature)])
+        case let .deny(c): try check(.challengeDenied, [(.challengeId, c.challengeId), (.deviceId, c.deviceId), (.signature, c.signature)])
         case let .expireChallenge(c): try check(.challengeExpired, [(.challengeId, c.challengeId)])
         case let .verifyOTP(c): try check(.otpVerified, [(.otpId, c.otpId)])
-        case let .rotateKey(c): try check(.keyRotated, [(.deviceId, c.deviceId), (.signature, c.signature)])
-        case .revokeAll, .sendOTP, .setPolicy, .redeemLink: break
+        case let .rotateKey(c):
+            try check(.keyRotated, [(.deviceId, c.deviceId), (.signature, c.signature)])
+            try key(.keyRotated, c.publicKey)
+        case let .setPolicy(p):
+            for (field, value) in [(Field.coolingSeconds, p.coolingSeconds), (.challengeTtlSeconds, p.challengeTtlSeconds),
+                                   (.otpTtlSeconds, p.otpTtlSeconds), (.otpMaxAttempts, p.otpMaxAttempts), (.otpPerHour, p.otpPerHour),
+                                   (.grantTtlSeconds, p.grantTtlSeconds), (.maxDevices, p.maxDevices),
+                                   (.verificationLinkTtlSeconds, p.verificationLinkTtlSeconds)] {
+                try EventDecoder.checkCommandValue(value, field, of: .policySet)
+            }
+        case let .redeemLink(c):
+            try check(.registered, [(.platform, c.platform), (.pushToken, c.pushToken)])
+            try key(.registered, c.publicKey)
+        case .sendOTP: break
         }
     }
 

@@ -32,7 +32,7 @@ extension Ledger {
     /// `otp_invalid` keeps its `otp.failed` (committed, then thrown in
     /// ``/AuthLedgerCore/LedgerError/appended``).
     public func perform(_ command: Command, meta: StringMap? = nil, clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
-        try validate(command)
+        try validate(command, meta: meta)
         let draws = DecisionDraws()
         return try Ledger.throwingRefusal(try await onWriter(states: command.user.map { [$0] } ?? [],
                                                              records: recordsNamed(by: command, draws: draws)) { session in

@@ -1,21 +1,26 @@
-/// The random id and link token a decision may use (a command needs one of each at most),
-/// drawn before it: a writer that knows them can load the records they would name with the
-/// rest of its group (`Ledger.perform`).
+/// The random values a decision may use (a command needs each at most once): an id, a link
+/// token, a challenge nonce and an OTP code. The log draws them before the decision (the core
+/// draws no randomness of its own), so a writer that knows them can load the records they
+/// would name with the rest of its group (`Ledger.perform`), and a test can fix them.
 package struct DecisionDraws: Sendable {
     package let id: String
     package let linkToken: String
+    package let nonce: String
+    package let code: String
 
-    package init() {
-        id = EventID.random().description
-        linkToken = LinkToken.random()
+    package init(id: String, linkToken: String, nonce: String, code: String) {
+        self.id = id
+        self.linkToken = linkToken
+        self.nonce = nonce
+        self.code = code
     }
 }
 
-/// `decide(command, state, now)`: pure except for the random ids and codes it draws.
+/// `decide(command, state, now, draws)`: pure — the clock, the secrets and the random values come in.
 package enum Decider {
     package static func decide(_ command: Command, state: UserState, policy: Policy, now: Timestamp,
                                meta: StringMap?, secrets: () throws -> OTPSecrets,
-                               draws: DecisionDraws = DecisionDraws()) throws -> Decision {
+                               draws: DecisionDraws) throws -> Decision {
         var d = Decision()
         func emit(_ payload: EventPayload) {
             d.events.append(Event(user: command.user, at: now, payload: payload, meta: meta))
@@ -59,7 +64,7 @@ package enum Decider {
 
         case let .issueChallenge(c):
             let cid = draws.id
-            let nonce = ChallengeNonce.random()
+            let nonce = draws.nonce
             emit(.challengeIssued(ChallengeIssued(challengeId: cid, action: c.action, requestingDeviceId: c.requestingDeviceId,
                                                   expiresAt: now.adding(seconds: policy.challengeTtlSeconds), context: c.context,
                                                   nonce: nonce)))
@@ -88,7 +93,7 @@ package enum Decider {
         case let .sendOTP(c):
             let masked = try OTPSecrets.mask(c.target, channel: c.channel.rawValue)
             let oid = draws.id
-            let code = OTPSecrets.newCode()
+            let code = draws.code
             let codeHash = try secrets().codeHash(user: c.user, otpId: oid, code: code)
             emit(.otpIssued(OTPIssued(otpId: oid, channel: c.channel, target: masked, codeHash: codeHash,
                                       expiresAt: now.adding(seconds: policy.otpTtlSeconds), maxAttempts: policy.otpMaxAttempts)))

@@ -4,13 +4,9 @@ public enum LinkToken {
     /// The purpose label the server key hashes link tokens under.
     static let purpose = "verification-link"
 
-    /// A fresh token: 32 bytes from the system CSPRNG, base64url (43 characters).
-    public static func random() -> String {
-        var bytes: [UInt8] = []
-        for _ in 0..<2 {
-            let (a, b) = RandomBits.shared.next2()
-            bytes += a.bigEndianBytes8 + b.bigEndianBytes8
-        }
+    /// The token of 32 random bytes (drawn by the log: `LinkToken.random()` in AuthLedger), base64url (43 characters).
+    public static func token(_ bytes: [UInt8]) -> String {
+        precondition(bytes.count == 32, "a link token is 32 bytes")
         return Base64URL.encode(bytes)
     }
 

@@ -38,10 +38,9 @@ public struct OTPSecrets: Sendable {
         return diff == 0
     }
 
-    /// Six digits from the system CSPRNG, uniform.
-    public static func newCode() -> String {
-        var g = SystemRandomNumberGenerator()
-        let n = Int.random(in: 0..<1_000_000, using: &g)
+    /// The six-digit code of `n` (0–999,999, drawn uniformly by the log: `OTPSecrets.newCode()` in AuthLedger).
+    public static func code(_ n: Int) -> String {
+        precondition((0..<1_000_000).contains(n), "an OTP code is six digits")
         let s = String(n)
         return String(repeating: "0", count: 6 - s.count) + s
     }

@@ -8,15 +8,15 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
     /// The id made of these 16 bytes.
     public init(high: UInt64, low: UInt64) { self.high = high; self.low = low }
 
-    /// A new id: a version 7 UUID (48-bit Unix milliseconds, then 74 random bits).
-    /// Time-ordered ids make the id index append-mostly: a batch touches a few leaf
-    /// pages instead of one random page per event, which is what a durable commit pays for.
-    public static func random() -> EventID {
-        let ms = UInt64(max(0, Timestamp.now().milliseconds)) & 0xFFFF_FFFF_FFFF
-        let (r1, r2) = RandomBits.shared.next2()
-        let h = ms << 16 | 0x7000 | (r1 & 0x0FFF)
-        let l = (r2 & ~(UInt64(0xC) << 60)) | (UInt64(0x8) << 60)
-        return EventID(high: h, low: l)
+    /// A version 7 UUID of these Unix milliseconds (48 bits) and random bits (74 of the
+    /// 128 given are used). The core draws no randomness: the log draws the bits
+    /// (`EventID.random()` in AuthLedger). Time-ordered ids make the id index append-mostly:
+    /// a batch touches a few leaf pages instead of one random page per event, which is what a
+    /// durable commit pays for.
+    public init(version7 milliseconds: Int64, bits: (UInt64, UInt64)) {
+        let ms = UInt64(max(0, milliseconds)) & 0xFFFF_FFFF_FFFF
+        high = ms << 16 | 0x7000 | (bits.0 & 0x0FFF)
+        low = (bits.1 & ~(UInt64(0xC) << 60)) | (UInt64(0x8) << 60)
     }
 
     /// Parses a UUID in its 36-character `8-4-4-4-12` form, hex digits in either case; nil for any other text.

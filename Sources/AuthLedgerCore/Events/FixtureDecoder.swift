@@ -103,12 +103,7 @@ public enum EventDecoder {
         var meta: StringMap?
         if let metaJSON {
             let m = try stringMap(metaJSON, "meta")
-            if let actor = m["actor"], !isValidActor(actor) {
-                throw .invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "meta.actor")
-            }
-            if let caller = m["caller"], !isValidCaller(caller) {
-                throw .invalid("meta.caller must be service:<name>, token:<name> or cert:<identity>", field: "meta.caller")
-            }
+            try checkMetaValues(m)
             meta = m
         }
         let event = Event(id: id, type: type, user: user, at: at, data: data, meta: meta,
@@ -170,6 +165,35 @@ public enum EventDecoder {
     package static func checkCommandValue(_ value: String?, _ field: Field, of type: EventType, path: String) throws(LedgerError) {
         guard let value else { return }
         _ = try fieldValue(.string(value), field: field, type: type, path: path)
+    }
+
+    /// A command's integer argument, checked as the event field it becomes (its range).
+    package static func checkCommandValue(_ value: Int64?, _ field: Field, of type: EventType) throws(LedgerError) {
+        guard let value else { return }
+        _ = try fieldValue(.int(value), field: field, type: type)
+    }
+
+    /// A command's map argument (`context`, `publicKey`), checked as the event field it becomes.
+    package static func checkCommandMap(_ value: StringMap?, _ field: Field, of type: EventType, path: String) throws(LedgerError) {
+        guard let value else { return }
+        _ = try fieldValue(.object(value.pairs.map { ($0.key, .string($0.value)) }), field: field, type: type, path: path)
+    }
+
+    /// The `meta` of a command's events (actor, caller, request id), checked as the fixture
+    /// decoder checks an event's `meta`.
+    package static func checkCommandMeta(_ meta: StringMap?) throws(LedgerError) {
+        guard let meta else { return }
+        _ = try stringMap(.object(meta.pairs.map { ($0.key, .string($0.value)) }), "meta")
+        try checkMetaValues(meta)
+    }
+
+    static func checkMetaValues(_ m: StringMap) throws(LedgerError) {
+        if let actor = m["actor"], !isValidActor(actor) {
+            throw .invalid("meta.actor must be device:<id>, user, service:<name>, admin:<name> or system", field: "meta.actor")
+        }
+        if let caller = m["caller"], !isValidCaller(caller) {
+            throw .invalid("meta.caller must be service:<name>, token:<name> or cert:<identity>", field: "meta.caller")
+        }
     }
 
     static func fieldValue(_ value: JSON, field: Field, type: EventType, path: String? = nil) throws(LedgerError) -> FieldValue {

@@ -107,10 +107,9 @@ public enum PersonalData {
         return base64url(Array(SHA256.hash(data: buf)))
     }
 
-    /// A fresh salt: 16 bytes from the system CSPRNG, base64url without padding.
-    public static func newSalt() -> String {
-        let (a, b) = RandomBits.shared.next2()
-        return base64url(a.bigEndianBytes8 + b.bigEndianBytes8)
+    /// The salt of 16 random bytes (drawn by the log: `PersonalData.newSalt()` in AuthLedger), base64url without padding.
+    public static func salt(_ bits: (UInt64, UInt64)) -> String {
+        base64url(bits.0.bigEndianBytes8 + bits.1.bigEndianBytes8)
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
@@ -155,10 +154,10 @@ public enum PersonalData {
     // MARK: Sealing on append
 
     /// Gives each clear personal value of `e` its commitment: the salt from `disclosures`
-    /// (recorded-form input, e.g. an export) or a fresh one. Commitments of erased values
-    /// that came with the input are kept. `e.personal` is nil when the event has none.
-    package static func seal(_ e: inout Event, disclosures: StringMap?) throws(LedgerError) {
-        guard let disclosures else { return sealWithNewSalts(&e) }
+    /// (recorded-form input, e.g. an export) or a fresh one from `newSalt`. Commitments of
+    /// erased values that came with the input are kept. `e.personal` is nil when the event has none.
+    package static func seal(_ e: inout Event, disclosures: StringMap?, newSalt: () -> String) throws(LedgerError) {
+        guard let disclosures else { return sealWithNewSalts(&e, newSalt: newSalt) }
         let clear = clearValues(e)
         for (pointer, _) in clear where disclosures[pointer] == nil {
             throw .invalid("personal value at \(pointer) has no disclosure", field: "disclosures")
@@ -173,7 +172,7 @@ public enum PersonalData {
     /// appended event may be sealed after the rules judged it (on the hashing thread of a
     /// large request): the rules read only the commitments of erased values, which came with
     /// the input.
-    package static func sealWithNewSalts(_ e: inout Event) {
+    package static func sealWithNewSalts(_ e: inout Event, newSalt: () -> String) {
         commit(&e, clearValues(e)) { _ in newSalt() }
     }
 
