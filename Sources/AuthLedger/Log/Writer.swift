@@ -399,11 +399,16 @@ final class Writer: @unchecked Sendable {
             // Aborted on purpose: each request gets its own refusal.
             publishNonDurable()
             for (p, r) in zip(batch, results) { p.done(r) }
+        } catch is GroupStatementRefused where batch.count > 1 {
+            // The store refused the group's writes, no one request's: each again alone, so
+            // that only the one at fault fails.
+            for p in batch { await run([p], pipelined: false) }
         } catch {
             // The transaction did not commit: nobody in the batch is acknowledged. A held
             // batch is not known to be durable (this commit may not have synced): sync it.
             settleHeld()
             publishNonDurable()
+            let error = (error as? GroupStatementRefused)?.error ?? error
             for p in batch { p.done(.failure(error)) }
         }
     }
@@ -432,6 +437,7 @@ extension Writer {
                 for (kind, id) in UserState.recordIds(of: e) where cached.map({ !cachedUsers.values[$0].hasRecord(kind, id) }) ?? true {
                     load.records.append((kind, user, id))
                 }
+                if e.type == .userErased { load.erased.append(user) }
             }
         }
         return load
