@@ -179,8 +179,7 @@ final class PostgresAccess: StorageWriter {
 
     /// Statements sent and not yet answered. They do not wait for their answer: the
     /// writer thread goes on encoding the next events while PostgreSQL runs them, and the
-    /// answers are collected (`drain`) before a read, at a strict request's end (so a
-    /// refused statement is still that request's) and before COMMIT.
+    /// answers are collected with COMMIT (`drainAsync`; outside a group, `drain` before a read).
     var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
 
     /// Sends a statement after every write recorded before it.

@@ -16,9 +16,9 @@ import Foundation
 // @unchecked: the queue, counters and held batch are guarded by `lock` (an NSCondition:
 // the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
-    /// A request's work in its group's transaction. It may run more than once (a store's
-    /// `writeAsync` runs the group again after fetching what it missed): only the last
-    /// run's writes and value count, so it has no other effect.
+    /// A request's work in its group's transaction. It may run more than once (LMDB runs
+    /// the group again after its map grew): only the last run's writes and value count, so
+    /// it has no other effect.
     typealias Job = (AppendSession) throws -> any Sendable
     enum Work {
         /// A request of the group-commit API, run in the batch's transaction.
@@ -330,7 +330,7 @@ final class Writer: @unchecked Sendable {
                 cachedGeneration = generation
             }
             let body = { [self] (w: any StorageWriter) throws -> Head in
-                // The body may run again (the map grew, or PostgreSQL fetched what it missed):
+                // The body may run again (LMDB's map grew):
                 // start from scratch each time; only the first run adopts the cache.
                 results = []
                 let session = try AppendSession(w)
