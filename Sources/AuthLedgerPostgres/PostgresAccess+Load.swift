@@ -20,8 +20,13 @@ struct PostgresReadCache {
     var meta: [String: [UInt8]?] = [:]
     /// Personal values of the rows of the current scan page (by seq; nil: none).
     var personal: [UInt64: [UInt8]?] = [:]
-    /// Events read with an erasure's records (stored events never change).
+    /// Events read with an erasure's records or a found id (stored events never change).
     var events: [UInt64: [UInt8]] = [:]
+    /// The stored personal values of users a group erases (`StorageLoad.erased`), in seq order.
+    var personalOf: [String: [(seq: UInt64, bytes: [UInt8])]] = [:]
+    /// The owners whose every challenge and OTP record is in `records` (an erased user's):
+    /// one of those not there is absent.
+    var recordsOf: Set<String> = []
     /// The hashes of the tile read last (`withTreeHash`), from its first on.
     var tile: (range: Range<UInt64>, hashes: [UInt8])?
     /// Tree hashes known to be stored (the frontier, read ahead or cached).
@@ -33,9 +38,16 @@ struct PostgresReadCache {
     mutating func remember(_ layer: PostgresPendingWrites) {
         if !ids.isEmpty { for e in layer.events where ids[e.id] != nil { ids[e.id] = .some(e.seq) } }
         for (k, v) in layer.states where states[k] != nil { states[k] = .some(v) }
-        for (k, v) in layer.records where records[k] != nil { records[k] = .some(v) }
+        for (k, v) in layer.records where records[k] != nil || recordsOf.contains(k.owner) { records[k] = .some(v) }
         for (k, v) in layer.meta where meta[k] != nil { meta[k] = .some(v) }
         if !personal.isEmpty { for p in layer.personal where personal[p.seq] != nil { personal[p.seq] = .some(p.bytes) } }
+        guard !personalOf.isEmpty else { return }
+        // An erased user's values, as the layer's statements leave them (its rows, then its erasures).
+        for p in layer.personal where personalOf[p.owner] != nil {
+            personalOf[p.owner]!.append((p.seq, p.bytes))
+            if let bytes = layer.event(seq: p.seq) { events[p.seq] = bytes }
+        }
+        for (owner, before) in layer.erasures where personalOf[owner] != nil { personalOf[owner]!.removeAll { $0.seq < before } }
     }
 }
 
@@ -44,8 +56,6 @@ extension PostgresAccess {
     func forgetReads() {
         cache = PostgresReadCache()
         frontierFetched = false
-        // (Wait-free with nothing sent, the answers fetched are still what the transaction sees.)
-        if run.sent { run.answers = [:] }
     }
 
     /// The stored indexes of the Merkle tree's frontier for `size` leaves (`TreeFrontier.load`'s reads).
@@ -63,10 +73,8 @@ extension PostgresAccess {
     /// transaction's first tree read that the cache cannot answer).
     func fetchFrontier(also index: UInt64) throws {
         // All stored by earlier transactions: nothing unsent is needed (and nothing is sent,
-        // so a request's deferred writes stay deferred).
+        // so a request's writes stay in its layer).
         guard let st = frontierStatement(also: index) else { frontierFetched = true; return }
-        // (Fetched once read: a wait-free run's miss here leaves the next request of the
-        // run asking for the frontier again, the same statement, not hash by hash.)
         try applyFrontier(try q(st))
     }
 
@@ -93,22 +101,25 @@ extension PostgresAccess {
     }
 
     /// A commit group's load step (`PostgresStorage.writeGroup`): the projection states,
-    /// records, event ids and meta values the group will ask for and the cache does not know (absences
-    /// kept too), and for a group that appends the Merkle tree's frontier at the locked
-    /// head, read in one statement per kind sent together and awaited: one round trip.
+    /// records, event ids (with the events found and their personal values), meta values and
+    /// erased users' values and records the group will ask for and the cache does not know
+    /// (absences kept too), and for a group that appends the Merkle tree's frontier at the
+    /// locked head, read in one statement per kind sent together and awaited: one round trip.
     func load(_ wanted: StorageLoad) async throws {
         let ahead = PostgresAhead(
             states: Array(Set(wanted.states)).filter { cache.states[$0] == nil },
             records: Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
                 .filter { cache.records[$0] == nil },
             ids: Array(Set(wanted.ids)).filter { cache.ids[$0] == nil },
-            meta: Array(Set(wanted.meta)).filter { cache.meta[$0] == nil })
+            meta: Array(Set(wanted.meta)).filter { cache.meta[$0] == nil },
+            erased: Array(Set(wanted.erased)).filter { cache.personalOf[$0] == nil })
         let reads = statements(ahead)
         let frontier = wanted.appends && !frontierFetched ? frontierStatement() : nil
         if frontier == nil && wanted.appends { frontierFetched = true }
         let all = reads + (frontier.map { [$0] } ?? [])
         guard !all.isEmpty else { return }
         let sent = all.map { s.send($0.sql, $0.binds) }
+        roundTrips?.add(1)
         let answers = try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()
         try apply(ahead, Array(answers.prefix(reads.count)))
         if let frontier {
@@ -135,14 +146,26 @@ extension PostgresAccess {
                 }, doing: "read records"))
         }
         if !ahead.ids.isEmpty {
+            // (A found id is a duplicate's: its event and values are compared with the input.)
             out.append(PostgresStatement("""
-                SELECT k.n, e.seq FROM unnest($1::bytea[]) WITH ORDINALITY AS k(id, n) JOIN \(t.events) e ON e.id = k.id
+                SELECT k.n, e.seq, e.bytes, p.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(id, n)
+                JOIN \(t.events) e ON e.id = k.id LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 """, binds { $0.append(ahead.ids.map { Self.bytes($0.bytes) }) }, doing: "find event ids"))
         }
         if !ahead.meta.isEmpty {
             out.append(PostgresStatement("""
                 SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
                 """, binds { $0.append(ahead.meta.map { Self.text($0) }) }, doing: "read meta values"))
+        }
+        if !ahead.erased.isEmpty {
+            out.append(PostgresStatement("""
+                SELECT k.n, p.seq, p.bytes, e.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(owner, n)
+                JOIN \(t.personal) p ON p.owner = k.owner LEFT JOIN \(t.events) e ON e.seq = p.seq ORDER BY p.seq
+                """, binds { $0.append(ahead.erased.map { Self.text($0) }) }, doing: "read personal values to erase"))
+            out.append(PostgresStatement("""
+                SELECT k.n, r.kind, r.id, r.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(owner, n)
+                JOIN \(t.records) r ON r.owner = k.owner AND r.kind IN (\(RecordKind.challenge.rawValue), \(RecordKind.otp.rawValue))
+                """, binds { $0.append(ahead.erased.map { Self.text($0) }) }, doing: "read an erased user's records"))
         }
         return out
     }
@@ -170,14 +193,48 @@ extension PostgresAccess {
         }
         if !ahead.ids.isEmpty {
             for id in ahead.ids { cache.ids[id] = .some(nil) }
-            try found(results[k], Int64.self, doing: "find event ids") { cache.ids[ahead.ids[$0]] = .some(UInt64(bitPattern: $1)) }
+            for row in try results[k].get().rows {
+                let (n, seq, event, personal): (Int64, Int64, ByteBuffer, ByteBuffer?)
+                do { (n, seq, event, personal) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer?).self) } catch { throw Self.unexpected("find event ids") }
+                let at = UInt64(bitPattern: seq)
+                cache.ids[ahead.ids[Int(n) - 1]] = .some(at)
+                cache.events[at] = Array(event.readableBytesView)
+                cache.personal[at] = .some(personal.map { Array($0.readableBytesView) })
+            }
             k += 1
         }
         if !ahead.meta.isEmpty {
             for key in ahead.meta { cache.meta[key] = .some(nil) }
             try found(results[k], ByteBuffer.self, doing: "read meta values") { cache.meta[ahead.meta[$0]] = .some(Array($1.readableBytesView)) }
+            k += 1
+        }
+        if !ahead.erased.isEmpty {
+            for user in ahead.erased { cache.personalOf[user] = [] }
+            for row in try results[k].get().rows {
+                let (n, seq, values, event): (Int64, Int64, ByteBuffer, ByteBuffer?)
+                do { (n, seq, values, event) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer?).self) } catch {
+                    throw Self.unexpected("read personal values to erase")
+                }
+                let at = UInt64(bitPattern: seq)
+                cache.personalOf[ahead.erased[Int(n) - 1]]!.append((at, Array(values.readableBytesView)))
+                if let event { cache.events[at] = Array(event.readableBytesView) }
+            }
+            for row in try results[k + 1].get().rows {
+                let (n, kind, id, bytes): (Int64, Int16, ByteBuffer, ByteBuffer)
+                do { (n, kind, id, bytes) = try row.decode((Int64, Int16, ByteBuffer, ByteBuffer).self) } catch {
+                    throw Self.unexpected("read an erased user's records")
+                }
+                let key = PostgresPendingWrites.RecordKey(kind: kind, owner: ahead.erased[Int(n) - 1],
+                                                          id: String(decoding: id.readableBytesView, as: UTF8.self))
+                cache.records[key] = .some(Array(bytes.readableBytesView))
+            }
+            cache.recordsOf.formUnion(ahead.erased)
         }
     }
+}
+
+extension PostgresAccess {
+    static func unexpected(_ doing: String) -> LedgerError { LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
 }
 
 /// What a group loads and the cache does not know (see `PostgresAccess.load`).
@@ -186,5 +243,5 @@ struct PostgresAhead {
     var records: [PostgresPendingWrites.RecordKey]
     var ids: [EventID]
     var meta: [String]
-    var isEmpty: Bool { states.isEmpty && records.isEmpty && ids.isEmpty && meta.isEmpty }
+    var erased: [String]
 }

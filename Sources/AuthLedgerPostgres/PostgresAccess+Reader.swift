@@ -152,6 +152,13 @@ extension PostgresAccess {
     }
 
     func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if let stored = cache.personalOf[user] {
+            // An erased user's, loaded with the group: the stored rows and the layers' own.
+            var rows = stored.filter { !pending.erased(owner: user, seq: $0.seq) && requestPending?.erased(owner: user, seq: $0.seq) != true }
+            for layer in [pending, requestPending].compactMap({ $0 }) { rows += layer.personal.filter { $0.owner == user }.map { ($0.seq, $0.bytes) } }
+            for row in rows.sorted(by: { $0.seq < $1.seq }) where try !row.bytes.withUnsafeBytes({ try body(row.seq, $0) }) { return }
+            return
+        }
         let rows = try qAll(t.personalValues(of: user))
         for row in rows {
             let (seq, buffer) = try decode2(row, Int64.self, ByteBuffer.self, doing: "scan personal values")
@@ -164,6 +171,7 @@ extension PostgresAccess {
         let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: user, id: id)
         if let bytes = layered({ $0.record(key) }) { return bytes }
         if let known = cache.records[key] { return known }
+        if cache.recordsOf.contains(key.owner) && (kind == .challenge || kind == .otp) { return nil }
         let bytes = try bytesValue(t.record(key))
         cache.records[key] = .some(bytes)
         return bytes

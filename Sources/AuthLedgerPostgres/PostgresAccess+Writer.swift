@@ -54,19 +54,23 @@ extension PostgresAccess {
         try write { $0.putPersonal(seq: seq, owner: user, bytes) }
     }
 
-    /// The stored records' seqs are read (with their events, which the erasure reads
-    /// next: one statement, a miss in a wait-free run) and the DELETE goes with the
-    /// layer's other writes (`PostgresPendingWrites.erasePersonal`): nothing here needs an
-    /// answer at once, so an async erasure stays wait-free. The layers' own rows are
-    /// dropped; a request's erasure reaches the group's rows when the request passes.
+    /// The stored records' seqs come from the group's load step (`StorageLoad.erased`, with
+    /// their events, which the erasure reads next), or outside a group from one statement;
+    /// the DELETE goes with the layer's other writes (`PostgresPendingWrites.erasePersonal`):
+    /// nothing here needs an answer at once. The layers' own rows are dropped; a request's
+    /// erasure reaches the group's rows when the request passes.
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
-        let st = t.personalErasure(of: user, before: before)
         var seqs = Set<UInt64>()
-        for row in try q(st) {
-            let (seq, event) = try decode2(row, Int64.self, ByteBuffer?.self, doing: st.doing)
-            let k = UInt64(bitPattern: seq)
-            seqs.insert(k)
-            if let event { cache.events[k] = Array(event.readableBytesView) }
+        if let stored = cache.personalOf[user] {
+            for row in stored where row.seq < before { seqs.insert(row.seq) }
+        } else {
+            let st = t.personalErasure(of: user, before: before)
+            for row in try q(st) {
+                let (seq, event) = try decode2(row, Int64.self, ByteBuffer?.self, doing: st.doing)
+                let k = UInt64(bitPattern: seq)
+                seqs.insert(k)
+                if let event { cache.events[k] = Array(event.readableBytesView) }
+            }
         }
         if requestPending != nil {
             seqs.formUnion(pending.personal.filter { $0.owner == user && $0.seq < before }.map(\.seq))
@@ -93,9 +97,9 @@ extension PostgresAccess {
         try sendNow("DELETE FROM \(t.tiles)", PostgresBindings(), "clear the tree")
     }
 
-    /// One request of a commit group (see the type's comment): deferred, its writes are a
-    /// layer that joins the group's when it passes and is dropped when it is refused;
-    /// strict, a SAVEPOINT whose statements are all answered before it is released.
+    /// One request of a commit group (see the type's comment): its writes are a layer that
+    /// joins the group's when it passes and is dropped when it is refused (behind a real
+    /// savepoint, rolled back, once it had to send them early).
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         if requestPending != nil { return try nestedSavepoint(body) }
         let (headBefore, replacingBefore) = (knownHead, replacing)
@@ -106,15 +110,13 @@ extension PostgresAccess {
             savepoints -= 1
             requestPending = nil
             savepointOpen = false
+            cacheAtSavepoint = nil
         }
         let result: T
         do {
-            if !deferred { try openSavepoint() }
             result = try body()
             if savepointOpen {
                 try sendPending(&requestPending!)
-                // Strict: a refused statement is this request's (its failure rolls back below).
-                if !deferred { try drain() }
                 try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
             } else {
                 pending.merge(requestPending!)
@@ -123,23 +125,23 @@ extension PostgresAccess {
         } catch {
             requestPending = PostgresPendingWrites()
             (knownHead, replacing) = (headBefore, replacingBefore)
-            if savepointOpen { try rollbackToSavepoint() }
+            if savepointOpen, let saved = cacheAtSavepoint { try rollbackToSavepoint(restoring: saved) }
             throw error
         }
         return result
     }
 
-    /// Rolls the current savepoint back: every statement in flight was sent after it.
-    /// (Wait-free, it is sent without waiting: its answer is collected with the others at
-    /// the end, and a failure then makes the group run again strict.)
-    func rollbackToSavepoint() throws {
-        if waitFree {
-            forgetReads()
+    /// Rolls the current savepoint back (every statement in flight was sent after it), and
+    /// the reads kept with it: what PostgreSQL holds is again what it held at the savepoint.
+    /// (In a group's body it is sent without waiting: its answer is collected with the
+    /// others at the end, and a failure then fails the group.)
+    func rollbackToSavepoint(restoring saved: (cache: PostgresReadCache, frontierFetched: Bool)) throws {
+        (cache, frontierFetched) = saved
+        if loadedOnly {
             try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
             return
         }
         _ = try? drain()
-        forgetReads()
         do {
             _ = try s.query("ROLLBACK TO SAVEPOINT \(savepointName)", doing: "rollback to savepoint")
         } catch let e as PostgresFailure {
@@ -147,25 +149,25 @@ extension PostgresAccess {
         }
     }
 
-    /// A savepoint inside a request's: always a real one, after everything before it was sent and answered.
+    /// A savepoint inside a request's: always a real one, after everything before it was
+    /// sent (and, outside a group's body, answered).
     func nestedSavepoint<T>(_ body: () throws -> T) throws -> T {
-        // Its statements are answered before it is released: not wait-free.
-        if waitFree { throw mustBlock() }
         try sendAll()
-        try drain()
+        if !loadedOnly { try drain() }
         savepoints += 1
         defer { savepoints -= 1 }
+        let saved = (cache, frontierFetched)
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         let result: T
         let (headBefore, replacingBefore) = (knownHead, replacing)
         do {
             result = try body()
             try sendPending(&requestPending!)
-            try drain()
+            if !loadedOnly { try drain() }
         } catch {
             requestPending = PostgresPendingWrites()
             (knownHead, replacing) = (headBefore, replacingBefore)
-            try rollbackToSavepoint()
+            try rollbackToSavepoint(restoring: saved)
             throw error
         }
         try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")

@@ -8,16 +8,18 @@ import PostgresNIO
 /// ids), so no collation or encoding of the database can reorder or refuse them.
 ///
 /// Writes are kept in memory (`PostgresPendingWrites`) and sent as one statement per
-/// table. In a *deferred* transaction (the first attempt of every write) a request of a
-/// commit group (`savepoint`) writes into a layer of its own: when it passes, its layer
-/// joins the group's; when it is refused, the layer is dropped and PostgreSQL never saw
-/// it — no SAVEPOINT, no RELEASE and no wait per request. A request that must send its
-/// writes before it ends (it scans, clears or erases, or it writes more than
+/// table. A request of a commit group (`savepoint`) writes into a layer of its own: when
+/// it passes, its layer joins the group's; when it is refused, the layer is dropped and
+/// PostgreSQL never saw it — no SAVEPOINT, no RELEASE and no wait per request. A request
+/// that must send its writes before it ends (it scans or clears, or it writes more than
 /// `sendEarly` rows) opens a real savepoint first. If PostgreSQL refuses a statement of
-/// a deferred transaction — a reason the ledger's own checks could not see — the
-/// failure says `retryStrict`, and `PostgresStorage.write` runs the group again in a
-/// *strict* transaction: a savepoint per request, each request's statements answered
-/// before the next begins, so the refusal is its request's alone.
+/// a write — a reason the ledger's own checks could not see — the group's writes went
+/// together, so the failure is no one request's: it says `refusedInGroup`, and the
+/// writer runs the group's requests again one per transaction (`GroupStatementRefused`).
+///
+/// A commit group's transaction (`PostgresStorage.writeGroup`) reads everything before its
+/// body runs (`load`); its body then never waits for PostgreSQL (`loadedOnly`): a read
+/// that was not loaded is a programming error, refused as the request's failure.
 final class PostgresAccess: StorageWriter {
     let s: PostgresSession
     let t: PostgresTables
@@ -31,8 +33,6 @@ final class PostgresAccess: StorageWriter {
     static let sendEarly = 4096
 
     let instance: String
-    /// See the type's comment: deferred (first attempt) or strict (after a refusal).
-    let deferred: Bool
 
     /// The transaction's writes not yet sent: outside requests and of the requests that passed.
     var pending = PostgresPendingWrites()
@@ -60,20 +60,26 @@ final class PostgresAccess: StorageWriter {
     var changedSince: (head: Head, streams: Set<String>)?
     /// The new contents of the tables a replay cleared, sent at the end (`PostgresReplacement`).
     var replacing = PostgresReplacement()
-    /// Wait-free (an async write, `PostgresStorage+WriteAsync.swift`): nothing here waits for an
-    /// answer; a read not answered yet is a miss, fetched and followed by a run again
-    /// (`PostgresAccess+WaitFree.swift`).
-    var waitFree = false
-    /// The current run's state of a wait-free transaction (see `PostgresWaitFree`).
-    var run = PostgresWaitFree()
+    /// A commit group's body (`PostgresStorage+WriteAsync.swift`): nothing here waits for an
+    /// answer (they are collected at the end, `drainAsync`), and every read is answered from
+    /// what the group loaded (`PostgresAccess+Load.swift`) or wrote.
+    var loadedOnly = false
+    /// Reads refused because the group had not loaded them (`unloaded`; tests check it stays 0).
+    let unloadedReads: PostgresCounter?
+    /// The store's count of a group's round trips (`PostgresStorage.groupRoundTrips`).
+    let roundTrips: PostgresCounter?
+    /// The read cache when the current request's savepoint was opened (a rollback to it restores it).
+    var cacheAtSavepoint: (cache: PostgresReadCache, frontierFetched: Bool)?
 
-    init(session: PostgresSession, tables: PostgresTables, instance: String, deferred: Bool = false, head: Head? = nil) {
+    init(session: PostgresSession, tables: PostgresTables, instance: String, head: Head? = nil,
+         unloadedReads: PostgresCounter? = nil, roundTrips: PostgresCounter? = nil) {
+        self.roundTrips = roundTrips
         self.s = session
         self.t = tables
         self.instance = instance
-        self.deferred = deferred
         knownHead = head
         startHead = head
+        self.unloadedReads = unloadedReads
     }
 
     /// Records a write in the current layer; a layer that may be sent is sent when large.
@@ -102,11 +108,10 @@ final class PostgresAccess: StorageWriter {
     }
 
     /// Sends one statement; its answer is collected by `drain` (past 256 in flight, at
-    /// once — but in a wait-free transaction, which never waits, at its end).
+    /// once — but in a group's body, which never waits, at its end).
     func sendNow(_ sql: String, _ b: PostgresBindings, _ doing: String) throws {
-        if waitFree { wrote() }
         inFlight.append((s.send(sql, b), doing))
-        if inFlight.count >= 256 && !waitFree { try drainNow() }
+        if inFlight.count >= 256 && !loadedOnly { try drainNow() }
     }
 
     /// Sends every write so far, opening the current request's savepoint first if it has
@@ -120,8 +125,8 @@ final class PostgresAccess: StorageWriter {
     /// before a clear, whose table's new contents follow (a replay clears the projections,
     /// then the records: the projections' replacement is not sent empty in between).
     func sendWrites() throws {
-        // (Wait-free: with nothing to send, no savepoint either: a read then needs nothing sent.)
-        if waitFree && pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
+        // (A group's body: with nothing to send, no savepoint either.)
+        if loadedOnly && pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
         if requestPending != nil && !savepointOpen { try openSavepoint() }
         try sendPending(&pending)
         if requestPending != nil { try sendPending(&requestPending!) }
@@ -131,11 +136,12 @@ final class PostgresAccess: StorageWriter {
 
     /// Sends the current request's SAVEPOINT, after the group's writes, once every
     /// statement before it was answered (a rollback to it then forgets only the request's).
-    /// (Wait-free, every answer is collected at the end: a refusal then makes the whole
-    /// group run again strict anyway.)
+    /// (A group's body collects every answer at the end: a refusal then fails the group,
+    /// whose requests run again one per transaction.)
     func openSavepoint() throws {
         try sendPending(&pending)
-        if !waitFree { try drain() }
+        if !loadedOnly { try drain() }
+        cacheAtSavepoint = (cache, frontierFetched)
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         savepointOpen = true
     }
@@ -173,8 +179,7 @@ final class PostgresAccess: StorageWriter {
 
     /// Statements sent and not yet answered. They do not wait for their answer: the
     /// writer thread goes on encoding the next events while PostgreSQL runs them, and the
-    /// answers are collected (`drain`) before a read, at a strict request's end (so a
-    /// refused statement is still that request's) and before COMMIT.
+    /// answers are collected with COMMIT (`drainAsync`; outside a group, `drain` before a read).
     var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
 
     /// Sends a statement after every write recorded before it.
@@ -183,19 +188,33 @@ final class PostgresAccess: StorageWriter {
         try sendNow(sql, b, doing)
     }
 
-    /// A failure as this transaction reports it: in a deferred transaction a refused
-    /// statement cannot be pinned on one request, so the whole attempt goes and runs again strict.
-    func reported(_ e: PostgresFailure) -> PostgresFailure { deferred ? e.retryingStrict : e }
+    /// A failure as this transaction reports it: a refused statement cannot be pinned on
+    /// one request (their writes went together), so the whole group goes (`refusedInGroup`).
+    func reported(_ e: PostgresFailure) -> PostgresFailure { e.inGroup }
 
-    /// Waits for every statement sent; throws the first failure. A wait-free transaction
-    /// never waits: it collects the answers at its end (`drainAsync`), and a step that would
-    /// need them earlier makes it run blocking instead (`mustBlock`).
+    /// Waits for every statement sent; throws the first failure. A group's body never
+    /// waits: it collects the answers at its end (`drainAsync`).
     func drain() throws {
-        if waitFree {
+        if loadedOnly {
             if inFlight.isEmpty { return }
-            throw mustBlock()
+            throw LedgerError(.storageError, "internal error: a write group's body waited for PostgreSQL")
         }
         try drainNow()
+    }
+
+    /// Awaits the answers of every statement sent; throws the first failure (`drain`, awaited).
+    func drainAsync() async throws {
+        let sent = inFlight
+        inFlight = []
+        guard let first = sent.first else { return }
+        try settle(try await EventLoopFuture.whenAllComplete(sent.map(\.0), on: first.0.eventLoop).get(), sent.map(\.1))
+    }
+
+    /// The failure of a read a group's body made without naming it in its load step: a
+    /// programming error, refused as the request's own failure (never a wait, never a crash).
+    func unloaded(_ doing: String) -> LedgerError {
+        unloadedReads?.add(1)
+        return LedgerError(.storageError, "internal error: a write group read what its load step did not name (\(doing))")
     }
 
     /// Waits for every statement sent (one wait for all); throws the first failure.
@@ -217,7 +236,7 @@ final class PostgresAccess: StorageWriter {
     /// not the "transaction is aborted" of the read). Point reads look in the layers
     /// before they come here, and need nothing sent; scans call `sendAll` first.
     func q(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
-        if waitFree { return try answered(PostgresStatement(sql, b, doing: doing)) }
+        if loadedOnly { throw unloaded(doing) }
         try drain()
         do {
             return try s.query(sql, b, doing: doing)
@@ -228,6 +247,7 @@ final class PostgresAccess: StorageWriter {
 
     /// A scan or count: every write so far is sent first.
     func qAll(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
+        if loadedOnly { throw unloaded(doing) }
         try sendAll()
         return try q(sql, b, doing: doing)
     }
@@ -251,6 +271,7 @@ final class PostgresAccess: StorageWriter {
 
     /// A scan or count of `PostgresReads.swift`: every write so far is sent first.
     func qAll(_ st: PostgresStatement) throws -> [PostgresRow] {
+        if loadedOnly { throw unloaded(st.doing) }
         try sendAll()
         return try q(st)
     }

@@ -13,8 +13,7 @@ import PostgresNIO
 /// Async paths — a read (`readAsync`), the writer's groups, the sweeper's expiry, an
 /// erasure and its VACUUM, a replay's write and its scan — lease a pooled connection for
 /// their transaction (`withSession`) and await every answer. The callers of the
-/// synchronous storage API (`read`, `write`: opening a store, `verify`, an export, the
-/// writer's rare strict retry) still wait for PostgresNIO on their own thread
+/// synchronous storage API (`read`, `write`: opening a store, `verify`, an export) still wait for PostgresNIO on their own thread
 /// (`PostgresSession.answer`), on a connection opened for them and closed after
 /// (`acquire`/`release`): PostgresClient leases only to async callers, and blocking a
 /// thread on a Swift task could starve the cooperative pool. Those callers are the next
@@ -222,9 +221,10 @@ package struct PostgresSession: Sendable {
 package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     package let ledgerError: LedgerError
     package let spoilsTransaction: Bool
-    /// A statement of a deferred write transaction was refused (see `PostgresAccess`):
-    /// the attempt is given up (`spoilsTransaction`) and the write runs again strict.
-    var retryStrict = false
+    /// A statement of a write transaction was refused, the transaction intact (see
+    /// `PostgresAccess`): its requests' writes went together, so the group is given up
+    /// (`spoilsTransaction`) and its requests run again one per transaction.
+    var refusedInGroup = false
 
     init(_ error: any Error, doing: String, location: PostgresLocation) {
         if let e = error as? PostgresFailure {
@@ -276,12 +276,12 @@ package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
         spoilsTransaction = true
     }
 
-    /// This failure in a deferred transaction: a refusal (the transaction itself intact)
-    /// makes the attempt run again strict; a broken connection stays what it is.
-    var retryingStrict: PostgresFailure {
+    /// This failure in a write transaction: a refusal (the transaction itself intact) is
+    /// the group's (`refusedInGroup`); a broken connection stays what it is.
+    var inGroup: PostgresFailure {
         guard !spoilsTransaction else { return self }
         var e = PostgresFailure(spoiling: self)
-        e.retryStrict = true
+        e.refusedInGroup = true
         return e
     }
 

@@ -61,28 +61,16 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// Runs `body` in a repeatable-read transaction: a consistent snapshot of the store.
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, deferred: false, body)
+        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
     }
 
-    /// A write runs deferred first (see `PostgresAccess`): a request's writes reach
-    /// PostgreSQL only once it passed, a group's as a few statements. If PostgreSQL
-    /// refuses one of them, the transaction is rolled back and `body` runs again strict,
-    /// a savepoint per request, so that only the refused request fails.
+    /// A write (see `PostgresAccess`): a request's writes reach PostgreSQL only once it
+    /// passed, a group's as a few statements. A statement PostgreSQL refuses fails the write.
     public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        do {
-            return try transaction(Self.writeBegin, lockHead: true, deferred: true, body)
-        } catch let e as PostgresFailure where e.retryStrict {
-            return try writeStrict(body)
-        }
+        try transaction(Self.writeBegin, lockHead: true, body)
     }
 
     static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
-
-    /// A write again strict, after PostgreSQL refused a statement of its deferred attempt.
-    func writeStrict<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        strictRetries.add(1)
-        return try transaction(Self.writeBegin, lockHead: true, deferred: false, body)
-    }
 
     /// Rows of the first page of each range an async read fetches (`PostgresSnapshot`);
     /// tests make it small to make reads run again.
@@ -90,26 +78,27 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// Fetches of what an async read's run missed, each followed by a run again (for tests).
     package let readFills = PostgresCounter()
 
-    /// Write transactions run again strict after a refusal (for tests and diagnostics).
-    package let strictRetries = PostgresCounter()
-    /// Fetches of what a wait-free write's run missed, each followed by a run again (`writeAsync`).
-    package let writeFills = PostgresCounter()
-    /// Async writes done blocking after all (`writeAsync`: a strict retry, or a body that needs an answer at once).
-    package let blockingWrites = PostgresCounter()
+    /// Reads a write group's body made that its load step had not named, each refused (a
+    /// programming error: tests check that none is ever made).
+    package let unloadedReads = PostgresCounter()
+    /// Round trips of write groups: the head's lock with the catch-up, the load step (none
+    /// when there is nothing to load), the writes with COMMIT (tests check a group's).
+    package let groupRoundTrips = PostgresCounter()
+    /// Groups of which PostgreSQL refused a statement (their requests then ran one per transaction).
+    package let refusedGroups = PostgresCounter()
 
     /// What this process's last write left: its head, and the Merkle tree's frontier there
     /// (see `PostgresStorage+CatchUp.swift`). A write that locks that same head needs no
     /// tree read; one that finds another head (another server appended) catches up.
     let kept = Mutex<PostgresKept?>(nil)
 
-    func transaction<T>(_ begin: String, lockHead: Bool, deferred: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
+    func transaction<T>(_ begin: String, lockHead: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
         let s = try connections.acquire()
         var reusable = false
         defer { connections.release(s, reusable: reusable) }
         do {
             let keptBefore = lockHead ? kept.withLock { $0 } : nil
-            let access = try opened(s, try s.answer(open(s, begin, lockHead: lockHead, kept: keptBefore)),
-                                    kept: keptBefore, deferred: deferred)
+            let access = try opened(s, try s.answer(open(s, begin, lockHead: lockHead, kept: keptBefore)), kept: keptBefore)
             let result: T
             let committing: EventLoopFuture<PostgresQueryResult>
             do {
@@ -132,7 +121,6 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             try committed(Result { try s.answer(committing) }, access, lockHead: lockHead, reusable: &reusable)
             return result
         } catch let e as PostgresFailure {
-            if e.retryStrict { throw e }
             throw e.ledgerError
         }
     }
@@ -151,13 +139,13 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     }
 
     /// The transaction's access once `open` was answered: from the locked head, caught up.
-    func opened(_ s: PostgresSession, _ answers: [Result<PostgresQueryResult, any Error>], kept: PostgresKept?,
-                deferred: Bool) throws -> PostgresAccess {
+    func opened(_ s: PostgresSession, _ answers: [Result<PostgresQueryResult, any Error>], kept: PostgresKept?) throws -> PostgresAccess {
         for (answer, doing) in zip(answers, ["begin", "lock the head", "catch up"]) {
             if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
         }
         let head = answers.count > 1 ? try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) } : nil
-        let access = PostgresAccess(session: s, tables: tables, instance: instance, deferred: deferred, head: head)
+        let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
+                                    roundTrips: groupRoundTrips)
         if answers.count > 2 { try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access) }
         return access
     }

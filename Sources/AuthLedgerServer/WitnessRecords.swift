@@ -51,7 +51,7 @@ struct WitnessRecords: Sendable {
                 if expiry - nowMs > ttlMs / 2 { return true }
             }
         }
-        return try await ledger.updateMetaRecords { get, put in
+        return try await ledger.updateMetaRecords(reading: [lease]) { get, put in
             if let v = try get(lease) {
                 let parts = String(decoding: v, as: UTF8.self).split(separator: " ")
                 if parts.count == 2, parts[0] != instance, let expiry = Int64(parts[1]), expiry > nowMs { return false }
@@ -64,7 +64,7 @@ struct WitnessRecords: Sendable {
     /// Makes `note` (a freshly signed checkpoint) the latest unless a newer one is stored.
     /// With a quorum that needs no witness (`quorum none`) it is the quorum checkpoint too.
     func startLatest(_ ledger: Ledger, note: String, size: UInt64, policy: WitnessPolicy) async throws {
-        try await ledger.updateMetaRecords { get, put in
+        try await ledger.updateMetaRecords(reading: [latest]) { get, put in
             if let old = try get(latest).flatMap({ try? SignedNote(parsing: $0) }),
                let cp = try? Checkpoint(text: old.text), cp.size >= size { return }
             try put(latest, Array(note.utf8))
@@ -77,7 +77,7 @@ struct WitnessRecords: Sendable {
     /// the quorum checkpoint when it now meets `policy`'s quorum.
     func addCosignature(_ ledger: Ledger, label: String, size: UInt64, line: String, text: String, policy: WitnessPolicy) async throws {
         let heldKey = held(label)
-        try await ledger.updateMetaRecords { get, put in
+        try await ledger.updateMetaRecords(reading: [latest, quorum]) { get, put in
             try put(heldKey, Array("\(size)".utf8))
             guard let bytes = try get(latest), let note = try? SignedNote(parsing: bytes), note.text == text else { return }
             let updated = note.signatures.contains(where: { $0.line == line }) ? bytes : bytes + Array(line.utf8)

@@ -219,7 +219,7 @@ package struct SSFStreamStore: Sendable {
 
     /// Stores a new stream and adds it to the index.
     func create(_ s: SSFStream) async throws {
-        try await ledger.updateMetaRecords { get, put in
+        try await ledger.updateMetaRecords(reading: [SSFStream.indexKey]) { get, put in
             var ids = try get(SSFStream.indexKey).map(SSFStreamStore.decodeIndex) ?? []
             ids.append(s.id)
             try put(SSFStream.indexKey, Array(JSON.array(ids.map { .string($0) }).serialized().utf8))
@@ -231,7 +231,7 @@ package struct SSFStreamStore: Sendable {
     /// stores it only when it changed. Returns it.
     @discardableResult
     func update(_ id: String, _ body: @escaping @Sendable (inout SSFStream) throws -> Void) async throws -> SSFStream {
-        try await ledger.updateMetaRecords { get, put in
+        try await ledger.updateMetaRecords(reading: [SSFStream.key(id)]) { get, put in
             guard let bytes = try get(SSFStream.key(id)) else {
                 throw LedgerError(.notFound, "no stream \(id)", field: "stream_id")
             }
@@ -251,7 +251,7 @@ package struct SSFStreamStore: Sendable {
 
     /// Deletes the stream; false when there was none.
     func delete(_ id: String) async throws -> Bool {
-        try await ledger.updateMetaRecords { get, put in
+        try await ledger.updateMetaRecords(reading: [SSFStream.key(id), SSFStream.indexKey]) { get, put in
             guard try get(SSFStream.key(id)) != nil else { return false }
             let ids = (try get(SSFStream.indexKey).map(SSFStreamStore.decodeIndex) ?? []).filter { $0 != id }
             try put(SSFStream.indexKey, Array(JSON.array(ids.map { .string($0) }).serialized().utf8))

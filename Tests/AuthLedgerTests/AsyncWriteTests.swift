@@ -6,9 +6,9 @@ import Foundation
 import Testing
 
 /// The writer and the replay on PostgreSQL without a thread waiting on PostgresNIO (#25,
-/// step 3: `PostgresStorage.writeAsync`, `AsyncBatchScanning`): appends one at a time, a
+/// step 3, #34: `PostgresStorage.writeGroup`, `AsyncBatchScanning`): appends one at a time, a
 /// large request, concurrent writers and a full replay leave the store's blocking-wait count
-/// where it was, fetch what they missed and run again, and store what LMDB stores.
+/// where it was, read only what their load step named, and store what LMDB stores.
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
 struct AsyncWriteTests {
     /// A ledger whose personal values are hashed in clear, so that two stores given the same
@@ -34,7 +34,7 @@ struct AsyncWriteTests {
         let storage = try #require(pg.storage as? PostgresStorage)
         let lines = HashPipelineTests.events(users: 16, each: 16)
         let waits = storage.connections.blockingWaits.value
-        let (fills, blocking) = (storage.writeFills.value, storage.blockingWrites.value)
+        let unloaded = storage.unloadedReads.value
         // When 40 are appended one at a time and the next 200 in one request, on both
         for ledger in [lmdb, pg] {
             for l in lines.prefix(40) { _ = try await ledger.append(try inputs(l)) }
@@ -42,12 +42,12 @@ struct AsyncWriteTests {
             #expect(outcome.appended.count == 200)
         }
         // Then the heads and the views are LMDB's, no blocking wait was made, and each group's
-        // load step read everything its appends needed: nothing was missed, no body ran twice
+        // load step read everything its appends needed: nothing was read that it had not loaded
         #expect(try await pg.head() == lmdb.head())
         let users = (0..<16).map { "user-\($0)" }
         #expect(try await Self.views(pg, users) == Self.views(lmdb, users))
         #expect(storage.connections.blockingWaits.value == waits)
-        #expect(storage.writeFills.value == fills)
+        #expect(storage.unloadedReads.value == unloaded)
 
         // When 64 writers append at once, each its own user's events, one request after another
         let others = HashPipelineTests.events(users: 64, each: 3).map {
@@ -66,9 +66,9 @@ struct AsyncWriteTests {
         let head = try await pg.head()
         #expect(head.seq == 240 + 192)
         #expect(try await pg.replay() == 240 + 192)
-        // Then still no blocking wait was made, nor a write done blocking
+        // Then still no blocking wait was made, nor a read the load step had not named
         #expect(storage.connections.blockingWaits.value == waits)
-        #expect(storage.blockingWrites.value == blocking)
+        #expect(storage.unloadedReads.value == unloaded)
         // And LMDB, given the log in PostgreSQL's order with its hashes (every `prev` and
         // `hash` checked), reaches the same head, views and tree
         _ = try await lmdb.append(try inputs(try pg.exportText()))
@@ -85,7 +85,7 @@ struct AsyncWriteTests {
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
-        let (fills, blocking) = (storage.writeFills.value, storage.blockingWrites.value)
+        let unloaded = storage.unloadedReads.value
         // When carol, whom the writer has never read, registers a device and renames it (commands)
         let at = t("2026-03-02T00:00:00Z")
         _ = try await pg.perform(.register(user: "carol", deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
@@ -104,27 +104,26 @@ struct AsyncWriteTests {
         _ = try await pg.putSubscription(name: "carol-feed", filter: .all)
         #expect(try await pg.acknowledge(subscription: "carol-feed", through: 2).checkpoint == 2)
         // Then each group loaded carol's state, the records its events name and the
-        // subscription's value with its other reads (one step) and ran once: nothing was missed, nothing was done blocking, no thread waited
-        #expect(storage.writeFills.value == fills)
-        #expect(storage.blockingWrites.value == blocking)
+        // subscription's value with its other reads (one step) and ran once: nothing was read that was not loaded, no thread waited
+        #expect(storage.unloadedReads.value == unloaded)
         #expect(storage.connections.blockingWaits.value == waits)
         #expect(try await pg.state(of: "carol", asOf: .max).state.devices["phone"]?.name == "Carol's phone")
     }
 
-    @Test func aWriteThatNeedsAnAnswerAtOnceIsRolledBackAndDoneBlockingOnce() async throws {
+    @Test func anAsyncWriteWithASavepointInsideARequestsIsDoneOnceWithoutWaiting() async throws {
         // Given a PostgreSQL ledger
         let pg = try StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
-        let blocking = storage.blockingWrites.value
+        let waits = storage.connections.blockingWaits.value
         // When an async write stores a value, then opens a savepoint inside a request's (a
-        // real one, whose statements are answered before it is released)
+        // real one, sent with the group's statements)
         let value = try await storage.writeAsync { w in
             try w.putMetaValue("async-write-test", [7])
             return try w.savepoint { try w.savepoint { try w.putMetaValue("async-nested", [8]); return 5 } }
         }
-        // Then it was done blocking, once, and its work was done once
-        #expect(storage.blockingWrites.value == blocking + 1)
+        // Then no thread waited, and its work was done once
+        #expect(storage.connections.blockingWaits.value == waits)
         #expect(value == 5)
         #expect(try await pg.metaRecord("async-write-test") == [7])
         #expect(try await pg.metaRecord("async-nested") == [8])
@@ -139,18 +138,17 @@ struct AsyncWriteTests {
         for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
         let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
         let waits = storage.connections.blockingWaits.value
-        let (fills, blocking) = (storage.writeFills.value, storage.blockingWrites.value)
+        let unloaded = storage.unloadedReads.value
         // When alice is erased through the async form, on both
         var outcomes: [ErasureOutcome] = []
         for ledger in [lmdb, pg] {
             outcomes.append(try await ledger.erase("alice", reason: "request 12", actor: "admin:dpo", now: t("2026-03-02T00:00:00Z")))
         }
         // Then on PostgreSQL no thread waited (the erasure, its VACUUM FULL and the flag's
-        // clearing were awaited) and nothing was done blocking; the erasure's write fetched
-        // what it missed and ran again
+        // clearing were awaited), and the erasure's write read only what it loaded (alice's
+        // state, personal values, events and records) before it ran
         #expect(storage.connections.blockingWaits.value == waits)
-        #expect(storage.blockingWrites.value == blocking)
-        #expect(storage.writeFills.value > fills)
+        #expect(storage.unloadedReads.value == unloaded)
         // And it erased what LMDB's erased, at the same place
         #expect(outcomes[1].erasedEvents == 5 && outcomes[0].erasedEvents == 5)
         #expect(outcomes[1].head.seq == 8 && outcomes[0].head.seq == 8)

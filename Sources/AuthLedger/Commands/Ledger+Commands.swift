@@ -107,13 +107,15 @@ extension Ledger {
         try await writer.exclusiveAsync { [self] in
             let due = try await storage.readAsync { r in try Ledger.dueChallenges(r, now: now) }
             guard !due.isEmpty else { return [] }
-            return expired(try await storage.writeGroup(start: { _, _ in }, load: {
-                var load = StorageLoad()
-                load.appends = true
-                load.states = [systemStream] + due.map(\.user)
-                load.records = due.map { (.challenge, $0.user, $0.challenge) }
-                return load
-            }) { w in try Ledger.expire(due, now: now, w) })
+            do {
+                return expired(try await storage.writeGroup(start: { _, _ in }, load: {
+                    var load = StorageLoad()
+                    load.appends = true
+                    load.states = [systemStream] + due.map(\.user)
+                    load.records = due.map { (.challenge, $0.user, $0.challenge) }
+                    return load
+                }) { w in try Ledger.expire(due, now: now, w) })
+            } catch let e as GroupStatementRefused { throw e.error }
         }
     }
 

@@ -27,15 +27,9 @@ package protocol AsyncBatchScanning: StorageBackend {
     func scanRuns(through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
     /// A write transaction that first awaits `work` with the head it locked (a replay's
     /// `scanRuns`, while no other writer can append), then runs `body` with its value; as
-    /// `writeAsync`, durable when it returns. `AwaitingUnsupported` when it could not stay
-    /// wait-free (rolled back: the caller does the work another way).
+    /// `writeGroup`, durable when it returns; `body` reads nothing but what `work` gave it.
     func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S,
                                                  _ body: (any StorageWriter, S) throws -> T) async throws -> T
-}
-
-/// `AsyncBatchScanning.writeAwaiting` could not stay wait-free (the caller does the work another way).
-package struct AwaitingUnsupported: Error {
-    package init() {}
 }
 
 /// Events `first..<first + count` of the log as stored, with their personal values.

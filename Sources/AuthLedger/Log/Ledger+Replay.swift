@@ -15,12 +15,7 @@ extension Ledger {
     @discardableResult
     public func replay(progress: (@Sendable (UInt64, UInt64) -> Void)? = nil) async throws -> UInt64 {
         if let scanning = storage as? AsyncBatchScanning {
-            do {
-                return try await writer.exclusiveAsync { [self] in try await replayWaitFree(scanning, progress: progress) }
-            } catch is AwaitingUnsupported {
-                // The write could not stay wait-free (`StorageBackend.writeAsync`) and was
-                // rolled back: the blocking replay instead.
-            }
+            return try await writer.exclusiveAsync { [self] in try await replayWaitFree(scanning, progress: progress) }
         }
         return try await writer.exclusive { [self] in try replayOnWriter(progress: progress) }
     }

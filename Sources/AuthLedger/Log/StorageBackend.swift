@@ -10,19 +10,21 @@ package protocol StorageBackend: AnyObject, Sendable {
     func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// `write` for the writer's task: the same transaction and guarantees (durable when it
-    /// returns), and the calling thread does not wait on another thread's I/O. `body` may
-    /// run more than once (PostgreSQL runs it again after fetching what it missed, its
-    /// writes of a discarded run never sent). Default: `write` (LMDB's commit is the
-    /// calling thread's own fdatasync, and its transaction is bound to that thread).
+    /// returns), and the calling thread does not wait on another thread's I/O. `body` reads
+    /// nothing but the head (PostgreSQL: a `writeGroup` with nothing to load). Default:
+    /// `write` (LMDB's commit is the calling thread's own fdatasync, and its transaction is
+    /// bound to that thread).
     func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T
     /// A commit group's write transaction, in three steps: `start` runs first (it reads the
     /// head and meta values, which a store has at hand when the transaction begins, and is
     /// told what the store knows of other processes' appends since this process's last
     /// group); then the store loads what `load` names in one step — LMDB does nothing (the
     /// map answers in place, and `load` is never asked), PostgreSQL reads it all in one
-    /// round trip — and `body` decides and writes synchronously over it. The same
-    /// guarantees as `writeAsync` (durable when it returns; `body` may run more than once,
-    /// only its last run counting). Default: `start` and `body` in one `write`.
+    /// round trip — and `body` decides and writes synchronously over it, reading nothing
+    /// `load` did not name (PostgreSQL refuses another read as the request's failure). The
+    /// same guarantees as `writeAsync` (durable when it returns; `body` may run more than
+    /// once on LMDB, only its last run counting). A statement the store refuses after every
+    /// check passed throws `GroupStatementRefused`. Default: `start` and `body` in one `write`.
     func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                  _ body: (any StorageWriter) throws -> T) async throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).

@@ -16,9 +16,9 @@ import Foundation
 // @unchecked: the queue, counters and held batch are guarded by `lock` (an NSCondition:
 // the thread waits on it, which Mutex cannot); the caches are the writer thread's alone.
 final class Writer: @unchecked Sendable {
-    /// A request's work in its group's transaction. It may run more than once (a store's
-    /// `writeAsync` runs the group again after fetching what it missed): only the last
-    /// run's writes and value count, so it has no other effect.
+    /// A request's work in its group's transaction. It may run more than once (LMDB runs
+    /// the group again after its map grew): only the last run's writes and value count, so
+    /// it has no other effect.
     typealias Job = (AppendSession) throws -> any Sendable
     enum Work {
         /// A request of the group-commit API, run in the batch's transaction.
@@ -330,7 +330,7 @@ final class Writer: @unchecked Sendable {
                 cachedGeneration = generation
             }
             let body = { [self] (w: any StorageWriter) throws -> Head in
-                // The body may run again (the map grew, or PostgreSQL fetched what it missed):
+                // The body may run again (LMDB's map grew):
                 // start from scratch each time; only the first run adopts the cache.
                 results = []
                 let session = try AppendSession(w)
@@ -399,11 +399,16 @@ final class Writer: @unchecked Sendable {
             // Aborted on purpose: each request gets its own refusal.
             publishNonDurable()
             for (p, r) in zip(batch, results) { p.done(r) }
+        } catch is GroupStatementRefused where batch.count > 1 {
+            // The store refused the group's writes, no one request's: each again alone, so
+            // that only the one at fault fails.
+            for p in batch { await run([p], pipelined: false) }
         } catch {
             // The transaction did not commit: nobody in the batch is acknowledged. A held
             // batch is not known to be durable (this commit may not have synced): sync it.
             settleHeld()
             publishNonDurable()
+            let error = (error as? GroupStatementRefused)?.error ?? error
             for p in batch { p.done(.failure(error)) }
         }
     }
@@ -432,6 +437,7 @@ extension Writer {
                 for (kind, id) in UserState.recordIds(of: e) where cached.map({ !cachedUsers.values[$0].hasRecord(kind, id) }) ?? true {
                     load.records.append((kind, user, id))
                 }
+                if e.type == .userErased { load.erased.append(user) }
             }
         }
         return load

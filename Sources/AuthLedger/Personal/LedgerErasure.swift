@@ -20,13 +20,23 @@ extension Ledger {
     /// values and salts of the user's earlier events in the same transaction, then purges
     /// the store's files of the deleted bytes. Leaves, hashes and proofs do not change.
     /// Runs alone on the writer's task while the calling task is suspended, and awaits its
-    /// store (on PostgreSQL, `writeAsync` and an awaited VACUUM: no thread waits).
+    /// store (on PostgreSQL, a write group that loads the user's state, personal values and
+    /// records first, and an awaited VACUUM: no thread waits).
     /// `caller` is recorded as `meta.caller` (the server's authenticated caller).
     public func erase(_ user: String, reason: String? = nil, actor: String? = nil, caller: String? = nil,
                       now: Timestamp = .now()) async throws -> ErasureOutcome {
         let body = try erasure(user, reason: reason, actor: actor, caller: caller, now: now)
         return try await writer.exclusiveAsync { [self] in
-            let outcome = try await storage.writeAsync(body)
+            let outcome: ErasureOutcome
+            do {
+                outcome = try await storage.writeGroup(start: { _, _ in }, load: {
+                    var load = StorageLoad()
+                    load.appends = true
+                    load.states = [user, systemStream]
+                    load.erased = [user]
+                    return load
+                }, body)
+            } catch let e as GroupStatementRefused { throw e.error }
             notifyCommit(outcome.head)
             try await storage.purgeDeletedAsync()
             try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
@@ -34,8 +44,7 @@ extension Ledger {
         }
     }
 
-    /// Checks an erasure's arguments and returns its write transaction's body (which may
-    /// run more than once: `StorageBackend.writeAsync`).
+    /// Checks an erasure's arguments and returns its write transaction's body.
     private func erasure(_ user: String, reason: String?, actor: String?, caller: String? = nil,
                          now: Timestamp) throws -> @Sendable (any StorageWriter) throws -> ErasureOutcome {
         try EventDecoder.checkUser(user)

@@ -14,11 +14,14 @@ extension Ledger {
 
     /// Runs `body` inside one write transaction of the writer thread: it reads values
     /// with `get` and stores (or, with nil, deletes) them with `put`. A `LedgerError`
-    /// thrown by `body` undoes its writes and fails only this call.
+    /// thrown by `body` undoes its writes and fails only this call. `get` reads only the
+    /// keys named in `reading` (loaded with the transaction's other reads; another key is
+    /// refused on PostgreSQL, whose group reads nothing it did not name).
     public func updateMetaRecords<T: Sendable>(
+        reading keys: [String] = [],
         _ body: @escaping @Sendable (_ get: (String) throws -> [UInt8]?, _ put: (String, [UInt8]?) throws -> Void) throws -> T
     ) async throws -> T {
-        try await onWriter { session in
+        try await onWriter(meta: keys) { session in
             try body({ key in try session.w.metaValue(key) }, { key, value in try session.w.putMetaValue(key, value) })
         }
     }
