@@ -73,6 +73,7 @@ let package = Package(
                 "AuthLedger",
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The PostgreSQL driver (PostgresNIO): several servers on one database. `Ledger(postgres:)`.
@@ -95,6 +96,7 @@ let package = Package(
                 "AuthLedger",
                 "LMDB",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

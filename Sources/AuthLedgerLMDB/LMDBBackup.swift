@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOPosix
 import LMDB
 
 /// Hot backups of an LMDB store and their restore (`authledger backup DIR`,
@@ -348,12 +349,8 @@ public enum LMDBBackup {
         !path.hasPrefix("/") && path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
-    /// Runs blocking work (an LMDB copy, a full verification) on its own thread, off the cooperative pool.
+    /// Runs blocking work (an LMDB copy, a full verification) on `NIOThreadPool`, off the cooperative pool.
     static func offloaded<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
-            let t = Thread { c.resume(with: Result { try body() }) }
-            t.name = "authledger-backup"
-            t.start()
-        }
+        try await NIOThreadPool.singleton.runIfActive(body)
     }
 }
