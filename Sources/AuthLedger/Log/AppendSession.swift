@@ -34,9 +34,15 @@ final class AppendSession {
     private var outbox: [HashPipeline.Job] = []
     /// The user events stored in this transaction, in seq order, and the stream heads known
     /// (loaded with their states, then folded by `finish`): `StreamHashes.swift`.
-    var streamLeaves: [(user: String, seq: UInt64, leaf: SHA256.Digest)] = []
+    var streamLeaves: [(user: String, step: StreamStep)] = []
     var streams: [String: StreamHead] = [:]
     private var savedLeaves = 0
+    /// Whether `hashing` folds the current request's leaves into their streams' heads too;
+    /// the heads of the streams loaded meanwhile (handed over with the next events, put in
+    /// `streams` after the request: `streams` is not changed while `hashing` reads it).
+    private var foldsInPipeline = false
+    private var loadedHeads: [(String, StreamHead?)] = []
+    private var handedHeads = 0
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -70,7 +76,8 @@ final class AppendSession {
         users[user] = try bytes.map { bytes in
             try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
         } ?? UserState(user: user)
-        if bytes == nil { streams[user] = .start } else { streams[user] = try bytes!.withUnsafeBytes { try StateCodec.decodeStream($0).head } }
+        let head = try bytes.map { b in try b.withUnsafeBytes { try StateCodec.decodeStream($0).head } } ?? .start
+        if foldsInPipeline { loadedHeads.append((user, head)) } else { streams[user] = head }
         return users.index(forKey: user)!
     }
 
@@ -136,13 +143,27 @@ final class AppendSession {
         if let hashing, request.inputs.count >= HashPipeline.minimumEvents, request.inputs.allSatisfy({ $0.claims.isEmpty }) {
             // The tree's nodes are hashed there too, from the edge at the head.
             let edge = switches.maintainMerkleTree.load(ordering: .relaxed) ? try treeAtHead() : nil
-            pipelining = hashing.begin(prev: head.hash, tree: edge)
+            // The stream heads are folded there too, from the heads with every earlier step
+            // folded in (only steps of earlier requests: this one's could still be undone).
+            let folds = switches.maintainStreamHashes.load(ordering: .relaxed) && (!inRequest || streamLeaves.count == savedLeaves)
+            if folds {
+                try foldStreamLeaves()
+                savedLeaves = 0
+            }
+            pipelining = hashing.begin(prev: head.hash, tree: edge, streams: folds ? streams : nil)
+            foldsInPipeline = pipelining && folds
         }
         defer {
             if pipelining { hashing?.cancel() }
             pipelining = false
             pendingIds = []
             outbox = []
+            if foldsInPipeline {
+                foldsInPipeline = false
+                for (user, head) in loadedHeads { streams[user] = head }
+                loadedHeads = []
+                handedHeads = 0
+            }
         }
         for (index, input) in request.inputs.enumerated() {
             do {
@@ -156,6 +177,7 @@ final class AppendSession {
         }
         try storeHashed(all: true)
         if pipelining, tree != nil { tree = hashing!.frontier }
+        if foldsInPipeline { streamLeaves += hashing!.takeStreamSteps() }
         // Expected versions for streams the request did not touch still have to hold.
         for (stream, expected) in request.expectedVersions where !checkedVersions.contains(stream) {
             let current = stream == systemStream ? try systemState().version : try userState(stream).version
@@ -288,14 +310,17 @@ final class AppendSession {
         let e = recorded.event
         try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
         try tree()
-        if let user = e.user, switches.maintainStreamHashes.load(ordering: .relaxed) { streamLeaves.append((user, recorded.seq, leaf)) }
+        if let user = e.user, !foldsInPipeline, switches.maintainStreamHashes.load(ordering: .relaxed) {
+            streamLeaves.append((user, .leaf(seq: recorded.seq, leaf)))
+        }
         appended.append(recorded)
     }
 
     /// Gives `hashing` the admitted events not yet handed over.
     private func handOver() {
         guard !outbox.isEmpty else { return }
-        hashing!.submit(outbox)
+        hashing!.submit(outbox, heads: Array(loadedHeads[handedHeads...]))
+        handedHeads = loadedHeads.count
         outbox.removeAll(keepingCapacity: true)
     }
 

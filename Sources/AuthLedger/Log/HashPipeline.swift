@@ -52,6 +52,15 @@ final class HashPipeline: Sendable {
         var tree: TreeFrontier?
         var stopped = false
         var hashedCount = 0
+        /// The stream heads at the request's start (nil: stream hashes are folded by the writer).
+        var streams: [String: StreamHead]?
+        /// The heads before the request of the streams loaded since it began (nil: stored without one).
+        var starts: [String: StreamHead?] = [:]
+        /// The heads of the streams this request's events extended so far.
+        var folded: [String: StreamHead] = [:]
+        /// The leaves of streams whose head at the start is not known (stored without one):
+        /// the writer folds them (`AppendSession.foldStreamLeaves`).
+        var unknown: [(user: String, step: StreamStep)] = []
     }
     private let state = Mutex(State())
     /// The thread (`DedicatedThread`, started at the first request): the writer blocks on its results.
@@ -62,22 +71,42 @@ final class HashPipeline: Sendable {
 
     /// Starts a request's events after `prev` (the head's hash) and `tree` (the Merkle
     /// tree's right edge at the head, nil when none is maintained); false once stopped (the
-    /// request is then hashed inline). Nothing may be pending.
-    func begin(prev: Hash32, tree: TreeFrontier?) -> Bool {
+    /// request is then hashed inline). With `streams` (the user streams' heads before the
+    /// request, more coming with `submit`), each user event's leaf is also folded into its
+    /// stream's head (`StreamHead.adding`), in `seq` order: `streamSteps` hands them back.
+    /// Nothing may be pending.
+    func begin(prev: Hash32, tree: TreeFrontier?, streams: [String: StreamHead]? = nil) -> Bool {
         state.withLock { s in
             precondition(s.hashed.events.isEmpty, "a hash pipeline began with work pending")
             if s.stopped { return false }
             s.prev = prev
             s.tree = tree
+            s.streams = streams
+            s.starts = [:]
+            s.folded = [:]
+            s.unknown = []
             return true
+        }
+    }
+
+    /// The request's stream steps after `take(all: true)`: the head of each stream its
+    /// events extended, and the leaves of those whose head was not known, for the writer to
+    /// fold after the steps before them (`AppendSession.streamLeaves`).
+    /// (The heads at the start are let go: the writer's copy changes next.)
+    func takeStreamSteps() -> [(user: String, step: StreamStep)] {
+        state.withLock { s in
+            defer { s.streams = nil; s.starts = [:]; s.folded = [:]; s.unknown = [] }
+            return s.folded.map { ($0.key, .head($0.value)) } + s.unknown
         }
     }
 
     /// Events handed over at once (see `AppendSession`).
     static let handOver = 32
 
-    func submit(_ batch: [Job]) {
-        thread.submit { [self] in hash(batch) }
+    /// Hands `batch` over, with the heads before the request of the streams loaded since
+    /// `begin` (nil: stored without one) when stream heads are folded here.
+    func submit(_ batch: [Job], heads: [(String, StreamHead?)] = []) {
+        thread.submit { [self] in hash(batch, heads: heads) }
     }
 
     /// What is hashed so far, in `seq` order; with `all`, waits until every submitted job is.
@@ -95,7 +124,13 @@ final class HashPipeline: Sendable {
     /// Drops what was submitted and not taken (a refused request; its writes are undone).
     func cancel() {
         thread.waitIdle(droppingQueued: true)
-        state.withLock { $0.hashed = Taken() }
+        state.withLock { s in
+            s.hashed = Taken()
+            s.streams = nil
+            s.starts = [:]
+            s.folded = [:]
+            s.unknown = []
+        }
     }
 
     /// Ends the thread once it is idle.
@@ -105,8 +140,12 @@ final class HashPipeline: Sendable {
     }
 
     /// Hashes `batch` on the thread, after the jobs before it.
-    private func hash(_ batch: [Job]) {
-        var (prev, tree) = state.withLock { ($0.prev, $0.tree) }
+    private func hash(_ batch: [Job], heads: [(String, StreamHead?)]) {
+        var (prev, tree, streams, starts, folded, unknown) = state.withLock { s in
+            defer { s.streams = nil; s.starts = [:]; s.folded = [:]; s.unknown = [] }
+            return (s.prev, s.tree, s.streams, s.starts, s.folded, s.unknown)
+        }
+        for (user, head) in heads { starts[user] = .some(head) }
         var scratch: [UInt8] = []
         var out = Taken()
         out.events.reserveCapacity(batch.count)
@@ -124,10 +163,31 @@ final class HashPipeline: Sendable {
             tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
             out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before, leaf: leaf))
             prev = hash
+            if let streams, let user = event.user {
+                // Its head: as extended by this request, or as loaded (since the start, or before).
+                let head: StreamHead?
+                if let h = folded[user] {
+                    head = h
+                } else if let k = starts.index(forKey: user) {
+                    head = starts.values[k]
+                } else {
+                    head = streams[user]
+                }
+                if let head {
+                    folded[user] = head.adding(leaf, seq: job.seq)
+                } else {
+                    // Stored without a head: the writer computes it from the stream.
+                    unknown.append((user, .leaf(seq: job.seq, leaf)))
+                }
+            }
         }
         state.withLock { s in
             s.prev = prev
             s.tree = tree
+            s.streams = streams
+            s.starts = starts
+            s.folded = folded
+            s.unknown = unknown
             s.hashed.events += out.events
             s.hashed.nodes += out.nodes
             s.hashedCount += out.events.count
