@@ -348,12 +348,14 @@ public enum LMDBBackup {
         !path.hasPrefix("/") && path.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
-    /// Runs blocking work (an LMDB copy, a full verification) on its own thread, off the cooperative pool.
+    /// Runs blocking work (an LMDB copy, a full verification: minutes on a large store) on a
+    /// thread of its own, off the cooperative pool. (Not NIOThreadPool: the LMDB driver links
+    /// no NIO, so an embedder of `AuthLedgerLMDB` builds none — tools/check-layering.)
     static func offloaded<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
-            let t = Thread { c.resume(with: Result { try body() }) }
-            t.name = "authledger-backup"
-            t.start()
+        let thread = DedicatedThread(name: "authledger-backup")
+        defer { thread.stop() }
+        return try await withCheckedThrowingContinuation { c in
+            thread.submit { c.resume(with: Result { try body() }) }
         }
     }
 }

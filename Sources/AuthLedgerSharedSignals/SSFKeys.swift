@@ -16,6 +16,7 @@ import JWTKit
 ///
 /// Signing is jwt-kit's (`JWTKeyCollection`, RS256, PKCS #1 v1.5 over SHA-256): a
 /// small pool of collections, so that SETs are signed on several cores at once.
+// @unchecked: `keys` is guarded by `lock`; the pool's slots are their own (`Slot`).
 public final class SSFKeys: @unchecked Sendable {
     /// One signing key.
     public struct Key: Sendable {

@@ -1,5 +1,6 @@
 import CLMDB
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,34 +30,36 @@ extension Environment {
     /// Flushes the file or directory `path` to disk (`fsync`).
     public static func fsyncFile(_ path: String) throws { try fsync(path) }
 
-    /// `mdb_env_copy2(MDB_CP_COMPACT)` into `directory` on a thread of its own, letting go
-    /// of the map's pages as it reads them (it reads every live page through this
-    /// process's map, which would otherwise pin the whole file in the resident set: 611 MB
-    /// for the bench's store). The caller holds the resize gate, so the map stays where it
-    /// is. Returns LMDB's result code.
+    /// `mdb_env_copy2(MDB_CP_COMPACT)` into `directory` on the calling thread, letting go of
+    /// the map's pages as it reads them (it reads every live page through this process's
+    /// map, which would otherwise pin the whole file in the resident set: 611 MB for the
+    /// bench's store): a task releases them every 5 ms meanwhile, and never after the copy
+    /// ended. The caller holds the resize gate, so the map stays where it is. Returns LMDB's
+    /// result code.
     func copyReleasingPages(to directory: String) -> Int32 {
-        let box = CopyResult()
-        let env = UncheckedPointer(self.env)
-        let done = DispatchSemaphore(value: 0)
-        let t = Thread {
-            box.rc = mdb_env_copy2(env.pointer, directory, UInt32(MDB_CP_COMPACT))
-            done.signal()
-        }
-        t.start()
-        // It reads ~2 GB/s from the page cache: every 5 ms (the map does not move meanwhile).
         let regions = mappedRegions()
-        while done.wait(timeout: .now() + .milliseconds(5)) == .timedOut {
+        // Whether the copy still runs: the task releases pages only under this lock while it does.
+        let copying = Copying()
+        let releaser = Task.detached {
+            while copying.running.withLock({ running in
+                if running { Environment.release(regions) }
+                return running
+            }) {
+                // It reads ~2 GB/s from the page cache: every 5 ms (the map does not move meanwhile).
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        let rc = mdb_env_copy2(env, directory, UInt32(MDB_CP_COMPACT))
+        copying.running.withLock { running in
+            running = false
             Environment.release(regions)
         }
-        Environment.release(regions)
-        return box.rc
+        releaser.cancel()
+        return rc
     }
 }
 
-// @unchecked: written by the copying thread before it is joined, read after.
-private final class CopyResult: @unchecked Sendable { var rc: Int32 = 0 }
-// @unchecked: a C pointer handed to the copying thread, used by it alone.
-private struct UncheckedPointer: @unchecked Sendable {
-    let pointer: OpaquePointer
-    init(_ p: OpaquePointer) { pointer = p }
+/// Whether a copy still runs (`copyReleasingPages`), shared with its page releaser.
+private final class Copying: Sendable {
+    let running = Mutex(true)
 }

@@ -63,6 +63,29 @@ import Testing
         try ledger.verify()
     }
 
+    /// Large requests' stream heads are folded on the hashing thread: in one transaction,
+    /// after a small request whose leaf the writer folds, beside a large request refused at
+    /// its end (its heads dropped), and before another small one, every head is the fold.
+    @Test(arguments: StorageKind.all) func pipelinedStreamHeadsFollowTheTransactionsOtherSteps(_ storage: StorageKind) async throws {
+        let ledger = try storage.freshLedger()
+        _ = try await ledger.append(group.script("alice", 4))
+        let before = HashPipelineTests.hashedByPipeline(ledger)
+        let alice = { (from: Int64, n: Int) in (0..<n).map { self.group.access("alice", at: from + Int64($0)) } }
+        let large = group.script("bob", 40) + alice(300, 30)
+        // Refused after all its events were admitted: a stream it does not touch is elsewhere.
+        let refused = AppendRequest(group.script("carol", 40) + alice(400, 30), expectedVersions: ["nobody": 5])
+        let r = await group.submitInOneBatch(ledger, [
+            ("small", AppendRequest(alice(200, 1))), ("large", AppendRequest(large)),
+            ("refused", refused), ("after", AppendRequest(alice(500, 2))),
+        ])
+        for name in ["small", "large", "after"] { #expect(throws: Never.self) { try r[name]!.get() } }
+        #expect(throws: LedgerError.self) { try r["refused"]!.get() }
+        #expect(HashPipelineTests.hashedByPipeline(ledger) - before >= 2 * 70)
+        try await Self.expectStored(ledger, ["alice", "bob", "carol"])
+        #expect(try await ledger.streamHead(of: "alice").count == 4 + 1 + 30 + 2)
+        try ledger.verify()
+    }
+
     @Test(arguments: StorageKind.all) func aTamperedStreamHashIsNamedAndReplayRepairsIt(_ storage: StorageKind) async throws {
         let ledger = try storage.freshLedger()
         _ = try await ledger.append(group.script("alice", 5) + group.script("bob", 4))

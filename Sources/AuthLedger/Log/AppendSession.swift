@@ -5,38 +5,47 @@ import Crypto
 /// isolated from each other: a refused request rolls back only its own writes (a
 /// nested transaction) and its own cached state, so group commit can batch many.
 /// `finish()` writes the maintained projections and head with their checkpoint, in
-/// the same transaction as the events.
+/// the same transaction as the events. This file holds the rules' path (`admit`) and the
+/// state; the other jobs have a file each: the cache of states and stream heads (`+Cache`),
+/// the undo log (`+Undo`), hashing and the tree's frontier (`+Hashing`, the stream heads in
+/// `StreamHashes.swift`), sealing (`+Sealing`), erasure (`+Erasure`), isolation (`+Isolated`).
 final class AppendSession {
     let w: any StorageWriter
-    private(set) var head: Head
-    private(set) var users: [String: UserState] = [:]
-    private var dirtyUsers: Set<String> = []
-    private(set) var system: SystemState?
-    private var systemDirty = false
+    var head: Head
+    var users: [String: UserState] = [:]
+    var dirtyUsers: Set<String> = []
+    var system: SystemState?
+    var systemDirty = false
     // Undo log of the current request: the cached value before its first change.
-    private var undoUsers: [String: UserState?] = [:]
-    private var undoSystem: SystemState??
-    private var inRequest = false
+    var undoUsers: [String: UserState?] = [:]
+    var undoSystem: SystemState??
+    var inRequest = false
     /// The writer's switches (sealing personal values, the Merkle tree): all on but in benchmark baselines.
     var switches = AppendSwitches()
     /// One buffer for every event's canonical bytes and stored bytes (no array per event).
-    private var scratch: [UInt8] = []
+    var scratch: [UInt8] = []
     /// The Merkle tree's right edge (loaded at the first append), and its value when the request began.
-    private var tree: TreeFrontier?
-    private var savedTree: TreeFrontier?
+    var tree: TreeFrontier?
+    var savedTree: TreeFrontier?
     /// The writer's second thread for a large request's hashes (nil: everything inline).
     var hashing: HashPipeline?
     /// Whether the current request's events go through `hashing`, and the ids of those
     /// submitted and not yet stored (a duplicate among them waits for them).
-    private var pipelining = false
-    private var pendingIds: Set<EventID> = []
+    var pipelining = false
+    var pendingIds: Set<EventID> = []
     /// Admitted events not yet handed to `hashing`.
-    private var outbox: [HashPipeline.Job] = []
+    var outbox: [HashPipeline.Job] = []
     /// The user events stored in this transaction, in seq order, and the stream heads known
     /// (loaded with their states, then folded by `finish`): `StreamHashes.swift`.
-    var streamLeaves: [(user: String, seq: UInt64, leaf: SHA256.Digest)] = []
+    var streamLeaves: [(user: String, step: StreamStep)] = []
     var streams: [String: StreamHead] = [:]
-    private var savedLeaves = 0
+    var savedLeaves = 0
+    /// Whether `hashing` folds the current request's leaves into their streams' heads too;
+    /// the heads of the streams loaded meanwhile (handed over with the next events, put in
+    /// `streams` after the request: `streams` is not changed while `hashing` reads it).
+    var foldsInPipeline = false
+    var loadedHeads: [(String, StreamHead?)] = []
+    var handedHeads = 0
 
     init(_ w: any StorageWriter) throws {
         self.w = w
@@ -45,84 +54,11 @@ final class AppendSession {
     }
 
     /// The head when the session began: a session that starts the log marks its layout.
-    private let startSeq: UInt64
+    let startSeq: UInt64
 
-    /// Starts from states cached by the previous transaction of this writer. Only
-    /// valid when nothing was committed since (the caller compares heads): the cache
-    /// then equals the stored projections, and saves decoding them again.
-    func adopt(users cached: inout [String: UserState], streams cachedStreams: inout [String: StreamHead], system cachedSystem: SystemState?) {
-        swap(&users, &cached)
-        swap(&streams, &cachedStreams)
-        system = cachedSystem
-    }
-
-    func userState(_ user: String) throws -> UserState {
-        try loadUser(user)
-        return users[user]!
-    }
-
-    /// Makes sure the user's state is cached, without copying it out (a copy
-    /// retains every string and dictionary of the state); returns where it is.
-    @discardableResult
-    private func loadUser(_ user: String) throws -> [String: UserState].Index {
-        if let i = users.index(forKey: user) { return i }
-        let bytes = try w.projectionState(user)
-        users[user] = try bytes.map { bytes in
-            try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
-        } ?? UserState(user: user)
-        if bytes == nil { streams[user] = .start } else { streams[user] = try bytes!.withUnsafeBytes { try StateCodec.decodeStream($0).head } }
-        return users.index(forKey: user)!
-    }
-
-    /// Runs `body` on the cached state of `user` (loaded), in place: through the
-    /// dictionary's values at the state's index, the state is neither copied nor moved out.
-    private func withUser<T>(_ user: String, _ body: (inout UserState) throws -> T) throws -> T {
-        let i = try loadUser(user)
-        return try body(&users.values[i])
-    }
-
-    func systemState() throws -> SystemState {
-        if let s = system { return s }
-        let s = try w.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
-        system = s
-        return s
-    }
-
-    private func setSystem(_ s: SystemState) {
-        if inRequest && undoSystem == nil { undoSystem = .some(system) }
-        system = s
-        systemDirty = true
-    }
-
-    private var savedHead = Head.empty
-    private var savedDirty: (Set<String>, Bool) = ([], false)
-
-    /// Marks the start of a request whose cached changes may have to be undone.
-    func beginRequest() throws {
-        savedHead = head
-        savedDirty = (dirtyUsers, systemDirty)
-        savedTree = tree
-        savedLeaves = streamLeaves.count
-        undoUsers = [:]
-        undoSystem = nil
-        inRequest = true
-    }
-
-    /// Ends the request; when it was refused, its cached changes are rolled back
-    /// (its writes were in a nested transaction that was aborted).
-    func endRequest(committed: Bool) {
-        if !committed {
-            for (user, old) in undoUsers { users[user] = old }
-            if let old = undoSystem { system = old }
-            head = savedHead
-            tree = savedTree
-            streamLeaves.removeSubrange(savedLeaves...)
-            (dirtyUsers, systemDirty) = savedDirty
-        }
-        undoUsers = [:]
-        undoSystem = nil
-        inRequest = false
-    }
+    /// The head and the dirty sets when the request began (`+Undo`).
+    var savedHead = Head.empty
+    var savedDirty: (Set<String>, Bool) = ([], false)
 
     /// Applies without a savepoint: the caller aborts the whole transaction on failure.
     func applyUnisolated(_ request: AppendRequest) throws -> (appended: [RecordedEvent], duplicates: Int) {
@@ -132,18 +68,8 @@ final class AppendSession {
         var duplicates = 0
         var checkedVersions: Set<String> = []
         for stream in request.expectedVersions.keys { try AppendRequest.checkStreamKey(stream) }
-        // (Recorded-form inputs are checked against the head's hash, event by event: inline.)
-        if let hashing, request.inputs.count >= HashPipeline.minimumEvents, request.inputs.allSatisfy({ $0.claims.isEmpty }) {
-            // The tree's nodes are hashed there too, from the edge at the head.
-            let edge = switches.maintainMerkleTree.load(ordering: .relaxed) ? try treeAtHead() : nil
-            pipelining = hashing.begin(prev: head.hash, tree: edge)
-        }
-        defer {
-            if pipelining { hashing?.cancel() }
-            pipelining = false
-            pendingIds = []
-            outbox = []
-        }
+        try beginPipeline(request)
+        defer { endPipeline() }
         for (index, input) in request.inputs.enumerated() {
             do {
                 if try !admit(input, expectedVersions: request.expectedVersions, checked: &checkedVersions) {
@@ -155,7 +81,7 @@ final class AppendSession {
             }
         }
         try storeHashed(all: true)
-        if pipelining, tree != nil { tree = hashing!.frontier }
+        takePipelineEdges()
         // Expected versions for streams the request did not touch still have to hold.
         for (stream, expected) in request.expectedVersions where !checkedVersions.contains(stream) {
             let current = stream == systemStream ? try systemState().version : try userState(stream).version
@@ -167,7 +93,7 @@ final class AppendSession {
     }
 
     /// The request's events recorded so far, in order.
-    private var appended: [RecordedEvent] = []
+    var appended: [RecordedEvent] = []
 
     /// Validates `input` against the rules and stores it, hashed inline; nil when it is an
     /// identical duplicate (commands and erasure, one event at a time).
@@ -200,16 +126,7 @@ final class AppendSession {
         // In a large request, fresh salts are drawn and hashed on the hashing thread
         // (`HashPipeline.Job.seal`): only disclosures can make sealing fail, and the rules
         // read only the commitments of erased values, which came with the input.
-        var sealLater = false
-        if switches.sealPersonalData.load(ordering: .relaxed) {
-            if pipelining && input.disclosures == nil && input.claims.isEmpty {
-                sealLater = true
-            } else {
-                try PersonalData.seal(&event, disclosures: input.disclosures)
-            }
-        } else if input.disclosures != nil || event.personal != nil {
-            throw LedgerError.invalid("this ledger does not take commitments", field: "disclosures")
-        }
+        let sealLater = try seal(&event, input)
         let stream = event.stream
         let seq = head.seq + 1
         // Recorded-form claims are checked before the rules: an edited export (a line
@@ -281,78 +198,6 @@ final class AppendSession {
         try store(recorded, bytes: scratch, leaf: leaf) { try appendToTree(leaf, seq: seq) }
         head = Head(seq: seq, hash: hash)
         return true
-    }
-
-    /// Puts a recorded event and its index entries, then its Merkle nodes (`tree`).
-    private func store(_ recorded: RecordedEvent, bytes: [UInt8], leaf: SHA256.Digest, tree: () throws -> Void) throws {
-        let e = recorded.event
-        try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
-        try tree()
-        if let user = e.user, switches.maintainStreamHashes.load(ordering: .relaxed) { streamLeaves.append((user, recorded.seq, leaf)) }
-        appended.append(recorded)
-    }
-
-    /// Gives `hashing` the admitted events not yet handed over.
-    private func handOver() {
-        guard !outbox.isEmpty else { return }
-        hashing!.submit(outbox)
-        outbox.removeAll(keepingCapacity: true)
-    }
-
-    /// Stores what `hashing` has hashed (with `all`, every event handed to it), in `seq`
-    /// order; once nothing is pending, the head has the last one's hash.
-    private func storeHashed(all: Bool) throws {
-        guard pipelining, all || !pendingIds.isEmpty else { return }
-        if all { handOver() }
-        let taken = hashing!.take(all: all)
-        var k = 0
-        for h in taken.events {
-            if let values = h.values, let user = h.recorded.event.user {
-                try w.putPersonalValues(user: user, seq: h.recorded.seq, values)
-            }
-            try store(h.recorded, bytes: h.bytes, leaf: h.leaf) {
-                for (index, node) in taken.nodes[k..<(k + h.nodeCount)] { try w.appendTreeHash(index, node) }
-            }
-            k += h.nodeCount
-            pendingIds.remove(h.recorded.event.id!)
-            if pendingIds.isEmpty { head = Head(seq: h.recorded.seq, hash: h.recorded.hash) }
-        }
-    }
-
-    /// Adds the event's leaf to the Merkle tree, in the event's transaction.
-    private func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
-        if !switches.maintainMerkleTree.load(ordering: .relaxed) { return }
-        _ = try treeAtHead()
-        try tree!.append(leaf) { index, _, node in try w.appendTreeHash(index, node) }
-    }
-
-    /// The Merkle tree's right edge over the events stored so far (loaded the first time).
-    private func treeAtHead() throws -> TreeFrontier {
-        let size = head.seq
-        if tree == nil { tree = try TreeFrontier.load(w, size: size) }
-        guard tree!.size == size else { throw LedgerError(.tampered, "the Merkle tree is not at the head", seq: size + 1) }
-        return tree!
-    }
-
-    /// Destroys the personal values of `user`'s events before `seq` (SPEC 1.5), and the
-    /// copies kept in the challenge and OTP indexes (contexts, targets).
-    private func erase(_ user: String, before seq: UInt64) throws {
-        // The challenge and OTP records those events issued (each names its own once).
-        let issued = try w.erasePersonalValues(user: user, before: seq).compactMap { s -> (RecordKind, String)? in
-            let e = try w.withEventBytes(s) { b -> Event? in try b.map { try EventCodec.decode($0, seq: s).event } }
-            switch e?.type {
-            case .challengeIssued?: return e!.data.string(.challengeId).map { (.challenge, $0) }
-            case .otpIssued?: return e!.data.string(.otpId).map { (.otp, $0) }
-            default: return nil
-            }
-        }
-        for (kind, id) in issued {
-            guard let bytes = try w.record(kind, user: user, id: id) else { continue }
-            let scrubbed = kind == .challenge
-                ? RecordCodec.encode(PersonalData.scrubbed(try RecordCodec.decodeChallenge(bytes)))
-                : RecordCodec.encode(PersonalData.scrubbed(try RecordCodec.decodeOTP(bytes)))
-            try w.putRecord(kind, user: user, id: id, scrubbed)
-        }
     }
 
     /// `seq`, `version`, `prev` and `hash` of a recorded-form input must be what the ledger computes.

@@ -1,6 +1,7 @@
 import AuthLedgerCore
 import Crypto
 import Foundation
+import Synchronization
 
 /// Hashing beside the rules: while the writer applies the rules to a large request's next
 /// events, a second thread seals each admitted event's personal values (fresh salts and
@@ -9,9 +10,7 @@ import Foundation
 /// puts them in its own transaction, so the store receives exactly what hashing inline
 /// gives — only computed on the other core. (Bulk appends run on one thread otherwise;
 /// the leaf, chain and encoding were about a quarter of their time.)
-// @unchecked: `jobs`, `hashed`, `working`, `prev`, `tree`, `stopped` and `thread` are guarded by
-// `condition`; a `Job` and a `Hashed` are values handed over under it.
-final class HashPipeline: @unchecked Sendable {
+final class HashPipeline: Sendable {
     /// An admitted event: what its hashes depend on.
     struct Job {
         let event: Event
@@ -44,130 +43,154 @@ final class HashPipeline: @unchecked Sendable {
     /// Requests with fewer events are hashed inline: handing a few events over costs more than it saves.
     static let minimumEvents = 64
 
-    private let condition = NSCondition()
-    private var jobs: [Job] = []
-    private var hashed = Taken()
-    /// Jobs the thread took and has not yet handed back.
-    private var working = 0
-    /// The chain hash the next job follows.
-    private var prev = Hash32.zero
-    /// The Merkle tree's right edge after the jobs hashed so far (nil: no tree maintained).
-    private var tree: TreeFrontier?
-    private var stopped = false
-    private var thread: Thread?
-    private var hashedCount = 0
+    /// What the thread hands back and what it follows, between two jobs.
+    private struct State {
+        var hashed = Taken()
+        /// The chain hash the next job follows.
+        var prev = Hash32.zero
+        /// The Merkle tree's right edge after the jobs hashed so far (nil: no tree maintained).
+        var tree: TreeFrontier?
+        var stopped = false
+        var hashedCount = 0
+        /// The stream heads at the request's start (nil: stream hashes are folded by the writer).
+        var streams: [String: StreamHead]?
+        /// The heads before the request of the streams loaded since it began (nil: stored without one).
+        var starts: [String: StreamHead?] = [:]
+        /// The heads of the streams this request's events extended so far.
+        var folded: [String: StreamHead] = [:]
+        /// The leaves of streams whose head at the start is not known (stored without one):
+        /// the writer folds them (`AppendSession.foldStreamLeaves`).
+        var unknown: [(user: String, step: StreamStep)] = []
+    }
+    private let state = Mutex(State())
+    /// The thread (`DedicatedThread`, started at the first request): the writer blocks on its results.
+    private let thread = DedicatedThread(name: "authledger-hash")
 
     /// How many events this pipeline has hashed (for tests: that a large request used it).
-    var hashedEvents: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return hashedCount
-    }
+    var hashedEvents: Int { state.withLock { $0.hashedCount } }
 
     /// Starts a request's events after `prev` (the head's hash) and `tree` (the Merkle
     /// tree's right edge at the head, nil when none is maintained); false once stopped (the
-    /// request is then hashed inline). Nothing may be pending.
-    func begin(prev: Hash32, tree: TreeFrontier?) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        precondition(jobs.isEmpty && working == 0 && hashed.events.isEmpty, "a hash pipeline began with work pending")
-        if stopped { return false }
-        self.prev = prev
-        self.tree = tree
-        if thread == nil {
-            let t = Thread { [self] in run() }
-            t.name = "authledger-hash"
-            thread = t
-            t.start()
+    /// request is then hashed inline). With `streams` (the user streams' heads before the
+    /// request, more coming with `submit`), each user event's leaf is also folded into its
+    /// stream's head (`StreamHead.adding`), in `seq` order: `streamSteps` hands them back.
+    /// Nothing may be pending.
+    func begin(prev: Hash32, tree: TreeFrontier?, streams: [String: StreamHead]? = nil) -> Bool {
+        state.withLock { s in
+            precondition(s.hashed.events.isEmpty, "a hash pipeline began with work pending")
+            if s.stopped { return false }
+            s.prev = prev
+            s.tree = tree
+            s.streams = streams
+            s.starts = [:]
+            s.folded = [:]
+            s.unknown = []
+            return true
         }
-        return true
+    }
+
+    /// The request's stream steps after `take(all: true)`: the head of each stream its
+    /// events extended, and the leaves of those whose head was not known, for the writer to
+    /// fold after the steps before them (`AppendSession.streamLeaves`).
+    /// (The heads at the start are let go: the writer's copy changes next.)
+    func takeStreamSteps() -> [(user: String, step: StreamStep)] {
+        state.withLock { s in
+            defer { s.streams = nil; s.starts = [:]; s.folded = [:]; s.unknown = [] }
+            return s.folded.map { ($0.key, .head($0.value)) } + s.unknown
+        }
     }
 
     /// Events handed over at once (see `AppendSession`).
     static let handOver = 32
 
-    func submit(_ batch: [Job]) {
-        condition.lock()
-        let wasEmpty = jobs.isEmpty
-        jobs += batch
-        if wasEmpty { condition.signal() }
-        condition.unlock()
+    /// Hands `batch` over, with the heads before the request of the streams loaded since
+    /// `begin` (nil: stored without one) when stream heads are folded here.
+    func submit(_ batch: [Job], heads: [(String, StreamHead?)] = []) {
+        thread.submit { [self] in hash(batch, heads: heads) }
     }
 
     /// What is hashed so far, in `seq` order; with `all`, waits until every submitted job is.
     func take(all: Bool) -> Taken {
-        condition.lock()
-        defer { condition.unlock() }
-        while all && (!jobs.isEmpty || working > 0) { condition.wait() }
-        defer { hashed = Taken() }
-        return hashed
+        if all { thread.waitIdle() }
+        return state.withLock { s in
+            defer { s.hashed = Taken() }
+            return s.hashed
+        }
     }
 
     /// The Merkle tree's right edge after every job hashed so far (after `take(all: true)`: the request's).
-    var frontier: TreeFrontier? {
-        condition.lock()
-        defer { condition.unlock() }
-        return tree
-    }
+    var frontier: TreeFrontier? { state.withLock { $0.tree } }
 
     /// Drops what was submitted and not taken (a refused request; its writes are undone).
     func cancel() {
-        condition.lock()
-        jobs = []
-        while working > 0 { condition.wait() }
-        hashed = Taken()
-        condition.unlock()
+        thread.waitIdle(droppingQueued: true)
+        state.withLock { s in
+            s.hashed = Taken()
+            s.streams = nil
+            s.starts = [:]
+            s.folded = [:]
+            s.unknown = []
+        }
     }
 
     /// Ends the thread once it is idle.
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.stopped = true }
+        thread.stop()
     }
 
-    private func run() {
+    /// Hashes `batch` on the thread, after the jobs before it.
+    private func hash(_ batch: [Job], heads: [(String, StreamHead?)]) {
+        var (prev, tree, streams, starts, folded, unknown) = state.withLock { s in
+            defer { s.streams = nil; s.starts = [:]; s.folded = [:]; s.unknown = [] }
+            return (s.prev, s.tree, s.streams, s.starts, s.folded, s.unknown)
+        }
+        for (user, head) in heads { starts[user] = .some(head) }
         var scratch: [UInt8] = []
-        condition.lock()
-        while true {
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                thread = nil
-                condition.unlock()
-                return
+        var out = Taken()
+        out.events.reserveCapacity(batch.count)
+        if tree != nil { out.nodes.reserveCapacity(2 * batch.count + 8) }
+        for job in batch {
+            var event = job.event
+            if job.seal { PersonalData.sealWithNewSalts(&event) }
+            let leaf = RecordedEvent.leaf(event, seq: job.seq, version: job.version, scratch: &scratch)
+            let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
+            let recorded = RecordedEvent(event: event, seq: job.seq, version: job.version, prev: prev, hash: hash)
+            var bytes: [UInt8] = []
+            EventCodec.encode(recorded, into: &bytes)
+            let values = event.user == nil ? nil : PersonalCodec.encode(event)
+            let before = out.nodes.count
+            tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
+            out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before, leaf: leaf))
+            prev = hash
+            if let streams, let user = event.user {
+                // Its head: as extended by this request, or as loaded (since the start, or before).
+                let head: StreamHead?
+                if let h = folded[user] {
+                    head = h
+                } else if let k = starts.index(forKey: user) {
+                    head = starts.values[k]
+                } else {
+                    head = streams[user]
+                }
+                if let head {
+                    folded[user] = head.adding(leaf, seq: job.seq)
+                } else {
+                    // Stored without a head: the writer computes it from the stream.
+                    unknown.append((user, .leaf(seq: job.seq, leaf)))
+                }
             }
-            let batch = jobs
-            jobs = []
-            working = batch.count
-            var prev = self.prev
-            var tree = self.tree
-            condition.unlock()
-            var out = Taken()
-            out.events.reserveCapacity(batch.count)
-            if tree != nil { out.nodes.reserveCapacity(2 * batch.count + 8) }
-            for job in batch {
-                var event = job.event
-                if job.seal { PersonalData.sealWithNewSalts(&event) }
-                let leaf = RecordedEvent.leaf(event, seq: job.seq, version: job.version, scratch: &scratch)
-                let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
-                let recorded = RecordedEvent(event: event, seq: job.seq, version: job.version, prev: prev, hash: hash)
-                var bytes: [UInt8] = []
-                EventCodec.encode(recorded, into: &bytes)
-                let values = event.user == nil ? nil : PersonalCodec.encode(event)
-                let before = out.nodes.count
-                tree?.append(leaf) { index, _, node in out.nodes.append((index, node)) }
-                out.events.append(Hashed(recorded: recorded, bytes: bytes, values: values, nodeCount: out.nodes.count - before, leaf: leaf))
-                prev = hash
-            }
-            condition.lock()
-            self.prev = prev
-            self.tree = tree
-            hashed.events += out.events
-            hashed.nodes += out.nodes
-            hashedCount += out.events.count
-            working = 0
-            condition.broadcast()
+        }
+        state.withLock { s in
+            s.prev = prev
+            s.tree = tree
+            s.streams = streams
+            s.starts = starts
+            s.folded = folded
+            s.unknown = unknown
+            s.hashed.events += out.events
+            s.hashed.nodes += out.nodes
+            s.hashedCount += out.events.count
         }
     }
 }

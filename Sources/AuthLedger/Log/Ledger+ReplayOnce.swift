@@ -40,14 +40,14 @@ extension Ledger {
         } catch {
             feed.finish(error)
         }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in consumers.notify(queue: .global()) { c.resume() } }
+        await consumers.finished()
         return scan
     }
 
     /// Starts the consumers of `feed`: `parts` partitions and the tree check, on threads of
     /// their own; the group is left when they all ended.
     private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
-                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> DispatchGroup {
+                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> ReplayFeed.Consumers {
         let storage = self.storage
         return ReplayFeed.threads(parts + 1) { k in
             if k == parts {

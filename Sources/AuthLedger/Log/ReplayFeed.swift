@@ -1,10 +1,12 @@
 import Foundation
+import Synchronization
 
 /// The runs of one scan of the log, handed to every consumer of a replay (its partitions
 /// and its tree check, `Ledger+ReplayOnce.swift`): each run is kept until every consumer
 /// took it, and the scan waits while `ahead` runs are held, so memory stays at a few runs.
 /// A failure of the scan or of a consumer stops everyone.
-// @unchecked: every field is guarded by `condition`.
+// @unchecked: every field is guarded by `condition` (an NSCondition: the consumers' and the
+// scan's threads wait on it, which a Mutex cannot).
 final class ReplayFeed: @unchecked Sendable {
     private let condition = NSCondition()
     private let consumers: Int
@@ -84,20 +86,56 @@ final class ReplayFeed: @unchecked Sendable {
         return run.batch
     }
 
-    /// Starts `body(0..<n)` on `n` threads of their own (they wait for one another, which
-    /// `DispatchQueue.concurrentPerform` does not allow: it may run them one after another);
-    /// the group is left when all ended.
-    static func threads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
-        let done = DispatchGroup()
-        for k in 0..<n {
-            done.enter()
-            let t = Thread {
+    /// Starts `body(0..<n)` on `n` threads of their own (`DedicatedThread`: they wait for
+    /// one another on the feed, which neither the cooperative pool nor
+    /// `DispatchQueue.concurrentPerform` allows: either may run them one after another).
+    static func threads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) -> Consumers {
+        let consumers = Consumers((0..<n).map { DedicatedThread(name: "authledger-replay-\($0)", stackSize: 4 << 20) })
+        for (k, t) in consumers.threads.enumerated() {
+            t.submit {
                 body(k)
-                done.leave()
+                consumers.ended()
             }
-            t.stackSize = 4 << 20
-            t.start()
+            t.stop()
         }
-        return done
+        return consumers
+    }
+
+    /// The consumers' threads: waited for by a thread (`wait`) or a task (`finished`).
+    final class Consumers: Sendable {
+        fileprivate let threads: [DedicatedThread]
+        private let state: Mutex<(left: Int, waiter: CheckedContinuation<Void, Never>?)>
+
+        fileprivate init(_ threads: [DedicatedThread]) {
+            self.threads = threads
+            state = Mutex((threads.count, nil))
+        }
+
+        fileprivate func ended() {
+            let waiter: CheckedContinuation<Void, Never>? = state.withLock { s in
+                s.left -= 1
+                guard s.left == 0 else { return nil }
+                defer { s.waiter = nil }
+                return s.waiter
+            }
+            waiter?.resume()
+        }
+
+        /// Returns when every consumer ended, the calling task suspended meanwhile.
+        func finished() async {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { s in
+                    if s.left == 0 { return true }
+                    s.waiter = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+        }
+
+        /// Blocks the calling thread until every consumer ended.
+        func wait() {
+            for t in threads { t.join() }
+        }
     }
 }

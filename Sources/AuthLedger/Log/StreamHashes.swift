@@ -34,18 +34,29 @@ package struct StreamHead: Sendable, Equatable {
     }
 }
 
+/// A step of a user's stream hash chain waiting in a transaction (`AppendSession.streamLeaves`):
+/// a leaf to fold in, or the head the hashing thread folded a run of leaves into (`HashPipeline`).
+enum StreamStep {
+    case leaf(seq: UInt64, SHA256.Digest)
+    case head(StreamHead)
+}
+
 extension AppendSession {
-    /// Folds the leaves of the transaction's user events into their streams' heads, in seq
+    /// Folds the steps of the transaction's user events into their streams' heads, in seq
     /// order (before `finish` writes the states). A head this session did not load with its
     /// state (a state adopted from the writer's cache) is read from the stored state (the
     /// group's load step named it: the streams a group appends to are loaded); one
     /// stored without a head (written before stream hashes) is computed from the stream.
     func foldStreamLeaves() throws {
-        guard !streamLeaves.isEmpty else { return }
-        var first: [String: UInt64] = [:]
-        for e in streamLeaves where streams[e.user] == nil && first[e.user] == nil { first[e.user] = e.seq }
-        for (user, before) in first { streams[user] = try storedStreamHead(user, before: before) }
-        for e in streamLeaves { streams[e.user] = streams[e.user]!.adding(e.leaf, seq: e.seq) }
+        for e in streamLeaves {
+            switch e.step {
+            case .head(let head):
+                streams[e.user] = head
+            case .leaf(let seq, let leaf):
+                let head = try streams[e.user] ?? storedStreamHead(e.user, before: seq)
+                streams[e.user] = head.adding(leaf, seq: seq)
+            }
+        }
         streamLeaves = []
     }
 

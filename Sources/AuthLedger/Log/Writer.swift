@@ -44,17 +44,17 @@ final class Writer: @unchecked Sendable {
     private var thread: pthread_t?
 
     let storage: any StorageBackend
-    private let lock = NSCondition()
+    let lock = NSCondition()
     private var queue: [Pending] = []
     private var stopped = false
     // Projection states as of `cachedHead`, kept between transactions (writer thread only).
-    private var cachedUsers: [String: UserState] = [:]
+    var cachedUsers: [String: UserState] = [:]
     /// The cached users' stream heads (stream hashes), so a group's fold need not read
     /// them back from the store (on PostgreSQL a read the load step did not name).
-    private var cachedStreams: [String: StreamHead] = [:]
-    private var cachedSystem: SystemState?
-    private var cachedHead: Head?
-    private var cachedGeneration: [UInt8]?
+    var cachedStreams: [String: StreamHead] = [:]
+    var cachedSystem: SystemState?
+    var cachedHead: Head?
+    var cachedGeneration: [UInt8]?
     /// The cache is dropped when it holds more users than this (a user state is a few KB).
     static let maxCachedUsers = 10_000
     /// At most this many requests share one transaction.
@@ -77,14 +77,14 @@ final class Writer: @unchecked Sendable {
     /// docs/BENCHMARKS.md, "Pipelined commit"); `Ledger.Configuration.pipelinedCommit` turns it on.
     private var pipelinedValue = false
     /// A committed batch waiting for its commit to become durable (writer thread only).
-    private struct Held {
+    struct Held {
         let batch: [Pending]
         let results: [Result<any Sendable, Error>]
         let head: Head
         /// The batch's first seq.
         let from: UInt64
     }
-    private var held: Held?
+    var held: Held?
     /// The first seq of the held batch, committed but not yet durable (nil: none held):
     /// the live feed's notifier reads only what is before it.
     var nonDurableFrom: UInt64? {
@@ -137,7 +137,7 @@ final class Writer: @unchecked Sendable {
         return pthread_equal(thread, pthread_self()) != 0
     }
 
-    private var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
+    var batches = 0, requests = 0, busyNanoseconds: UInt64 = 0, commitNanoseconds: UInt64 = 0
 
     /// Transactions committed, requests they carried, and time spent in them (all and in commit).
     var stats: WriterStats {
@@ -257,7 +257,7 @@ final class Writer: @unchecked Sendable {
 
     /// Answers the held batch: durable after an explicit sync, or failed if the sync failed
     /// (its commit is then not known to be durable, so it is not acknowledged).
-    private func settleHeld() {
+    func settleHeld() {
         guard let h = held else { return }
         held = nil
         do {
@@ -275,142 +275,15 @@ final class Writer: @unchecked Sendable {
     }
 
     /// What readers of this process must not deliver yet: the held batch, if any.
-    private func publishNonDurable(_ from: UInt64? = nil) {
+    func publishNonDurable(_ from: UInt64? = nil) {
         lock.lock()
         nonDurableFromValue = held?.from ?? from
         lock.unlock()
     }
 
-    private func release(_ h: Held) {
+    func release(_ h: Held) {
         didCommit?(h.head)
         for (p, r) in zip(h.batch, h.results) { p.done(r) }
-    }
-
-    private func run(_ batch: [Pending], pipelined: Bool) async {
-        // Pipelined only on a store that commits so; another commits every group durably.
-        let pipelined = pipelined && storage is any PipelinedCommits
-        var results: [Result<any Sendable, Error>] = []
-        let started = DispatchTime.now().uptimeNanoseconds
-        var bodyDone = started
-        defer {
-            let now = DispatchTime.now().uptimeNanoseconds
-            lock.withLock {
-                batches += 1
-                requests += batch.count
-                busyNanoseconds += now - started
-                commitNanoseconds += now - bodyDone
-            }
-        }
-        do {
-            var startSeq: UInt64 = 0
-            // Another process (or Ledger.append) may have committed in between, or a replay
-            // rewritten the projections: the cache is only used when the head and the
-            // projections' generation are still the ones it reflects, or when the store knows
-            // which streams another server appended to since (those alone are dropped).
-            var adopt = false
-            let start = { [self] (r: any StorageReader, changed: StreamsChanged?) throws in
-                let head = try r.head()
-                let generation = try r.metaValue(Ledger.projectionGenerationKey)
-                adopt = false
-                if let cachedHead, cachedGeneration == generation {
-                    if cachedHead == head {
-                        adopt = true
-                    } else if let changed, changed.since == cachedHead {
-                        for stream in changed.streams { cachedUsers[stream] = nil; cachedStreams[stream] = nil }
-                        if changed.streams.contains(systemStream) { cachedSystem = nil }
-                        adopt = true
-                    }
-                }
-                if !adopt {
-                    cachedUsers = [:]
-                    cachedStreams = [:]
-                    cachedSystem = nil
-                }
-                cachedHead = nil
-                cachedGeneration = generation
-            }
-            let body = { [self] (w: any StorageWriter) throws -> Head in
-                // The body may run again (LMDB's map grew):
-                // start from scratch each time; only the first run adopts the cache.
-                results = []
-                let session = try AppendSession(w)
-                startSeq = session.head.seq
-                // Marked before the commit: no reader of this process may deliver it until durable.
-                if pipelined { publishNonDurable(startSeq + 1) }
-                session.switches = switches
-                session.hashing = hashing
-                if adopt { session.adopt(users: &cachedUsers, streams: &cachedStreams, system: cachedSystem) }
-                adopt = false
-                cachedUsers = [:]
-                cachedStreams = [:]
-                cachedSystem = nil
-                for p in batch {
-                    do {
-                        let value = try session.isolated { try p.job(session) }
-                        results.append(.success(value))
-                    } catch let e as LedgerError {
-                        results.append(.failure(e))
-                    } catch let e as any TransactionFailure where e.spoilsTransaction {
-                        // The map must grow, or the environment is broken: the whole
-                        // transaction goes (and runs again after growth).
-                        throw e
-                    } catch {
-                        // Any other failure is this request's alone: its nested transaction
-                        // was rolled back, the others of the batch go on.
-                        results.append(.failure(LedgerError(.storageError, "the request failed (\(type(of: error)))")))
-                    }
-                }
-                // Nothing to commit when every request was refused: no empty durable commit.
-                guard results.contains(where: { if case .success = $0 { true } else { false } }) else {
-                    throw EveryRequestRefused()
-                }
-                try session.finish()
-                if session.users.count <= Writer.maxCachedUsers {
-                    cachedUsers = session.users
-                    cachedStreams = session.streams
-                    cachedSystem = session.system
-                }
-                bodyDone = DispatchTime.now().uptimeNanoseconds
-                return session.head
-            }
-            if pipelined, let storage = storage as? any PipelinedCommits {
-                let (head, durable, synced) = try storage.writePipelined { w in
-                    try start(w, nil)
-                    return try body(w)
-                }
-                if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
-                // This commit's sync made the held one durable: answer it now (an empty
-                // commit synced nothing: sync explicitly, never answer out of order).
-                var durableNow: [Held] = []
-                if let h = held {
-                    if synced { held = nil; durableNow.append(h) } else { settleHeld() }
-                }
-                let h = Held(batch: batch, results: results, head: head, from: startSeq + 1)
-                if durable { durableNow.append(h) } else { held = h }
-                publishNonDurable()
-                for h in durableNow { release(h) }
-            } else {
-                let head = try await storage.writeGroup(start: start, load: { groupLoad(batch) }, body)
-                if !cachedUsers.isEmpty || cachedSystem != nil { cachedHead = head }
-                didCommit?(head)
-                for (p, r) in zip(batch, results) { p.done(r) }
-            }
-        } catch is EveryRequestRefused {
-            // Aborted on purpose: each request gets its own refusal.
-            publishNonDurable()
-            for (p, r) in zip(batch, results) { p.done(r) }
-        } catch is GroupStatementRefused where batch.count > 1 {
-            // The store refused the group's writes, no one request's: each again alone, so
-            // that only the one at fault fails.
-            for p in batch { await run([p], pipelined: false) }
-        } catch {
-            // The transaction did not commit: nobody in the batch is acknowledged. A held
-            // batch is not known to be durable (this commit may not have synced): sync it.
-            settleHeld()
-            publishNonDurable()
-            let error = (error as? GroupStatementRefused)?.error ?? error
-            for p in batch { p.done(.failure(error)) }
-        }
     }
 }
 
@@ -443,6 +316,3 @@ extension Writer {
         return load
     }
 }
-
-/// Thrown to abort a batch whose every request was refused.
-private struct EveryRequestRefused: Error {}

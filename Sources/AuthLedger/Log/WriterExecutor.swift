@@ -5,47 +5,23 @@ import Foundation
 /// synchronous backends' transactions (LMDB's, bound to their thread) stay on one thread,
 /// and a write that awaits PostgresNIO (`StorageBackend.writeAsync`) leaves the thread
 /// idle instead of blocking it on a future: the answer resumes the task here.
-// @unchecked: `jobs` and `stopped` are guarded by `condition`.
-final class WriterExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
+final class WriterExecutor: TaskExecutor {
+    /// The thread (`DedicatedThread`): LMDB needs its write transactions on one thread.
+    private let thread: DedicatedThread
 
-    /// Starts the thread.
+    /// The thread starts with the first job.
     init(name: String) {
-        let t = Thread { [self] in run() }
-        t.name = name
-        t.qualityOfService = .userInitiated
-        t.start()
+        thread = DedicatedThread(name: name)
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.lock()
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
+        let executor = asUnownedTaskExecutor()
+        thread.submit { job.runSynchronously(on: executor) }
     }
 
     /// Ends the thread once the jobs queued are run.
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-    }
-
-    private func run() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
+        thread.stop()
     }
 }

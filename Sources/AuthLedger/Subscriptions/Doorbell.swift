@@ -1,5 +1,6 @@
 import AuthLedgerCore
 import Foundation
+import Synchronization
 
 /// Wakes waiting tasks: rung from any thread (a commit observer runs on the writer
 /// thread and must never block), or by each waiter's timeout, or by cancellation.
@@ -12,62 +13,68 @@ import Foundation
 /// single `DoorbellTicker`, which resumes the waiters whose deadline passed. Waits
 /// that follow one another with the same timeout (the feed's poll, a heartbeat tick)
 /// find the entry already armed and add nothing.
-// @unchecked: `rung` and the waiters (checked continuations) are guarded by `lock`.
-package final class Doorbell: @unchecked Sendable {
+package final class Doorbell: Sendable {
     private struct Waiter {
         let id: UInt64
         let deadline: ContinuousClock.Instant
         let continuation: CheckedContinuation<Void, Never>
     }
 
-    private let lock = NSLock()
-    private var rung = false
-    private var waiters: [Waiter] = []
-    private var nextID: UInt64 = 0
-    /// The deadline of this doorbell's entry in the ticker (nil: none armed).
-    private var armed: ContinuousClock.Instant?
+    private struct State {
+        var rung = false
+        var waiters: [Waiter] = []
+        var nextID: UInt64 = 0
+        /// The deadline of this doorbell's entry in the ticker (nil: none armed).
+        var armed: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
 
     package init() {}
 
     /// Wakes every waiter; remembered for the next `wait` when nobody waits.
     package func ring() {
-        let woken: [Waiter] = lock.withLock {
-            if waiters.isEmpty { rung = true; return [] }
-            defer { waiters = [] }
-            return waiters
+        let woken: [Waiter] = state.withLock { s in
+            if s.waiters.isEmpty { s.rung = true; return [] }
+            defer { s.waiters = [] }
+            return s.waiters
         }
         for w in woken { w.continuation.resume() }
     }
 
     /// Waiters currently suspended (for tests).
-    package var waiting: Int { lock.withLock { waiters.count } }
+    package var waiting: Int { state.withLock { $0.waiters.count } }
 
     /// Returns when rung (now or since the last wait), after `timeout`, or on cancellation.
     package func wait(timeout: Duration) async {
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        let id: UInt64 = lock.withLock {
-            nextID += 1
-            return nextID
+        let id: UInt64 = state.withLock { s in
+            s.nextID += 1
+            return s.nextID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if rung || Task.isCancelled || deadline <= ContinuousClock.now {
-                    rung = false
-                    lock.unlock()
-                    c.resume()
-                    return
+                enum Outcome { case now, waiting, arm }
+                let outcome: Outcome = state.withLock { s in
+                    if s.rung || Task.isCancelled || deadline <= ContinuousClock.now {
+                        s.rung = false
+                        return .now
+                    }
+                    s.waiters.append(Waiter(id: id, deadline: deadline, continuation: c))
+                    guard s.armed.map({ deadline < $0 }) ?? true else { return .waiting }
+                    s.armed = deadline
+                    return .arm
                 }
-                waiters.append(Waiter(id: id, deadline: deadline, continuation: c))
-                let arm = armed.map { deadline < $0 } ?? true
-                if arm { armed = deadline }
-                lock.unlock()
-                if arm { DoorbellTicker.shared.schedule(self, at: deadline) }
+                switch outcome {
+                case .now: c.resume()
+                case .waiting: break
+                case .arm: DoorbellTicker.shared.schedule(self, at: deadline)
+                }
             }
         } onCancel: {
-            let w: Waiter? = lock.withLock {
-                guard let k = waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return waiters.remove(at: k)
+            let w: Waiter? = state.withLock { s in
+                guard let k = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.waiters.remove(at: k)
             }
             w?.continuation.resume()
         }
@@ -77,68 +84,68 @@ package final class Doorbell: @unchecked Sendable {
     /// that are due and returns the next deadline to arm, if any.
     fileprivate func expire(entry deadline: ContinuousClock.Instant, now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         var due: [Waiter] = []
-        let next: ContinuousClock.Instant? = lock.withLock {
+        let next: ContinuousClock.Instant? = state.withLock { s in
             // An older entry superseded by an earlier one: the earlier one is in charge.
-            guard armed == deadline else { return nil }
-            armed = nil
+            guard s.armed == deadline else { return nil }
             var keep: [Waiter] = []
-            for w in waiters {
+            for w in s.waiters {
                 if w.deadline <= now { due.append(w) } else { keep.append(w) }
             }
-            waiters = keep
-            armed = keep.map(\.deadline).min()
-            return armed
+            s.waiters = keep
+            s.armed = keep.map(\.deadline).min()
+            return s.armed
         }
         for w in due { w.continuation.resume() }
         return next
     }
 }
 
-/// The one timer thread of the process: a heap of (deadline, doorbell) entries,
-/// sleeping until the earliest. Hand-written (Foundation's timers need a run loop,
-/// and a `Task.sleep` per wait is what this replaces): a condition variable and a
-/// binary heap.
-// @unchecked: the heap is guarded by `condition` (NSCondition: its thread waits on it, which Mutex cannot).
-final class DoorbellTicker: @unchecked Sendable {
+/// The one timer of the process: a heap of (deadline, doorbell) entries and one task
+/// sleeping until the earliest (`Task.sleep(until:)`); an entry that becomes the earliest
+/// cancels that sleep and starts a shorter one. No thread of its own, and no task per wait.
+final class DoorbellTicker: Sendable {
     static let shared = DoorbellTicker()
 
-    private let condition = NSCondition()
-    private var heap = MinHeap<ContinuousClock.Instant, Doorbell>()
-    private var started = false
-
-    func schedule(_ doorbell: Doorbell, at deadline: ContinuousClock.Instant) {
-        condition.lock()
-        heap.push(deadline, doorbell)
-        if !started {
-            started = true
-            let t = Thread { [self] in loop() }
-            t.name = "authledger-doorbell"
-            t.start()
-        }
-        // Only an entry that became the earliest changes how long the thread sleeps.
-        if heap.first?.key == deadline { condition.signal() }
-        condition.unlock()
+    private struct State {
+        var heap = MinHeap<ContinuousClock.Instant, Doorbell>()
+        /// The sleeping task and the deadline it wakes at (nil: none sleeps).
+        var sleeper: (deadline: ContinuousClock.Instant, task: Task<Void, Never>)?
     }
 
-    private func loop() {
-        condition.lock()
-        while true {
-            guard let first = heap.first else {
-                condition.wait()
-                continue
-            }
-            let now = ContinuousClock.now
-            if first.key > now {
-                let wait = now.duration(to: first.key)
-                let c = wait.components
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Double(c.seconds) + Double(c.attoseconds) / 1e18))
-                continue
-            }
-            guard let e = heap.pop() else { continue }
-            condition.unlock()
-            let next = e.value.expire(entry: e.key, now: now)
-            condition.lock()
-            if let next { heap.push(next, e.value) }
+    private let state = Mutex(State())
+
+    func schedule(_ doorbell: Doorbell, at deadline: ContinuousClock.Instant) {
+        state.withLock { s in
+            s.heap.push(deadline, doorbell)
+            // Only an entry that became the earliest changes how long the ticker sleeps.
+            if s.sleeper.map({ deadline < $0.deadline }) ?? true { arm(&s, deadline) }
+        }
+    }
+
+    /// Starts the task sleeping until `deadline` in place of the one sleeping longer (under the lock).
+    private func arm(_ s: inout State, _ deadline: ContinuousClock.Instant) {
+        s.sleeper?.task.cancel()
+        s.sleeper = (deadline, Task { [self] in
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            if !Task.isCancelled { fire(deadline) }
+        })
+    }
+
+    /// The sleep until `deadline` ended: expires the entries due and sleeps until the next.
+    private func fire(_ deadline: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        let due: [(key: ContinuousClock.Instant, value: Doorbell)] = state.withLock { s in
+            // A later sleeper replaced this one meanwhile: it is in charge.
+            guard s.sleeper?.deadline == deadline else { return [] }
+            s.sleeper = nil
+            var due: [(key: ContinuousClock.Instant, value: Doorbell)] = []
+            while let first = s.heap.first, first.key <= now, let e = s.heap.pop() { due.append(e) }
+            return due
+        }
+        let again = due.compactMap { e in e.value.expire(entry: e.key, now: now).map { ($0, e.value) } }
+        state.withLock { s in
+            for (next, doorbell) in again { s.heap.push(next, doorbell) }
+            if let first = s.heap.first?.key, s.sleeper.map({ first < $0.deadline }) ?? true { arm(&s, first) }
         }
     }
 }

@@ -1,5 +1,6 @@
 import AuthLedgerCore
 import Foundation
+import Synchronization
 
 /// One live event, as every caught-up subscriber of this process shares it: the
 /// recorded event and, when it came from the hub, its Server-Sent Events frame built
@@ -28,27 +29,38 @@ package struct FeedEntry: Sendable {
 /// the others up, and memory is the window (bounded) plus one page per subscriber.
 /// A subscriber behind the window's start reads from the log itself, as in
 /// catch-up. The hub's task runs only while subscribers are registered.
-// @unchecked: the subscribers and the window are guarded by `lock`; `ledger` is weak and set once.
-final class FeedHub: @unchecked Sendable {
-    /// Most events kept for caught-up subscribers (set before the first subscriber:
-    /// tests make it small so that slow subscribers fall behind it).
-    var capacity = 8192
+final class FeedHub: Sendable {
+    private struct State {
+        /// Most events kept for caught-up subscribers.
+        var capacity = 8192
+        weak var ledger: Ledger?
+        var subscribers: [Int: (bell: Doorbell, poll: Duration)] = [:]
+        var nextID = 0
+        var running = false
+        /// The last seq read into the window (the hub's head).
+        var known: UInt64 = 0
+        /// The window: events `windowStart ... known` (a ring of `capacity` at most).
+        var window: [FeedEntry] = []
+        var windowFirst = 0
+        var windowStart: UInt64 = 1
+        var reads = 0
+    }
 
-    private weak var ledger: Ledger?
+    private let state = Mutex(State())
     /// Rung by the commit observer: new events to read.
     let commits = Doorbell()
-    private let lock = NSLock()
-    private var subscribers: [Int: (bell: Doorbell, poll: Duration)] = [:]
-    private var nextID = 0
-    private var running = false
-    /// The last seq read into the window (the hub's head).
-    private var known: UInt64 = 0
-    /// The window: events `windowStart ... known` (a ring of `capacity` at most).
-    private var window: [FeedEntry] = []
-    private var windowFirst = 0
-    private var windowStart: UInt64 = 1
+
+    /// Most events kept for caught-up subscribers (set before the first subscriber:
+    /// tests make it small so that slow subscribers fall behind it).
+    var capacity: Int {
+        get { state.withLock { $0.capacity } }
+        set { state.withLock { $0.capacity = newValue } }
+    }
+
     /// Batches read and events in them (for tests and the benchmark).
-    private(set) var reads = 0
+    var reads: Int { state.withLock { $0.reads } }
+
+    private var ledger: Ledger? { state.withLock { $0.ledger } }
 
     /// The registry of the ledger's watches of projections, fed by this hub's window.
     let watches = WatchHub()
@@ -56,26 +68,26 @@ final class FeedHub: @unchecked Sendable {
     init() {}
 
     func attach(_ ledger: Ledger) {
-        self.ledger = ledger
+        state.withLock { $0.ledger = ledger }
         watches.attach(ledger)
     }
 
     /// Registers a subscriber's doorbell (rung after each batch read into the window).
     func register(_ bell: Doorbell, poll: Duration) -> Int {
         var start = false
-        let id: Int = lock.withLock {
-            nextID += 1
-            subscribers[nextID] = (bell, poll)
-            if !running {
-                running = true
+        let id: Int = state.withLock { s in
+            s.nextID += 1
+            s.subscribers[s.nextID] = (bell, poll)
+            if !s.running {
+                s.running = true
                 start = true
                 // Until the hub's task has read the head (`start`): an empty window at
                 // the last head known, positions up to it read the log.
-                window = []
-                windowFirst = 0
-                windowStart = known + 1
+                s.window = []
+                s.windowFirst = 0
+                s.windowStart = s.known + 1
             }
-            return nextID
+            return s.nextID
         }
         if start {
             Task.detached(priority: .medium) { [weak self] in await FeedHub.run(self) }
@@ -87,7 +99,7 @@ final class FeedHub: @unchecked Sendable {
     }
 
     func unregister(_ id: Int) {
-        lock.withLock { subscribers[id] = nil }
+        state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         commits.ring()
     }
 
@@ -96,12 +108,12 @@ final class FeedHub: @unchecked Sendable {
     /// behind the window (committed before this read) reads them from the log.
     private func start() async {
         guard let ledger, let head = try? await ledger.head().seq else { return }
-        let bells: [Doorbell] = lock.withLock {
-            known = head
-            window = []
-            windowFirst = 0
-            windowStart = head + 1
-            return subscribers.values.map(\.bell)
+        let bells: [Doorbell] = state.withLock { s in
+            s.known = head
+            s.window = []
+            s.windowFirst = 0
+            s.windowStart = head + 1
+            return s.subscribers.values.map(\.bell)
         }
         for b in bells { b.ring() }
     }
@@ -111,9 +123,9 @@ final class FeedHub: @unchecked Sendable {
         await hub?.start()
         while true {
             guard let h = hub else { return }
-            let poll: Duration? = h.lock.withLock {
-                if h.subscribers.isEmpty { h.running = false; return nil }
-                return h.subscribers.values.map(\.poll).min()
+            let poll: Duration? = h.state.withLock { s in
+                if s.subscribers.isEmpty { s.running = false; return nil }
+                return s.subscribers.values.map(\.poll).min()
             }
             guard let poll else { return }
             let bell = h.commits
@@ -129,7 +141,7 @@ final class FeedHub: @unchecked Sendable {
         // A pipelined commit of this process not yet durable: not delivered until it is
         // (the writer's commit observer rings again then).
         if let from = ledger.writer.nonDurableFrom, from > 0 { head = Swift.min(head, from - 1) }
-        let from: UInt64 = lock.withLock { known + 1 }
+        let (from, capacity) = state.withLock { ($0.known + 1, $0.capacity) }
         guard head >= from else { return }
         let first = head - from + 1 > UInt64(capacity) ? head - UInt64(capacity) + 1 : from
         var batch: [FeedEntry] = []
@@ -141,33 +153,33 @@ final class FeedHub: @unchecked Sendable {
             position = page.next
         }
         guard let last = batch.last?.event.seq else { return }
-        let bells: [Doorbell] = lock.withLock {
-            if first != known + 1 {
+        let bells: [Doorbell] = state.withLock { s in
+            if first != s.known + 1 {
                 // Too many at once: the window restarts at the batch.
-                window = []
-                windowFirst = 0
-                windowStart = first
+                s.window = []
+                s.windowFirst = 0
+                s.windowStart = first
             }
             // An erasure rewrote earlier events' personal values: only what was read
             // after it (the erasure event on) may be served from the window.
             if let erased = batch.lastIndex(where: { $0.event.event.type == .userErased }) {
-                window = []
-                windowFirst = 0
-                windowStart = batch[erased].event.seq
+                s.window = []
+                s.windowFirst = 0
+                s.windowStart = batch[erased].event.seq
                 batch.removeFirst(erased)
             }
             for entry in batch {
-                if window.count < capacity {
-                    window.append(entry)
+                if s.window.count < s.capacity {
+                    s.window.append(entry)
                 } else {
-                    window[windowFirst] = entry
-                    windowFirst = (windowFirst + 1) % capacity
-                    windowStart += 1
+                    s.window[s.windowFirst] = entry
+                    s.windowFirst = (s.windowFirst + 1) % s.capacity
+                    s.windowStart += 1
                 }
             }
-            known = last
-            reads += 1
-            return subscribers.values.map(\.bell)
+            s.known = last
+            s.reads += 1
+            return s.subscribers.values.map(\.bell)
         }
         for b in bells { b.ring() }
     }
@@ -183,14 +195,14 @@ final class FeedHub: @unchecked Sendable {
 
     /// The matching entries from `position` on (at most `limit`).
     func page(from position: UInt64, filter: EventFilter, limit: Int) -> Page {
-        lock.withLock {
-            guard position <= known else { return .ahead }
-            guard position >= windowStart, !window.isEmpty else { return .behind }
+        state.withLock { s in
+            guard position <= s.known else { return .ahead }
+            guard position >= s.windowStart, !s.window.isEmpty else { return .behind }
             var out: [FeedEntry] = []
-            var k = Int(position - windowStart)
+            var k = Int(position - s.windowStart)
             var next = position
-            while k < window.count {
-                let entry = window[(windowFirst + k) % window.count]
+            while k < s.window.count {
+                let entry = s.window[(s.windowFirst + k) % s.window.count]
                 next = entry.event.seq + 1
                 k += 1
                 if filter.matches(entry.event) {

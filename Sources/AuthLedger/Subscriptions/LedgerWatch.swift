@@ -21,6 +21,7 @@ import Foundation
 ///
 /// The watch is its own iterator (one consumer); it ends its registration when it goes
 /// away or on ``cancel()``.
+// @unchecked: `members`, `dirty` and `cancelled` are changed under the hub's `lock`; the rest is the one consumer's.
 public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
     /// A watch delivers updates.
     public typealias Element = WatchUpdate
