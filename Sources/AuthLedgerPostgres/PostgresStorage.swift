@@ -84,11 +84,10 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         return try transaction(Self.writeBegin, lockHead: true, deferred: false, body)
     }
 
-    /// Rows of the first page of each range an async read fetches (`PostgresSnapshot`);
-    /// tests make it small to make reads run again.
-    package let firstReadPage = PostgresCounter(128)
-    /// Fetches of what an async read's run missed, each followed by a run again (for tests).
-    package let readFills = PostgresCounter()
+    /// Queries read (`readAsync`), and their load steps (round trips before the body ran;
+    /// at most two each: for tests and diagnostics).
+    package let queryReads = PostgresCounter()
+    package let queryLoads = PostgresCounter()
 
     /// Write transactions run again strict after a refusal (for tests and diagnostics).
     package let strictRetries = PostgresCounter()
