@@ -23,9 +23,9 @@ struct PostgresStatement: Sendable {
     }
 }
 
-/// The read statements of the store, each in one place: the synchronous reader
-/// (`PostgresAccess+Reader.swift`) and the async reads' fills (`PostgresSnapshot+Fill.swift`)
-/// both send these and decode their rows with `PostgresRows`.
+/// The read statements of the store, each in one place: the write transactions' reader
+/// (`PostgresAccess+Reader.swift`) and the queries' loads (`PostgresLoaded.swift`) both
+/// send these and decode their rows with `PostgresRows`.
 extension PostgresTables {
     var headRow: PostgresStatement { PostgresStatement("SELECT seq, hash FROM \(head)", doing: "read the head") }
 
@@ -57,6 +57,25 @@ extension PostgresTables {
             WHERE e.stream = $1 AND e.version >= $2 ORDER BY e.version LIMIT \(limit)
             """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(version) }
     }
+
+    /// `(version, seq, bytes, personal bytes or NULL)` of `stream`'s entries whose seq is
+    /// after `seq`, in version order (a page of a history or of a user's feed).
+    func streamEventsAfter(_ stream: String, seq: Int64, limit: Int) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT e.version, e.seq, e.bytes, p.bytes FROM \(events) e LEFT JOIN \(personal) p ON p.seq = e.seq
+            WHERE e.stream = $1 AND e.seq > $2 ORDER BY e.version LIMIT \(limit)
+            """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(seq) }
+    }
+
+    /// `(tile, hashes)` of the tiles `list` that are stored.
+    func tileRows(_ list: [UInt64]) -> PostgresStatement {
+        PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile = ANY($1)", doing: "read the tree") {
+            $0.append(list.map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
+        }
+    }
+
+    /// `(key, bytes)` of every projection state, in key order.
+    var allStates: PostgresStatement { PostgresStatement("SELECT key, bytes FROM \(states) ORDER BY key", doing: "scan the projections") }
 
     /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
     /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which

@@ -72,11 +72,10 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
-    /// Rows of the first page of each range an async read fetches (`PostgresSnapshot`);
-    /// tests make it small to make reads run again.
-    package let firstReadPage = PostgresCounter(128)
-    /// Fetches of what an async read's run missed, each followed by a run again (for tests).
-    package let readFills = PostgresCounter()
+    /// Queries read (`readAsync`), and their load steps (round trips before the body ran;
+    /// at most two each: for tests and diagnostics).
+    package let queryReads = PostgresCounter()
+    package let queryLoads = PostgresCounter()
 
     /// Reads a write group's body made that its load step had not named, each refused (a
     /// programming error: tests check that none is ever made).

@@ -6,9 +6,9 @@ import Foundation
 import Testing
 
 /// The async reads on PostgreSQL (`PostgresStorage.readAsync`): they never wait on a thread
-/// (no blocking wait of the store's connections moves), they answer as reads in pages of the usual size
-/// and as LMDB, also when a read runs again several times after fetching what it missed,
-/// and a store that is closed is a `storage_error`, not a crash or a hang.
+/// (no blocking wait of the store's connections moves), each loads what it reads in at most
+/// two round trips and runs once, they answer as LMDB, and a store that is closed is a
+/// `storage_error`, not a crash or a hang.
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
 struct AsyncReadTests {
     /// Every answer a service reads, through the async forms, as one JSON document.
@@ -53,8 +53,7 @@ struct AsyncReadTests {
 
     @Test(arguments: ScenarioFixtureTests.scenarios)
     func asyncReadsOnPostgreSQLNeverWaitOnAThreadAndAnswerAsLMDB(_ name: String) async throws {
-        // Given a scenario on LMDB and the same log on PostgreSQL, where an async read's first page is
-        // two rows (so that reads of a stream, the log or the tree run again several times)
+        // Given a scenario on LMDB and the same log on PostgreSQL
         let (events, expectations) = try ScenarioFixtureTests.load(name)
         let lmdb = try StorageKind.lmdb.freshLedger()
         let pg = try StorageKind.postgres.freshLedger()
@@ -62,44 +61,62 @@ struct AsyncReadTests {
         // (The export carries the disclosures' salts: both stores hold the same bytes.)
         _ = try await pg.append(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
-        storage.firstReadPage.set(2)
         let waits = storage.connections.blockingWaits.value
-        let fills = storage.readFills.value
+        let (reads, loads) = (storage.queryReads.value, storage.queryLoads.value)
         // When a service's reads are made through the async forms
         let answers = try await Self.answers(pg, expectations)
-        // Then no blocking wait of the store's connections was made, the reads fetched
-        // what they missed and ran again, and the answers are LMDB's
+        // Then no blocking wait of the store's connections was made, each read loaded what
+        // it reads in one or two round trips, and the answers are LMDB's
         #expect(storage.connections.blockingWaits.value == waits)
-        #expect(storage.readFills.value - fills > expectations.count)
+        let n = storage.queryReads.value - reads
+        #expect(n > expectations.count)
+        #expect(storage.queryLoads.value - loads >= n)
+        #expect(storage.queryLoads.value - loads <= 2 * n)
         #expect(answers == (try await Self.answers(lmdb, expectations)))
-        // And the views are those read in pages of the usual size
-        storage.firstReadPage.set(128)
+        // And the views are those read one by one
         let views = stride(from: 0, to: expectations.count * 3, by: 3).map { answers[$0] }
         #expect(views == (try await Self.viewAnswers(pg, expectations)))
     }
 
-    @Test func aLongHistoryReadInSmallPagesIsTheOneReadInLargePages() async throws {
-        // Given a user with 40 events (interleaved with another's) on PostgreSQL, and async
-        // reads whose first page is one row
-        let pg = try await HistoryPageTests.ledger(40, .postgres)
+    @Test func aLongHistoryReadWholeAndInPagesIsLMDBsInOneRoundTripEach() async throws {
+        // Given a user with 40 events (interleaved with another's) on PostgreSQL and on LMDB
+        let lmdb = try await HistoryPageTests.ledger(40, .lmdb)
+        let pg = try StorageKind.postgres.freshLedger()
+        _ = try await pg.append(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
-        storage.firstReadPage.set(1)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
-        let fills = storage.readFills.value
+        let loads = storage.queryLoads.value
         // When its history is read whole and in pages, and the log from the start
         let whole = try await pg.history("alice", o)
-        // Then the stream was fetched in pages that grow (1, 1, 2, 4, … rows: 7 fetches
-        // for 40 rows, not 40), and each answer is the one read in pages of the usual size
-        #expect(storage.readFills.value - fills >= 6)
-        #expect(storage.readFills.value - fills < 12)
-        #expect(whole.count == 40)
         let page = HistoryPage(after: 17, limit: 9)
         let small = (try await pg.history("alice", o, page: page), try await pg.events(from: 3, limit: 30), try await pg.devices(of: "alice", o))
-        storage.firstReadPage.set(128)
-        #expect(whole.map(\.json) == (try await pg.history("alice", o)).map(\.json))
-        #expect(small.0.map(\.json) == (try await pg.history("alice", o, page: page)).map(\.json))
-        #expect(small.1.map(\.json) == (try await pg.events(from: 3, limit: 30)).map(\.json))
-        #expect(small.2.json == (try await pg.devices(of: "alice", o)).json)
+        // Then each read loaded what it reads in one round trip, and each answer is LMDB's
+        #expect(storage.queryLoads.value - loads == 4)
+        #expect(whole.count == 40)
+        #expect(whole.map(\.json) == (try await lmdb.history("alice", o)).map(\.json))
+        #expect(small.0.map(\.json) == (try await lmdb.history("alice", o, page: page)).map(\.json))
+        #expect(small.0.count == 9)
+        #expect(small.1.map(\.json) == (try await lmdb.events(from: 3, limit: 30)).map(\.json))
+        #expect(small.2.json == (try await lmdb.devices(of: "alice", o)).json)
+    }
+
+    @Test func aReadOfWhatItsQueryDidNotLoadIsAStorageErrorAndTheOtherReadsGoOn() async throws {
+        // Given a PostgreSQL ledger with one event of alice's
+        let pg = try StorageKind.postgres.freshLedger()
+        _ = try await pg.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
+            data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
+        // When a read asks for a projection its load did not name, then it fails with
+        // storage_error naming what it asked for (it neither waits nor runs again)
+        do {
+            _ = try await pg.read { r in try r.projectionState("alice") }
+            Issue.record("a read of what was not loaded answered")
+        } catch let e as LedgerError {
+            #expect(e.code == .storageError)
+            #expect(e.message.contains("the projection alice"))
+        }
+        // And the same read with it named answers, as do the next reads
+        #expect(try await pg.read(ReadLoad(states: ["alice"])) { r in try r.projectionState("alice") } != nil)
+        #expect(try await pg.devices(of: "alice", QueryOptions(asOf: .max)).devices.count == 1)
     }
 
     @Test func anAsyncReadOfAClosedStoreIsAStorageError() async throws {

@@ -103,7 +103,7 @@ import Testing
         var found: (String, [UInt8])?
         for u in users where found == nil {
             let name = UserIndexPages.pageKey(UserIndex.key(u), depth: 8)
-            if let bytes = try await ledger.read({ r in try r.metaValue(name) }) { found = (name, bytes) }
+            if let bytes = try await ledger.read(ReadLoad(meta: [name]), { r in try r.metaValue(name) }) { found = (name, bytes) }
         }
         let (name, original) = try #require(found)
         // A hash byte of the page flipped.

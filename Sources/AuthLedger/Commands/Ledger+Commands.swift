@@ -105,7 +105,9 @@ extension Ledger {
     @discardableResult
     public func expireDueChallenges(now: Timestamp) async throws -> [RecordedEvent] {
         try await writer.exclusiveAsync { [self] in
-            let due = try await storage.readAsync { r in try Ledger.dueChallenges(r, now: now) }
+            var all = ReadLoad()
+            all.allStates = true
+            let due = try await read(all) { r in try Ledger.dueChallenges(r, now: now) }
             guard !due.isEmpty else { return [] }
             do {
                 return expired(try await storage.writeGroup(start: { _, _ in }, load: {

@@ -9,7 +9,9 @@ extension Ledger {
     public func redeemLink(_ request: LinkRedemptionRequest, meta: StringMap? = nil,
                            clock: @escaping @Sendable () -> Timestamp = Timestamp.now) async throws -> CommandResult {
         let hash = try linkHash(request)
-        let user = try await read { try Ledger.linkOwner($0, hash) }
+        var load = ReadLoad()
+        load.records = [(.link, "", hash)]
+        let user = try await read(load) { try Ledger.linkOwner($0, hash) }
         return try await perform(try redemption(request, hash: hash, user: user), meta: meta, clock: clock)
     }
 

@@ -4,11 +4,12 @@ import Foundation
 extension Ledger {
     // MARK: Reads
 
-    /// Runs `body` in one consistent snapshot without blocking the calling thread on
-    /// another thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in.
-    /// `body` may run more than once; it only reads.
-    func read<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T {
-        try await storage.readAsync(body)
+    /// Runs `body` once in one consistent snapshot, after what it reads was loaded (`load`,
+    /// then what `then` names over that), without blocking the calling thread on another
+    /// thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in.
+    func read<T: Sendable>(_ load: ReadLoad = ReadLoad(), then: ((any StorageReader) throws -> ReadLoad)? = nil,
+                           _ body: (any StorageReader) throws -> T) async throws -> T {
+        try await storage.readAsync(load, then: then, body)
     }
 
     // MARK: Reading the log
@@ -41,7 +42,9 @@ extension Ledger {
 
     /// Recorded events with `seq >= from`, at most `limit`, optionally filtered.
     public func events(from: UInt64 = 1, limit: Int = .max, user: String? = nil, types: Set<EventType>? = nil) async throws -> [RecordedEvent] {
-        try await read { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
+        var load = ReadLoad()
+        if let user { load.streams = [user] } else { load.log = [(max(from, 1), types == nil ? max(limit, 1) : .max)] }
+        return try await read(load) { r in try Ledger.events(r, from: from, limit: limit, user: user, types: types) }
     }
 
     static func events(_ r: any StorageReader, from: UInt64, limit: Int, user: String?, types: Set<EventType>?) throws -> [RecordedEvent] {
@@ -63,7 +66,9 @@ extension Ledger {
     /// challenges, the latest OTP; settled challenges, older OTPs and grants are in their
     /// indexes (see `UserState.compacted()`; `challenge(_:_:_:)` answers for any of them).
     public func state(of user: String, position: UInt64? = nil, asOf: Timestamp, fromScratch: Bool = false) async throws -> (state: UserState, position: UInt64) {
-        try await read { r in try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch) }
+        try await readState(user, position: position, asOf: asOf, fromScratch: fromScratch) { r in
+            try Ledger.compactedState(r, of: user, position: position, asOf: asOf, fromScratch: fromScratch)
+        }
     }
 
     /// The state inside one read, in its maintained form (see `state(of:position:asOf:fromScratch:)`).
@@ -78,15 +83,43 @@ extension Ledger {
                       fromScratch: Bool) throws -> (state: UserState, position: UInt64, maintained: Bool) {
         let head = try r.head()
         let pos = min(position ?? head.seq, head.seq)
-        if !fromScratch, pos == head.seq, try r.checkpoint() == head.seq {
-            let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
-            if (system.lastAt ?? .min) <= asOf {
-                guard let bytes = try r.projectionState(user) else { return (UserState(user: user), pos, true) }
-                let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
-                if (s.lastAt ?? .min) <= asOf { return (s, pos, true) }
-            }
-        }
+        if let s = try maintainedState(r, of: user, position: pos, asOf: asOf, fromScratch: fromScratch) { return (s, pos, true) }
         return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos, false)
+    }
+
+    /// The maintained state when it is the answer (at the head, the checkpoint there, no
+    /// event of the user or the policy after `asOf`); nil when the stream must be replayed.
+    static func maintainedState(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
+                                fromScratch: Bool) throws -> UserState? {
+        let head = try r.head()
+        guard !fromScratch, min(position ?? head.seq, head.seq) == head.seq, try r.checkpoint() == head.seq else { return nil }
+        let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
+        guard (system.lastAt ?? .min) <= asOf else { return nil }
+        guard let bytes = try r.projectionState(user) else { return UserState(user: user) }
+        let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: user) }
+        return (s.lastAt ?? .min) <= asOf ? s : nil
+    }
+
+    /// What `state(_:of:…)` reads first for `users`: their projections and the policy's.
+    static func stateLoad(_ users: [String]) -> ReadLoad { ReadLoad(states: [systemStream] + users) }
+
+    /// What it reads next, over what `stateLoad` loaded: the streams of the users whose
+    /// maintained state is not the answer under their options, and the policy's stream.
+    static func replayLoad(_ r: any StorageReader, _ users: [(user: String, position: UInt64?, asOf: Timestamp, fromScratch: Bool)]) throws -> ReadLoad {
+        var load = ReadLoad()
+        for u in users where try maintainedState(r, of: u.user, position: u.position, asOf: u.asOf, fromScratch: u.fromScratch) == nil {
+            load.streams.append(u.user)
+        }
+        if !load.streams.isEmpty { load.streams.append(systemStream) }
+        return load
+    }
+
+    /// A read of `user`'s state under these options (`stateLoad`, then `replayLoad`).
+    func readState<T: Sendable>(_ user: String, position: UInt64?, asOf: Timestamp, fromScratch: Bool, also: ReadLoad = ReadLoad(),
+                                _ body: (any StorageReader) throws -> T) async throws -> T {
+        var load = Ledger.stateLoad([user])
+        load.records = also.records
+        return try await read(load, then: { r in try Ledger.replayLoad(r, [(user, position, asOf, fromScratch)]) }, body)
     }
 
     static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {
@@ -124,7 +157,7 @@ extension Ledger {
     }
 
     /// The policy in force at the head.
-    public func policy() async throws -> Policy { try await read(Ledger.policy) }
+    public func policy() async throws -> Policy { try await read(ReadLoad(states: [systemStream]), Ledger.policy) }
 
     static func policy(_ r: any StorageReader) throws -> Policy {
         try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } }?.policy ?? Policy()

@@ -5,7 +5,7 @@ extension Ledger {
     /// seq of the newest event; count 0 and the start head for a user without events, and
     /// a nil head for a state stored without one.
     package func streamHead(of user: String) async throws -> (count: UInt64, head: StreamHead?) {
-        try await read { r in try Ledger.storedStreamHead(r, user) }
+        try await read(ReadLoad(states: [user])) { r in try Ledger.storedStreamHead(r, user) }
     }
 
     static func storedStreamHead(_ r: any StorageReader, _ user: String) throws -> (count: UInt64, head: StreamHead?) {

@@ -65,7 +65,24 @@ extension Ledger {
 
     /// `user`'s proof in the stored index, at the size it covers.
     package func userIndexAnswer(_ user: String) async throws -> UserIndexAnswer {
-        try await read { r in try Ledger.userIndexAnswer(r, user) }
+        try await read(Ledger.userIndexLoad(user), then: { r in try Ledger.userIndexStreamLoad(r, user) }) { r in
+            try Ledger.userIndexAnswer(r, user)
+        }
+    }
+
+    /// What `userIndexAnswer` reads first: the index's position, the pages on the user's
+    /// key's path (every depth a page may start at) and the user's state.
+    static func userIndexLoad(_ user: String) -> ReadLoad {
+        let key = UserIndex.key(user)
+        let pages = stride(from: 0, through: 256, by: UserIndexPages.levels).map { UserIndexPages.pageKey(key, depth: $0) }
+        return ReadLoad(states: [user], meta: [UserIndexPages.stateKey] + pages)
+    }
+
+    /// What it reads next: the user's stream, when the state is ahead of the index's size.
+    static func userIndexStreamLoad(_ r: any StorageReader, _ user: String) throws -> ReadLoad {
+        let (size, _) = try UserIndexPages.position(r)
+        let (_, head) = try storedStreamHead(r, user)
+        return head == nil || head!.last > size ? ReadLoad(streams: [user]) : ReadLoad()
     }
 
     static func userIndexAnswer(_ r: any StorageReader, _ user: String) throws -> UserIndexAnswer {

@@ -42,7 +42,18 @@ extension Ledger {
     /// non-inclusion proof (count 0).
     package func userProof(_ user: String) async throws -> UserProof {
         try EventDecoder.checkUser(user)
-        return try await read { r in
+        var load = Ledger.userIndexLoad(user)
+        load.meta.append(UserIndexLog.sizeKey)
+        return try await read(load, then: { r in
+            let entries = try UserIndexLog.size(r)
+            guard entries > 0 else { return ReadLoad() }
+            var next = UserIndexLog.treeLoad { t in
+                _ = try (t.hash(level: 0, entries - 1), t.inclusionProof(entries - 1, entries), t.root(entries))
+            }
+            next.meta.append(UserIndexLog.entryKey(entries - 1))
+            next.streams = try Ledger.userIndexStreamLoad(r, user).streams
+            return next
+        }) { r in
             let entries = try UserIndexLog.size(r)
             guard entries > 0 else { throw LedgerError(.notFound, "the user index has no entry yet") }
             let answer = try Ledger.userIndexAnswer(r, user)

@@ -40,7 +40,10 @@ extension Ledger {
     /// The size (the head, or `size`) and root of the tree.
     /// Throws `invalid_event` for a `size` beyond the head.
     public func treeHead(size: UInt64? = nil) async throws -> (size: UInt64, root: Hash32) {
-        try await read { r in try Ledger.treeHead(r, size: size) }
+        try await read(then: { r in
+            let n = try Ledger.checkedSize(size, head: try r.head().seq)
+            return Ledger.treeLoad { _ = try $0.root(n) }
+        }) { r in try Ledger.treeHead(r, size: size) }
     }
 
     static func treeHead(_ r: any StorageReader, size: UInt64?) throws -> (size: UInt64, root: Hash32) {
@@ -51,7 +54,11 @@ extension Ledger {
     /// The inclusion proof of the event `seq` in the tree of `size` (default the head).
     /// Throws `invalid_event` for a `size` beyond the head or a `seq` outside `1…size`.
     public func inclusionProof(seq: UInt64, size: UInt64? = nil) async throws -> InclusionProof {
-        try await read { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
+        try await read(then: { r in
+            let n = try Ledger.checkedSize(size, head: try r.head().seq)
+            guard seq >= 1, seq <= n else { return ReadLoad() }
+            return Ledger.treeLoad { t in _ = try (t.hash(level: 0, seq - 1), t.inclusionProof(seq - 1, n), t.root(n)) }
+        }) { r in try Ledger.inclusionProof(r, seq: seq, size: size) }
     }
 
     static func inclusionProof(_ r: any StorageReader, seq: UInt64, size: UInt64?) throws -> InclusionProof {
@@ -67,7 +74,10 @@ extension Ledger {
     /// The consistency proof from the tree of `from` events to the tree of `to` (1 ≤ from ≤ to ≤ head).
     /// Throws `invalid_event` when the sizes are not in that order.
     public func consistencyProof(from: UInt64, to: UInt64) async throws -> ConsistencyProof {
-        try await read { r in try Ledger.consistencyProof(r, from: from, to: to) }
+        try await read(then: { r in
+            guard to <= (try r.head().seq), from >= 1, from <= to else { return ReadLoad() }
+            return Ledger.treeLoad { t in _ = try (t.root(from), t.root(to), t.consistencyProof(from, to)) }
+        }) { r in try Ledger.consistencyProof(r, from: from, to: to) }
     }
 
     static func consistencyProof(_ r: any StorageReader, from: UInt64, to: UInt64) throws -> ConsistencyProof {
@@ -85,7 +95,15 @@ extension Ledger {
     /// tree's level `8·level` nodes `index·256 …`, 32 bytes each. `not_found` while
     /// the log is too short for it.
     public func hashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
-        try await read { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
+        var load = ReadLoad()
+        if level == 0, width >= 1, index <= UInt64.max >> UInt64(Ledger.tileHeight + 1) {
+            // The leaves' stored indexes and the subtrees they complete between them.
+            let first = index * UInt64(Ledger.tileWidth)
+            load.tree = [MerkleTree.storedHashIndex(level: 0, first)..<MerkleTree.storedHashIndex(level: 0, first + UInt64(width))]
+        } else if level > 0, (try? Ledger.checkTile(level: level, index: index, width: width, size: .max, of: "")) != nil {
+            load = Ledger.treeLoad { _ = try Ledger.hashTile($0, level: level, index: index, width: width) }
+        }
+        return try await read(load) { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
     }
 
     static func hashTile(_ r: any StorageReader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
@@ -145,7 +163,11 @@ extension Ledger {
     /// Entry bundle `index` of width `width`: events `seq` `index·256 + 1 …`, each as a
     /// big-endian uint16 length and the bytes `C` its leaf hashes.
     public func entryBundle(index: UInt64, width: Int) async throws -> [UInt8] {
-        try await read { r in try Ledger.entryBundle(r, index: index, width: width) }
+        var load = ReadLoad()
+        if width >= 1, index <= UInt64.max >> UInt64(Ledger.tileHeight + 1) {
+            load.log = [(index * UInt64(Ledger.tileWidth) + 1, width)]
+        }
+        return try await read(load) { r in try Ledger.entryBundle(r, index: index, width: width) }
     }
 
     static func entryBundle(_ r: any StorageReader, index: UInt64, width: Int) throws -> [UInt8] {
@@ -164,6 +186,13 @@ extension Ledger {
     }
 
     // MARK: Inside the store
+
+    /// A load of the stored tree hashes that `use` reads (see `ReadLoad.treeIndexes`).
+    static func treeLoad(_ use: (MerkleTree.Reader) throws -> Void) -> ReadLoad {
+        var load = ReadLoad()
+        load.tree = ReadLoad.treeIndexes(use).map { $0..<($0 + 1) }
+        return load
+    }
 
     static func treeReader(_ r: any StorageReader) -> MerkleTree.Reader {
         MerkleTree.Reader { index in

@@ -3,11 +3,19 @@ import AuthLedgerCore
 /// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
 package protocol StorageBackend: AnyObject, Sendable {
     func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
-    /// `read` for async callers: the same snapshot and answer, and the calling thread never
-    /// waits on another thread's I/O (the cooperative pool is never blocked). `body` may run
-    /// more than once (a PostgreSQL snapshot runs it again after fetching what it missed):
-    /// it only reads. Default: `read` (LMDB reads memory-mapped pages in place).
-    func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T
+    /// A query's read: one consistent snapshot, and the calling thread never waits on
+    /// another thread's I/O (the cooperative pool is never blocked). The query names what
+    /// `body` reads (`load`; then, over what that loaded, `then`, when what it reads next
+    /// depends on it): a store whose reads are dear (PostgreSQL) loads it in one step each,
+    /// awaited, and `body` runs once, synchronously, over what was loaded — a read of
+    /// something not named is a `storage_error`, never a wait. A store that reads in place
+    /// (LMDB) ignores both and runs `body` on its memory-mapped pages: its zero-copy
+    /// synchronous reads stay the fast path. (Why not async reads: the query bodies share
+    /// their helpers — the Merkle tree's proofs, the user index's pages, a stream's hash,
+    /// a user's state — with the write bodies, which decide synchronously over what their
+    /// group loaded; async reads would need a second, async copy of each.)
+    func readAsync<T: Sendable>(_ load: ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+                                _ body: (any StorageReader) throws -> T) async throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// `write` for the writer's task: the same transaction and guarantees (durable when it
     /// returns), and the calling thread does not wait on another thread's I/O. `body` reads
@@ -38,7 +46,8 @@ package protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
-    package func readAsync<T: Sendable>(_ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
+    package func readAsync<T: Sendable>(_ load: ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+                                        _ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
     package func purgeDeletedAsync() async throws { try purgeDeleted() }
     package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,

@@ -39,10 +39,38 @@ package protocol StorageReader {
     func recordCount(_ kind: RecordKind) throws -> Int
     /// Visits `(version, seq)` of one stream from `version` on, in version order, until `body` returns false.
     func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws
+    /// Visits `(version, seq)` of one stream's entries whose `seq` is after `after`, in version
+    /// order, until `body` returns false (a page of a history, a user's feed). Default: a
+    /// logarithmic search of the stream index for the first one, then `scanStream(_:fromVersion:_:)`.
+    func scanStream(_ stream: String, afterSeq after: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws
     /// The Merkle tree hash stored at `index` (`MerkleTree.storedHashIndex` order), passed to `body`.
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T
     /// How many Merkle tree hashes are stored.
     func treeHashCount() throws -> UInt64
     /// Visits the stored Merkle tree hashes with index >= `from` in index order until `body` returns false.
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
+}
+
+extension StorageReader {
+    package func scanStream(_ stream: String, afterSeq after: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        try scanStream(stream, fromVersion: try firstVersion(stream, afterSeq: after), body)
+    }
+
+    /// The first version of `stream` whose `seq` is greater than `after`: versions and seqs
+    /// grow together, so a galloping then binary search over the stream index finds it.
+    package func firstVersion(_ stream: String, afterSeq after: UInt64) throws -> UInt64 {
+        guard after > 0 else { return 1 }
+        // Invariant: version `lo` is at or before `after` (0 stands for "before the stream");
+        // version `hi` is after it or past the stream's end.
+        var lo: UInt64 = 0, hi: UInt64 = 1
+        while let s = try seq(stream: stream, version: hi), s <= after {
+            lo = hi
+            hi = hi > UInt64.max / 2 ? UInt64.max : hi * 2
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2
+            if let s = try seq(stream: stream, version: mid), s <= after { lo = mid } else { hi = mid }
+        }
+        return lo + 1
+    }
 }

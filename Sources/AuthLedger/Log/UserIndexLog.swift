@@ -101,7 +101,13 @@ extension Ledger {
     /// memory). Returns how many entries were checked and the newest one's size; a wrong
     /// entry is `tampered` naming its index and `S`.
     package func auditUserIndex() async throws -> (entries: UInt64, size: UInt64) {
-        try await read { r in try Ledger.auditUserIndex(r) }
+        try await read(ReadLoad(meta: [UserIndexLog.sizeKey]), then: { r in
+            // Every entry, and the log up to the newest one's size.
+            let n = try UserIndexLog.size(r)
+            var load = ReadLoad(meta: (0..<n).map(UserIndexLog.entryKey))
+            load.log = [(1, .max)]
+            return load
+        }) { r in try Ledger.auditUserIndex(r) }
     }
 
     static func auditUserIndex(_ r: any StorageReader) throws -> (entries: UInt64, size: UInt64) {

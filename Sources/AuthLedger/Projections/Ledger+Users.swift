@@ -5,7 +5,10 @@ extension Ledger {
     /// its latest event's `seq` and time. A seek in the store's key index and a walk of the
     /// page's keys: the cost of a page does not grow with the number of users.
     public func users(_ page: UserPage) async throws -> UserList {
-        try await read { r in try Ledger.users(r, page) }
+        var load = ReadLoad()
+        // The page's users, the one after them (`next`), `after` itself and `$system`.
+        load.statesFrom = (page.start, page.limit + 3)
+        return try await read(load) { r in try Ledger.users(r, page) }
     }
 
     static func users(_ r: any StorageReader, _ page: UserPage) throws -> UserList {

@@ -4,20 +4,20 @@ extension Ledger {
     /// The `devices` answer (reference 3.1) for `user` under `o`; a user with no events has
     /// no devices. Throws `invalid_event` for an invalid user key, or a storage error.
     public func devices(of user: String, _ o: QueryOptions) async throws -> DeviceList {
-        try await read { try Ledger.devices($0, user, o) }
+        try await readView(user, o) { try Ledger.devices($0, user, o) }
     }
 
     /// The `cooling` answer (reference 3.2) for `user` under `o`.
     /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func cooling(of user: String, _ o: QueryOptions) async throws -> CoolingAnswer {
-        try await read { try Ledger.cooling($0, user, o) }
+        try await readView(user, o) { try Ledger.cooling($0, user, o) }
     }
 
     /// The `pending` answer (reference 3.3) for `user` under `o`: the challenges pending at
     /// `o.asOf`, ordered by `issuedAt`, then id.
     /// Throws `invalid_event` for an invalid user key, or a storage error.
     public func pending(of user: String, _ o: QueryOptions) async throws -> [PendingChallenge] {
-        try await read { try Ledger.pending($0, user, o) }
+        try await readView(user, o) { try Ledger.pending($0, user, o) }
     }
 
     /// The `challenge` answer (reference 3.4) for challenge `id` of `user` under `o`, the
@@ -25,12 +25,20 @@ extension Ledger {
     /// `challenge_not_found` for an unknown challenge, `invalid_event` for an invalid user
     /// key, `tampered` for an undecodable stored record.
     public func challenge(_ id: String, of user: String, _ o: QueryOptions) async throws -> ChallengeView {
-        try await read { try Ledger.challenge($0, id, user, o) }
+        var also = ReadLoad()
+        also.records = [(.challenge, user, id)]
+        return try await readView(user, o, also: also) { try Ledger.challenge($0, id, user, o) }
     }
 
     /// The user's events with `seq <= position` and `at <= asOf`, in order.
     public func history(_ user: String, _ o: QueryOptions) async throws -> [RecordedEvent] {
         try await history(user, o, page: HistoryPage())
+    }
+
+    /// A read of a view of `user` under `o` (see `readState`).
+    func readView<T: Sendable>(_ user: String, _ o: QueryOptions, also: ReadLoad = ReadLoad(),
+                               _ body: (any StorageReader) throws -> T) async throws -> T {
+        try await readState(user, position: o.position, asOf: o.asOf, fromScratch: o.fromScratch, also: also, body)
     }
 
     // MARK: Inside one read

@@ -21,7 +21,9 @@ extension Ledger {
     /// the list reflects — read in one snapshot, so a follower of the feed from
     /// `position + 1` misses nothing.
     public func unresolvedChallenges() async throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {
-        try await read(Ledger.unresolvedChallenges)
+        var load = ReadLoad()
+        load.allStates = true
+        return try await read(load, Ledger.unresolvedChallenges)
     }
 
     static func unresolvedChallenges(_ r: any StorageReader) throws -> (position: UInt64, challenges: [UnresolvedChallenge]) {

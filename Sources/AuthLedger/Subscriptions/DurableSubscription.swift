@@ -71,7 +71,7 @@ extension Ledger {
     /// `owner`: any subscription, as for `admin` and the CLI).
     public func subscription(named name: String, owner: String? = nil) async throws -> DurableSubscription? {
         try DurableSubscription.checkName(name)
-        return try await read { r in try Ledger.loadSubscription(r, name, owner: owner) }
+        return try await read(ReadLoad(meta: [DurableSubscription.key(name)])) { r in try Ledger.loadSubscription(r, name, owner: owner) }
     }
 
     static func loadSubscription(_ r: any StorageReader, _ name: String, owner: String?) throws -> DurableSubscription? {

@@ -145,38 +145,36 @@ extension Ledger {
         return LedgerEventFeed(ledger: self, start: start, filter: filter, pollInterval: pollInterval, pageSize: Swift.max(pageSize, 1))
     }
 
+    /// The events a page of the feed scans at most.
+    static let feedScanLimit = 4096
+
     /// One page of the feed: matching events with `seq >= from` (at most `limit`, and
     /// at most a few thousand scanned), and the position to continue from.
     func feedPage(from: UInt64, filter: EventFilter, limit: Int) async throws -> (events: [RecordedEvent], next: UInt64, caughtUp: Bool) {
-        let page = try await read { r -> (events: [RecordedEvent], next: UInt64, head: UInt64) in
+        // The events the page may scan: a whole page when every one matches, else the most it scans.
+        let scanning = filter.types == nil ? min(limit, Self.feedScanLimit) : Self.feedScanLimit
+        var load = ReadLoad()
+        if let user = filter.user { load.streamsAfter = [(user, max(from, 1) - 1, scanning)] } else { load.log = [(from, scanning)] }
+        let page = try await read(load) { r -> (events: [RecordedEvent], next: UInt64, head: UInt64) in
             let head = try r.head().seq
             guard from <= head else { return ([], from, head) }
             var out: [RecordedEvent] = []
             if let user = filter.user {
-                // Stream versions grow with seq: search the first version at or after `from`.
-                func reached(_ v: UInt64) throws -> Bool {
-                    guard let s = try r.seq(stream: user, version: v) else { return true }
-                    return s >= from
-                }
-                var version: UInt64 = 1
-                if try !reached(1) {
-                    var lo: UInt64 = 1, hi: UInt64 = 2
-                    while try !reached(hi) { lo = hi; hi *= 2 }
-                    while hi - lo > 1 {
-                        let mid = lo + (hi - lo) / 2
-                        if try reached(mid) { hi = mid } else { lo = mid }
-                    }
-                    version = hi
-                }
+                // The user's stream from `from` on (a search of its index, then a walk).
+                var next = head + 1
                 var scanned = 0
-                while let seq = try r.seq(stream: user, version: version), seq <= head {
+                try r.scanStream(user, afterSeq: max(from, 1) - 1) { _, seq in
+                    guard seq <= head else { return false }
                     let e = try r.recordedEvent(at: seq)
                     if filter.matches(e) { out.append(e) }
-                    version += 1
                     scanned += 1
-                    if out.count == limit || scanned == 4096 { return (out, seq + 1, head) }
+                    if out.count == limit || scanned == Self.feedScanLimit {
+                        next = seq + 1
+                        return false
+                    }
+                    return true
                 }
-                return (out, head + 1, head)
+                return (out, next, head)
             }
             var next = from
             var scanned = 0
@@ -186,7 +184,7 @@ extension Ledger {
                 if filter.matches(e) { out.append(e) }
                 next = seq + 1
                 scanned += 1
-                return out.count < limit && scanned < 4096
+                return out.count < limit && scanned < Self.feedScanLimit
             }
             return (out, next, head)
         }

@@ -9,7 +9,7 @@ import AuthLedgerCore
 extension Ledger {
     /// The stored value of `key`, or nil.
     public func metaRecord(_ key: String) async throws -> [UInt8]? {
-        try await read { r in try r.metaValue(key) }
+        try await read(ReadLoad(meta: [key])) { r in try r.metaValue(key) }
     }
 
     /// Runs `body` inside one write transaction of the writer thread: it reads values

@@ -144,7 +144,9 @@ extension Ledger {
     /// `invalid_event`).
     func watchAnswers(_ targets: [WatchTarget], asOf: Timestamp)
         async throws -> (position: UInt64, answers: [(answer: WatchAnswer, deadline: Timestamp?)]) {
-        try await read { r in
+        try await read(Ledger.watchLoad(targets), then: { r in
+            try Ledger.replayLoad(r, targets.map { (user: $0.user, position: UInt64?.none, asOf: asOf, fromScratch: false) })
+        }) { r in
             let head = try r.head().seq
             return (head, try targets.map { t in try Ledger.watchAnswer(r, t, t.options(position: nil, asOf: asOf)) })
         }
@@ -154,7 +156,11 @@ extension Ledger {
     /// time `position` was reached: the later of the event there and the user's last
     /// event up to it (events may carry times from the past).
     func answersAt(_ targets: [WatchTarget], _ position: UInt64, asOf: Timestamp) async throws -> [(now: WatchAnswer, settled: WatchAnswer?)] {
-        try await read { r in
+        var load = Ledger.watchLoad(targets)
+        // (Answers at a position and at the time it was reached: the streams are replayed.)
+        load.streams = Array(Set(targets.map(\.user))) + [systemStream]
+        if position > 0 { load.log = [(position, 1)] }
+        return try await read(load) { r in
             let head = try r.head().seq
             let eventAt = position > 0 && position <= head ? try r.recordedEvent(at: position).event.at : nil
             return try targets.map { t in
@@ -164,6 +170,14 @@ extension Ledger {
                 return (now, try Ledger.watchAnswer(r, t, t.options(position: position, asOf: reached)).answer)
             }
         }
+    }
+
+    /// What the answers for `targets` read first: the users' states (`stateLoad`) and the
+    /// records of the challenges watched.
+    static func watchLoad(_ targets: [WatchTarget]) -> ReadLoad {
+        var load = stateLoad(Array(Set(targets.map(\.user))))
+        for t in targets where t.projection == .challenge { load.records.append((.challenge, t.user, t.challengeId ?? "")) }
+        return load
     }
 
     static func watchAnswer(_ r: any StorageReader, _ t: WatchTarget, _ o: QueryOptions) throws -> (answer: WatchAnswer, deadline: Timestamp?) {

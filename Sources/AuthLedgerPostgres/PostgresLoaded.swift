@@ -1,0 +1,331 @@
+import AuthLedger
+import AuthLedgerCore
+import Foundation
+import NIOCore
+import PostgresNIO
+
+/// A query's view of one REPEATABLE READ snapshot (`PostgresStorage.readAsync`): the rows
+/// its load named (`ReadLoad`), fetched before its body runs — one round trip per step, the
+/// statements of `PostgresReads.swift` sent together and their answers awaited. The body
+/// then runs once over them; a read of something the load did not name is a
+/// `storage_error` (a query that forgot to name it), never a wait or a run again.
+final class PostgresLoaded: StorageReader {
+    var loadedHead: Head = .empty
+    /// The log by seq (what the log and stream loads brought), and the events' personal values.
+    var log = PostgresFetched<[UInt8]>()
+    var personal: [UInt64: [UInt8]?] = [:]
+    /// Stream indexes by version.
+    var streams: [String: PostgresFetched<UInt64>] = [:]
+    /// Stream entries after a seq (`ReadLoad.streamsAfter`): `(version, seq)`, and whether they reach the stream's end.
+    var streamsAfter: [String: (after: UInt64, rows: [(UInt64, UInt64)], complete: Bool)] = [:]
+    var tree = PostgresFetched<[UInt8]>()
+    var states: [String: [UInt8]?] = [:]
+    var meta: [String: [UInt8]?] = [:]
+    var records: [PostgresPendingWrites.RecordKey: [UInt8]?] = [:]
+    var statesFrom: (key: String, rows: [(String, [UInt8])], complete: Bool)?
+    var allStates: [(String, [UInt8])]?
+
+    private func notLoaded(_ what: String) -> LedgerError {
+        LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load")
+    }
+
+    // MARK: StorageReader
+
+    func head() throws -> Head { loadedHead }
+
+    func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        guard let bytes = log.lookup(seq) else { throw notLoaded("event \(seq)") }
+        guard let bytes else { return try body(nil) }
+        return try bytes.withUnsafeBytes { try body($0) }
+    }
+
+    func seq(forId id: EventID) throws -> UInt64? { throw notLoaded("an event id") }
+
+    func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if try log.scan(from: from, { seq, bytes in try bytes.withUnsafeBytes { try body(seq, $0) } }) != nil {
+            throw notLoaded("the log from \(from)")
+        }
+    }
+
+    func scanStream(_ stream: String, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        try scanStream(stream, fromVersion: 0, body)
+    }
+
+    func scanStream(_ stream: String, fromVersion version: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        if try streams[stream, default: PostgresFetched()].scan(from: version, body) != nil {
+            throw notLoaded("the stream \(stream)")
+        }
+    }
+
+    func scanStream(_ stream: String, afterSeq after: UInt64, _ body: (UInt64, UInt64) throws -> Bool) throws {
+        guard let loaded = streamsAfter[stream], loaded.after == after else {
+            // A whole stream loaded answers too.
+            guard streams[stream] != nil else { throw notLoaded("the stream \(stream)") }
+            return try scanStream(stream, fromVersion: firstVersion(stream, afterSeq: after), body)
+        }
+        for (version, seq) in loaded.rows where try !body(version, seq) { return }
+        if !loaded.complete { throw notLoaded("more of the stream \(stream)") }
+    }
+
+    func seq(stream: String, version: UInt64) throws -> UInt64? {
+        guard let seq = streams[stream]?.lookup(version) else { throw notLoaded("version \(version) of the stream \(stream)") }
+        return seq
+    }
+
+    func projectionState(_ key: String) throws -> [UInt8]? {
+        guard let bytes = states[key] else { throw notLoaded("the projection \(key)") }
+        return bytes
+    }
+
+    func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let allStates else { throw notLoaded("every projection") }
+        for (key, bytes) in allStates where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+    }
+
+    func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
+        guard let loaded = statesFrom, loaded.key == from else { throw notLoaded("the projections from \(from)") }
+        for (key, bytes) in loaded.rows where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+        if !loaded.complete { throw notLoaded("more projections from \(from)") }
+    }
+
+    func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
+
+    func metaValue(_ key: String) throws -> [UInt8]? {
+        guard let value = meta[key] else { throw notLoaded("the meta value \(key)") }
+        return value
+    }
+
+    func indexCounts() throws -> (events: Int, ids: Int, streams: Int) { throw notLoaded("the index counts") }
+
+    func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
+        guard let bytes = personal[seq] else { throw notLoaded("the personal values of event \(seq)") }
+        return bytes
+    }
+
+    func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        throw notLoaded("the personal values of \(user)")
+    }
+
+    func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
+        guard let bytes = records[PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)] else {
+            throw notLoaded("a \(kind) record")
+        }
+        return bytes
+    }
+
+    func recordCount(_ kind: RecordKind) throws -> Int { throw notLoaded("the record counts") }
+
+    func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
+        guard let hash = tree.lookup(index) else { throw notLoaded("tree hash \(index)") }
+        guard let hash else { return try body(nil) }
+        return try hash.withUnsafeBytes { try body($0) }
+    }
+
+    func treeHashCount() throws -> UInt64 { throw notLoaded("the tree's size") }
+
+    func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if try tree.scan(from: from, { index, hash in try hash.withUnsafeBytes { try body(index, $0) } }) != nil {
+            throw notLoaded("the tree from \(from)")
+        }
+    }
+}
+
+extension PostgresLoaded {
+    /// The statements loading `wanted` and how each one's rows are kept (`PostgresReads.swift`).
+    func statements(_ wanted: ReadLoad, _ t: PostgresTables) -> [(PostgresStatement, ([PostgresRow]) throws -> Void)] {
+        var out: [(PostgresStatement, ([PostgresRow]) throws -> Void)] = []
+        for key in Set(wanted.states) where states[key] == nil {
+            let st = t.state(key)
+            out.append((st, { [unowned self] in states[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        }
+        for key in Set(wanted.meta) where meta[key] == nil {
+            let st = t.metaValue(key)
+            out.append((st, { [unowned self] in meta[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        }
+        for (kind, user, id) in wanted.records {
+            let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
+            let st = t.record(key)
+            out.append((st, { [unowned self] in records[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        }
+        for stream in Set(wanted.streams) where streams[stream]?.lookup(0) == nil {
+            out.append((t.streamEventsPage(stream, from: 0, limit: .max), { [unowned self] rows in
+                streams[stream] = PostgresFetched()
+                try keepStream(stream, rows, from: 0, limit: .max)
+            }))
+        }
+        for (stream, after, limit) in wanted.streamsAfter {
+            out.append((t.streamEventsAfter(stream, seq: Self.key(after), limit: limit), { [unowned self] rows in
+                let entries = try keepStream(stream, rows, from: nil, limit: limit)
+                streamsAfter[stream] = (after, entries, rows.count < limit)
+            }))
+        }
+        for (from, limit) in wanted.log where limit > 0 {
+            out.append((t.logPage(from: Self.key(from), limit: limit), { [unowned self] rows in
+                var page: [(UInt64, [UInt8])] = []
+                for row in rows {
+                    let (seq, bytes, personalValues) = try PostgresRows.logRow(row)
+                    page.append((seq, Array(bytes.readableBytesView)))
+                    personal[seq] = .some(personalValues)
+                }
+                log.addPage(page, from: from, limit: limit)
+            }))
+        }
+        let tiles = Set(wanted.tree.filter { !$0.isEmpty }.flatMap { range in
+            (range.lowerBound / PostgresTiles.width)...((range.upperBound - 1) / PostgresTiles.width)
+        })
+        if !tiles.isEmpty {
+            let st = t.tileRows(Array(tiles).sorted())
+            out.append((st, { [unowned self] rows in
+                for row in rows {
+                    let (tile, hashes) = try PostgresRows.decode2(row, Int64.self, ByteBuffer.self, doing: st.doing)
+                    guard hashes.readableBytes % 32 == 0, hashes.readableBytes <= 32 * Int(PostgresTiles.width) else {
+                        throw LedgerError(.tampered, "malformed tree hash")
+                    }
+                    let first = UInt64(bitPattern: tile) &* PostgresTiles.width
+                    let all = Array(hashes.readableBytesView)
+                    for k in 0..<(all.count / 32) { tree.rows[first + UInt64(k)] = Array(all[(32 * k)..<(32 * k + 32)]) }
+                }
+                // Every hash of the tiles asked for is known: stored (above) or absent.
+                for tile in tiles { tree.covered.append((tile * PostgresTiles.width)...(tile * PostgresTiles.width + PostgresTiles.width - 1)) }
+            }))
+        }
+        if let (from, limit) = wanted.statesFrom {
+            let st = t.statesFrom(PostgresAccess.text(from), inclusive: true, limit: limit)
+            out.append((st, { [unowned self] rows in
+                var got: [(String, [UInt8])] = []
+                for row in rows {
+                    let (key, bytes, latest) = try PostgresRows.stateFromRow(row, doing: st.doing)
+                    let name = String(decoding: key.readableBytesView, as: UTF8.self)
+                    got.append((name, Array(bytes.readableBytesView)))
+                    // Each row's latest stream entry answers `seq(stream:version:)` for it.
+                    if let (version, seq) = latest { streams[name, default: PostgresFetched()].add([(version, seq)], from: version, through: version) }
+                }
+                statesFrom = (from, got, rows.count < limit)
+            }))
+        }
+        if wanted.allStates && allStates == nil {
+            let st = t.allStates
+            out.append((st, { [unowned self] rows in
+                allStates = try rows.map { row in
+                    let (key, bytes) = try PostgresRows.decode2(row, ByteBuffer.self, ByteBuffer.self, doing: st.doing)
+                    return (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
+                }
+            }))
+        }
+        return out
+    }
+
+    /// Keeps the rows of a stream's events (`(version, seq, bytes, personal bytes or NULL)`):
+    /// the events and, from `from` on, the stream's index; returns its `(version, seq)`.
+    @discardableResult
+    private func keepStream(_ stream: String, _ rows: [PostgresRow], from: UInt64?, limit: Int) throws -> [(UInt64, UInt64)] {
+        var page: [(UInt64, UInt64)] = []
+        for row in rows {
+            let (version, seq, bytes, personalValues): (Int64, Int64, ByteBuffer, ByteBuffer?)
+            do { (version, seq, bytes, personalValues) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer?).self) } catch {
+                throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (scan a stream)")
+            }
+            let at = UInt64(bitPattern: seq)
+            page.append((UInt64(bitPattern: version), at))
+            log.rows[at] = Array(bytes.readableBytesView)
+            personal[at] = .some(personalValues.map { Array($0.readableBytesView) })
+        }
+        if let from { streams[stream, default: PostgresFetched()].addPage(page, from: from, limit: limit) }
+        return page
+    }
+
+    /// A key as the statements bind it (keys beyond `Int64.max` find nothing).
+    static func key(_ k: UInt64) -> Int64 { Int64(bitPattern: min(k, UInt64(Int64.max))) }
+}
+
+/// Rows of one keyed range (the log by seq, a stream by version, the tree by index)
+/// loaded, and the key ranges known in full (every row of the snapshot in them was loaded).
+struct PostgresFetched<V> {
+    var rows: [UInt64: V] = [:]
+    var covered: [ClosedRange<UInt64>] = []
+
+    /// The value at `key`: `.some(nil)` when it is known to be absent, nil when not known.
+    func lookup(_ key: UInt64) -> V?? {
+        if let v = rows[key] { return .some(v) }
+        return covered.contains { $0.contains(key) } ? .some(nil) : nil
+    }
+
+    /// Adds the rows loaded from `from` on: every row of `from…through` is among them.
+    mutating func add(_ fetched: [(UInt64, V)], from: UInt64, through: UInt64) {
+        for (k, v) in fetched { rows[k] = v }
+        if from <= through { covered.append(from...through) }
+    }
+
+    /// Adds a page of `limit` rows asked for from `from` on (a short page reaches the end).
+    mutating func addPage(_ fetched: [(UInt64, V)], from: UInt64, limit: Int) {
+        add(fetched, from: from, through: fetched.count < limit ? .max : fetched.last!.0)
+    }
+
+    /// Visits the rows from `from` on in key order until `body` returns false; returns the
+    /// first key not known (nil: the rows ran out or `body` stopped).
+    func scan(from: UInt64, _ body: (UInt64, V) throws -> Bool) throws -> UInt64? {
+        var key = from
+        while true {
+            guard let range = covered.filter({ $0.contains(key) }).max(by: { $0.upperBound < $1.upperBound }) else { return key }
+            for k in rows.keys.filter({ $0 >= key && $0 <= range.upperBound }).sorted() where try !body(k, rows[k]!) {
+                return nil
+            }
+            if range.upperBound == .max { return nil }
+            key = range.upperBound + 1
+        }
+    }
+}
+
+extension PostgresStorage {
+    /// A query's read (see `StorageBackend.readAsync`): one REPEATABLE READ READ ONLY
+    /// transaction on a pooled connection; BEGIN goes with the head, the checkpoint and
+    /// what `load` names (one round trip), then what `then` names over that (one more),
+    /// and `body` runs once over what was loaded. COMMIT (or ROLLBACK) is awaited and a
+    /// connection whose end failed is closed. A failure is the ledger's `storage_error`,
+    /// never with the URL or the password.
+    package func readAsync<T: Sendable>(_ load: ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+                                        _ body: (any StorageReader) throws -> T) async throws -> T {
+        queryReads.add(1)
+        return try await connections.withSession { s in
+            let loaded = PostgresLoaded()
+            let result: Result<T, any Error>
+            do {
+                let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
+                let head = tables.headRow
+                var first = load
+                first.meta.append("checkpoint")
+                try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
+                                      + loaded.statements(first, tables), begun: begun)
+                queryLoads.add(1)
+                if let then {
+                    let next = loaded.statements(try then(loaded), tables)
+                    if !next.isEmpty {
+                        try await loaded.load(s, next)
+                        queryLoads.add(1)
+                    }
+                }
+                result = Result { try body(loaded) }
+            } catch {
+                await s.end("ROLLBACK")
+                throw (error as? PostgresFailure)?.ledgerError ?? error
+            }
+            await s.end("COMMIT")
+            return try result.get()
+        }
+    }
+}
+
+extension PostgresLoaded {
+    /// Sends the statements together (after `begun`, the transaction's BEGIN) and keeps their answers.
+    func load(_ s: PostgresSession, _ statements: [(PostgresStatement, ([PostgresRow]) throws -> Void)],
+              begun: EventLoopFuture<PostgresQueryResult>? = nil) async throws {
+        guard begun != nil || !statements.isEmpty else { return }
+        let sent = (begun.map { [$0] } ?? []) + statements.map { s.send($0.0.sql, $0.0.binds) }
+        let answers = try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()
+        let doing = (begun == nil ? [] : ["begin"]) + statements.map(\.0.doing)
+        for (answer, doing) in zip(answers, doing) {
+            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
+        }
+        for ((_, keep), answer) in zip(statements, answers.suffix(statements.count)) { try keep(Array(try answer.get().rows)) }
+    }
+}
