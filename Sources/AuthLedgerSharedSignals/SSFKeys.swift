@@ -5,6 +5,7 @@ import Foundation
 import JWTKit
 
 // @unchecked: the key list, the listing and the pool cursor are guarded by `lock`; jwt-kit's JWTKeyCollection is an actor and is not Sendable-wrapped here.
+// @unchecked: `keys` is guarded by `lock`; the pool's slots are their own (`Slot`).
 /// The transmitter's signing keys: RS256 (RSA 2048 bits), one PEM file per key in
 /// the key directory (`ssf-keys` in the store directory unless configured),
 /// named `rs256-<created, ms since 1970>-<kid>.pem`, created on first use.
@@ -16,7 +17,6 @@ import JWTKit
 ///
 /// Signing is jwt-kit's (`JWTKeyCollection`, RS256, PKCS #1 v1.5 over SHA-256): a
 /// small pool of collections, so that SETs are signed on several cores at once.
-// @unchecked: `keys` is guarded by `lock`; the pool's slots are their own (`Slot`).
 public final class SSFKeys: @unchecked Sendable {
     /// One signing key.
     public struct Key: Sendable {

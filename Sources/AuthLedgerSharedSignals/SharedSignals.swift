@@ -1,6 +1,7 @@
 import AuthLedger
 import Foundation
 
+// @unchecked: the issuer and the keys (made once, on first use) are guarded by `lock` and `creating` (NSLock: making the keys does file I/O while holding it).
 /// The OpenID Shared Signals transmitter of a server: metadata, keys, streams (SSF
 /// 1.0), SET building (RFC 8417) and poll delivery (RFC 8936). Push delivery
 /// (RFC 8935) runs in `SSFPushService`. Delivery reads the log like any feed
@@ -9,7 +10,6 @@ import Foundation
 ///
 /// The keys are loaded (and created) on first use, so a server that never serves
 /// Shared Signals never generates one.
-// @unchecked: the issuer and the keys (made once, on first use) are guarded by `lock` and `creating` (NSLock: making the keys does file I/O while holding it).
 public final class SharedSignals: @unchecked Sendable {
     /// The ledger whose events are delivered.
     public let ledger: Ledger

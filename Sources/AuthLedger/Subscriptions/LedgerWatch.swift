@@ -2,6 +2,7 @@ import AuthLedgerCore
 import Foundation
 
 // @unchecked: `members`, `dirty` and `id` are guarded by the hub's lock; `delivered` is the consumer's.
+// @unchecked: `members`, `dirty` and `cancelled` are changed under the hub's `lock`; the rest is the one consumer's.
 /// A watch of one or more projections (``WatchTarget``): the answer for each target at
 /// a position first (`snapshot`), then each different answer with the position it
 /// reflects (`changed`), including the changes of time alone (a cooling window ending, a
@@ -21,7 +22,6 @@ import Foundation
 ///
 /// The watch is its own iterator (one consumer); it ends its registration when it goes
 /// away or on ``cancel()``.
-// @unchecked: `members`, `dirty` and `cancelled` are changed under the hub's `lock`; the rest is the one consumer's.
 public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
     /// A watch delivers updates.
     public typealias Element = WatchUpdate
