@@ -379,20 +379,8 @@ def fetcher(url, token, directory):
     return get
 
 
-def tree_root(leaves):
-    """RFC 9162 MTH over leaf hashes (the split at the largest power of two below n)."""
-    if not leaves:
-        return hashlib.sha256(b"").digest()
-    if len(leaves) == 1:
-        return leaves[0]
-    k = 1
-    while k * 2 < len(leaves):
-        k *= 2
-    return node(tree_root(leaves[:k]), tree_root(leaves[k:]))
-
-
 class Frontier:
-    """The log's right edge: the root at each size, adding one leaf at a time."""
+    """A tree's right edge (RFC 9162): its root at each size, adding one leaf at a time."""
     def __init__(self):
         self.stack, self.size = [], 0   # (height, hash) of the perfect subtrees, left to right
 
@@ -425,7 +413,10 @@ def audit_index(vkey, get, events_path):
             at += 2 + n
         if len(entries) != 256 * t + width:
             raise Failure("the index log's entry bundle %d holds %d entries, not %d" % (t, len(entries) - 256 * t, width))
-    if tree_root([hashlib.sha256(b"\x00" + e).digest() for e in entries]) != root:
+    users_tree = Frontier()
+    for e in entries:
+        users_tree.add(hashlib.sha256(b"\x00" + e).digest())
+    if users_tree.root() != root:
         raise Failure("the index log's entries do not make its checkpoint's root")
     events = [json.loads(line) for line in read(events_path).splitlines() if line.strip()]
     frontier, streams, k, previous = Frontier(), {}, 0, 0
