@@ -283,7 +283,7 @@ extension PostgresStorage {
     /// and `body` runs once over what was loaded. COMMIT (or ROLLBACK) is awaited and a
     /// connection whose end failed is closed. A failure is the ledger's `storage_error`,
     /// never with the URL or the password.
-    package func readAsync<T: Sendable>(_ load: ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
                                         _ body: (any StorageReader) throws -> T) async throws -> T {
         queryReads.add(1)
         return try await connections.withSession { s in
@@ -292,7 +292,7 @@ extension PostgresStorage {
             do {
                 let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
                 let head = tables.headRow
-                var first = load
+                var first = load()
                 first.meta.append("checkpoint")
                 try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
                                       + loaded.statements(first, tables), begun: begun)

@@ -6,8 +6,10 @@ extension Ledger {
 
     /// Runs `body` once in one consistent snapshot, after what it reads was loaded (`load`,
     /// then what `then` names over that), without blocking the calling thread on another
-    /// thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in.
-    func read<T: Sendable>(_ load: ReadLoad = ReadLoad(), then: ((any StorageReader) throws -> ReadLoad)? = nil,
+    /// thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in. `load` is
+    /// evaluated only by a store that loads (PostgreSQL): LMDB reads in place, so a load that
+    /// costs work to name (a tree read's dry run) costs it nothing.
+    func read<T: Sendable>(_ load: @autoclosure () -> ReadLoad = ReadLoad(), then: ((any StorageReader) throws -> ReadLoad)? = nil,
                            _ body: (any StorageReader) throws -> T) async throws -> T {
         try await storage.readAsync(load, then: then, body)
     }

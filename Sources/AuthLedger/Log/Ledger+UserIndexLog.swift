@@ -73,9 +73,13 @@ extension Ledger {
 
     /// Hash tile `level`/`index` of width `width` of the index log (C2SP tlog-tiles).
     public func usersHashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
-        let load = (try? Ledger.checkTile(level: level, index: index, width: width, size: .max, of: "")) == nil ? ReadLoad()
-            : UserIndexLog.treeLoad { _ = try Ledger.hashTile($0, level: level, index: index, width: width) }
-        return try await read(ReadLoad(meta: [UserIndexLog.sizeKey] + load.meta)) { r in
+        // (The tree's dry run is made only for a store that loads: see `read`.)
+        func load() -> ReadLoad {
+            let tree = (try? Ledger.checkTile(level: level, index: index, width: width, size: .max, of: "")) == nil ? ReadLoad()
+                : UserIndexLog.treeLoad { _ = try Ledger.hashTile($0, level: level, index: index, width: width) }
+            return ReadLoad(meta: [UserIndexLog.sizeKey] + tree.meta)
+        }
+        return try await read(load()) { r in
             try Ledger.checkTile(level: level, index: index, width: width, size: try UserIndexLog.size(r), of: "index entries")
             return try Ledger.hashTile(UserIndexLog.reader(r), level: level, index: index, width: width)
         }

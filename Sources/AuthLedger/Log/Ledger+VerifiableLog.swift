@@ -95,6 +95,13 @@ extension Ledger {
     /// tree's level `8·level` nodes `index·256 …`, 32 bytes each. `not_found` while
     /// the log is too short for it.
     public func hashTile(level: Int, index: UInt64, width: Int) async throws -> [UInt8] {
+        try await read(Ledger.hashTileLoad(level: level, index: index, width: width)) { r in
+            try Ledger.hashTile(r, level: level, index: index, width: width)
+        }
+    }
+
+    /// What a hash tile reads (named only for a store that loads: see `read`).
+    static func hashTileLoad(level: Int, index: UInt64, width: Int) -> ReadLoad {
         var load = ReadLoad()
         if level == 0, width >= 1, index <= UInt64.max >> UInt64(Ledger.tileHeight + 1) {
             // The leaves' stored indexes and the subtrees they complete between them.
@@ -103,7 +110,7 @@ extension Ledger {
         } else if level > 0, (try? Ledger.checkTile(level: level, index: index, width: width, size: .max, of: "")) != nil {
             load = Ledger.treeLoad { _ = try Ledger.hashTile($0, level: level, index: index, width: width) }
         }
-        return try await read(load) { r in try Ledger.hashTile(r, level: level, index: index, width: width) }
+        return load
     }
 
     static func hashTile(_ r: any StorageReader, level: Int, index: UInt64, width: Int) throws -> [UInt8] {
