@@ -283,7 +283,7 @@ extension PostgresStorage {
     /// and `body` runs once over what was loaded. COMMIT (or ROLLBACK) is awaited and a
     /// connection whose end failed is closed. A failure is the ledger's `storage_error`,
     /// never with the URL or the password.
-    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                         _ body: (any StorageReader) throws -> T) async throws -> T {
         queryReads.add(1)
         return try await connections.withSession { s in
@@ -297,12 +297,10 @@ extension PostgresStorage {
                 try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
                                       + loaded.statements(first, tables), begun: begun)
                 queryLoads.add(1)
-                if let then {
-                    let next = loaded.statements(try then(loaded), tables)
-                    if !next.isEmpty {
-                        try await loaded.load(s, next)
-                        queryLoads.add(1)
-                    }
+                let next = loaded.statements(try then(loaded), tables)
+                if !next.isEmpty {
+                    try await loaded.load(s, next)
+                    queryLoads.add(1)
                 }
                 result = Result { try body(loaded) }
             } catch {

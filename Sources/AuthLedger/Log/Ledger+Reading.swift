@@ -9,7 +9,9 @@ extension Ledger {
     /// thread's I/O (see `StorageBackend.readAsync`): the async reads' one way in. `load` is
     /// evaluated only by a store that loads (PostgreSQL): LMDB reads in place, so a load that
     /// costs work to name (a tree read's dry run) costs it nothing.
-    func read<T: Sendable>(_ load: @autoclosure () -> ReadLoad = ReadLoad(), then: ((any StorageReader) throws -> ReadLoad)? = nil,
+    /// (`then` is not escaping, so a query pays no closure allocation on LMDB, which never
+    /// calls it; its default names nothing more.)
+    func read<T: Sendable>(_ load: @autoclosure () -> ReadLoad = ReadLoad(), then: (any StorageReader) throws -> ReadLoad = { _ in ReadLoad() },
                            _ body: (any StorageReader) throws -> T) async throws -> T {
         try await storage.readAsync(load, then: then, body)
     }
@@ -85,15 +87,15 @@ extension Ledger {
                       fromScratch: Bool) throws -> (state: UserState, position: UInt64, maintained: Bool) {
         let head = try r.head()
         let pos = min(position ?? head.seq, head.seq)
-        if let s = try maintainedState(r, of: user, position: pos, asOf: asOf, fromScratch: fromScratch) { return (s, pos, true) }
+        if let s = try maintainedState(r, of: user, position: pos, asOf: asOf, fromScratch: fromScratch, head: head) { return (s, pos, true) }
         return (try Ledger.replayUser(r, user: user, position: pos, asOf: asOf), pos, false)
     }
 
     /// The maintained state when it is the answer (at the head, the checkpoint there, no
     /// event of the user or the policy after `asOf`); nil when the stream must be replayed.
     static func maintainedState(_ r: any StorageReader, of user: String, position: UInt64?, asOf: Timestamp,
-                                fromScratch: Bool) throws -> UserState? {
-        let head = try r.head()
+                                fromScratch: Bool, head: Head? = nil) throws -> UserState? {
+        let head = try head ?? r.head()
         guard !fromScratch, min(position ?? head.seq, head.seq) == head.seq, try r.checkpoint() == head.seq else { return nil }
         let system = try r.projectionState(systemStream).map { b in try b.withUnsafeBytes { try StateCodec.decodeSystem($0) } } ?? SystemState()
         guard (system.lastAt ?? .min) <= asOf else { return nil }
@@ -119,9 +121,13 @@ extension Ledger {
     /// A read of `user`'s state under these options (`stateLoad`, then `replayLoad`).
     func readState<T: Sendable>(_ user: String, position: UInt64?, asOf: Timestamp, fromScratch: Bool, also: ReadLoad = ReadLoad(),
                                 _ body: (any StorageReader) throws -> T) async throws -> T {
-        var load = Ledger.stateLoad([user])
-        load.records = also.records
-        return try await read(load, then: { r in try Ledger.replayLoad(r, [(user, position, asOf, fromScratch)]) }, body)
+        // Named lazily: LMDB never builds it.
+        func load() -> ReadLoad {
+            var load = Ledger.stateLoad([user])
+            load.records = also.records
+            return load
+        }
+        return try await read(load(), then: { r in try Ledger.replayLoad(r, [(user, position, asOf, fromScratch)]) }, body)
     }
 
     static func replayUser(_ r: any StorageReader, user: String, position: UInt64, asOf: Timestamp) throws -> UserState {

@@ -104,7 +104,7 @@ extension Ledger {
 
 extension Ledger {
     /// A read of the index log: its size first, then what `then` names over it.
-    func readIndexLog<T: Sendable>(then: @escaping (any StorageReader) throws -> ReadLoad,
+    func readIndexLog<T: Sendable>(then: (any StorageReader) throws -> ReadLoad,
                                    _ body: (any StorageReader) throws -> T) async throws -> T {
         try await read(ReadLoad(meta: [UserIndexLog.sizeKey]), then: then, body)
     }

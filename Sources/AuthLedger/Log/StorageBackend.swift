@@ -14,7 +14,7 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// their helpers — the Merkle tree's proofs, the user index's pages, a stream's hash,
     /// a user's state — with the write bodies, which decide synchronously over what their
     /// group loaded; async reads would need a second, async copy of each.)
-    func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+    func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                 _ body: (any StorageReader) throws -> T) async throws -> T
     func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
     /// `write` for the writer's task: the same transaction and guarantees (durable when it
@@ -46,7 +46,7 @@ package protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
-    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: ((any StorageReader) throws -> ReadLoad)?,
+    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                         _ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
     package func purgeDeletedAsync() async throws { try purgeDeleted() }
