@@ -113,10 +113,15 @@ extension Ledger {
         var userEvents: UInt64
     }
 
-    /// Folds the events with `seq <= through` of the users that hash to `part`.
-    static func replayPartition(_ r: any StorageReader, part: Int, of parts: Int, through: UInt64,
+    /// Folds the events with `seq <= through` of the users that hash to `part`. With
+    /// `storedLeaves`, a stream's hash folds the leaf hash the stored tree holds for each
+    /// event instead of computing it again from the event (the tree's check, beside the
+    /// partitions, computes every leaf once and compares it with the stored one; when that
+    /// check fails the caller folds again without them).
+    static func replayPartition(_ r: any StorageReader, part: Int, of parts: Int, through: UInt64, storedLeaves: Bool = false,
                                 progress: ((UInt64, UInt64) -> Void)?) throws -> ReplayPartition {
         var fold = PartitionFold(part: part, parts: parts)
+        if storedLeaves { fold.tree = r }
         try r.scan(from: 1) { seq, bytes in
             guard seq <= through else { return false }
             if seq % 65_536 == 0 { progress?(seq, through) }
@@ -131,11 +136,19 @@ extension Ledger {
     struct PartitionFold {
         let part: Int
         let parts: Int
-        var users: [String: UserState] = [:]
-        var streams: [String: StreamHead] = [:]
+        /// Each user's state and stream hash, under one key (one lookup an event).
+        var users: [String: Folded] = [:]
         var leaves = StoredLeaf()
         var system = SystemState()
         var n: UInt64 = 0
+        /// Where the stored leaf hashes are read from, when they are trusted (see `replayPartition`).
+        var tree: (any StorageReader)?
+
+        struct Folded {
+            var state: UserState
+            var stream = StreamHead.start
+            init(_ user: String) { state = UserState(user: user) }
+        }
 
         init(part: Int, parts: Int) {
             self.part = part
@@ -153,8 +166,16 @@ extension Ledger {
             if !isSystem && parts > 1 && Int(owner % UInt64(parts)) != part { return }
             let e = try decode(seq, bytes)
             if let user = e.user {
-                try users[user, default: UserState(user: user)].evolve(e, policy: system.policy)
-                streams[user] = streams[user, default: .start].adding(try leaves.leafOrDecode(bytes, seq: seq), seq: seq)
+                let policy = system.policy
+                if let tree {
+                    try tree.withTreeHash(MerkleTree.storedHashIndex(level: 0, seq - 1)) { leaf in
+                        guard let leaf, leaf.count == 32 else { throw LedgerError(.tampered, "stored leaf hash missing", seq: seq) }
+                        try users[user, default: Folded(user)].add(e, policy: policy, leaf: leaf, seq: seq)
+                    }
+                } else {
+                    let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+                    try leaf.withUnsafeBytes { leaf in try users[user, default: Folded(user)].add(e, policy: policy, leaf: leaf, seq: seq) }
+                }
                 n += 1
             } else {
                 try system.evolve(e)
@@ -167,11 +188,19 @@ extension Ledger {
             var states: [(String, [UInt8])] = []
             var records: [(RecordKind, String, String, [UInt8])] = []
             states.reserveCapacity(users.count)
-            while let (user, s) = users.popFirst() {
-                states.append((user, StateCodec.encode(s.compacted(), stream: streams[user])))
-                for (kind, id, bytes) in s.encodedRecords() { records.append((kind, user, id, bytes)) }
+            while let (user, f) = users.popFirst() {
+                states.append((user, StateCodec.encode(f.state.compacted(), stream: f.stream)))
+                for (kind, id, bytes) in f.state.encodedRecords() { records.append((kind, user, id, bytes)) }
             }
             return ReplayPartition(states: states, records: records, system: system, userEvents: n)
         }
+    }
+}
+
+extension Ledger.PartitionFold.Folded {
+    /// One more event of the user: the state evolved, the stream's hash over its leaf hash.
+    mutating func add(_ e: Event, policy: Policy, leaf: UnsafeRawBufferPointer, seq: UInt64) throws {
+        try state.evolve(e, policy: policy)
+        stream = stream.adding(leafBytes: leaf, seq: seq)
     }
 }

@@ -22,9 +22,14 @@ package struct StreamHead: Sendable, Equatable {
 
     /// The head after one more event, of leaf hash `leaf` at `seq`.
     package func adding(_ leaf: SHA256.Digest, seq: UInt64) -> StreamHead {
+        leaf.withUnsafeBytes { adding(leafBytes: $0, seq: seq) }
+    }
+
+    /// `adding` with the leaf hash's 32 bytes where they lie (a stored tree's leaf).
+    package func adding(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) -> StreamHead {
         var h = SHA256()
         h.update(data: hash.bytes)
-        leaf.withUnsafeBytes { h.update(bufferPointer: $0) }
+        h.update(bufferPointer: leaf)
         return StreamHead(hash: Hash32(bytes: Array(h.finalize())), last: seq)
     }
 
