@@ -101,6 +101,38 @@ import Testing
         await #expect(throws: (any Error).self) { _ = try await Self.get(url + "/livez") }
     }
 
+    @Test func heartbeatIntervalSetsTheKeepAliveOfIdleStreams() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Given a server whose idle streams send their keep-alive every 0.5 s (default 15 s)
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--log-level", "info", "--heartbeat-interval", "0.5"],
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        let url = try await server.listening()
+        // When a watch stays idle
+        var req = HTTPClientRequest(url: url + "/v1/users/alice/devices?watch=true")
+        req.headers.add(name: "Authorization", value: "Bearer \(Self.token)")
+        let stream = SSEClient(try await TestServer.sharedClient.execute(req, timeout: .seconds(120)))
+        defer { stream.close() }
+        #expect(stream.status == 200)
+        // Then its snapshot is followed by progress events, three within the wait's bound
+        // (20 s: at the default interval they would take 45 s)
+        let events = try await stream.waitFor(count: 4)
+        #expect(events.first?.event == "snapshot")
+        #expect(events.dropFirst().allSatisfy { $0.event == "progress" }, "\(events.map { $0.event ?? "" })")
+    }
+
+    @Test(arguments: ["0", "0.05", "3601", "x"])
+    func heartbeatIntervalOutOfRangeIsRefused(_ value: String) async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--heartbeat-interval", value],
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        #expect(try await Self.exitStatus(server) != 0)
+        #expect(server.output.contains("--heartbeat-interval"), "\(server.output)")
+    }
+
     @Test(.enabled(if: StorageKind.postgresURL != nil, "needs PostgreSQL (tools/test installs it)"))
     func readyzFailsWhilePostgreSQLIsDownAndRecoversWhileLivezStaysUp() async throws {
         // A PostgreSQL of its own (tools/postgres), stopped and started under the server
