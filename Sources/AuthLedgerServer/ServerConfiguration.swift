@@ -29,7 +29,8 @@ public struct ServerConfiguration: Sendable {
     public var maxAppendBytes = 4 * 1024 * 1024
     /// Most events in one `POST /v1/events`.
     public var maxAppendEvents = 10_000
-    /// A comment line is sent on an idle event stream this often.
+    /// An idle event stream sends its keep-alive (a feed's `: heartbeat` comment, a
+    /// watch's `progress` event) this often (`serve --heartbeat-interval`).
     public var heartbeatInterval: Duration = .seconds(15)
     /// How often a caught-up subscriber re-reads the head (appends of other processes).
     public var pollInterval: Duration = .milliseconds(250)

@@ -3,9 +3,8 @@ import Crypto
 import CryptoExtras
 import Foundation
 import JWTKit
+import Synchronization
 
-// @unchecked: the key list, the listing and the pool cursor are guarded by `lock`; jwt-kit's JWTKeyCollection is an actor and is not Sendable-wrapped here.
-// @unchecked: `keys` is guarded by `lock`; the pool's slots are their own (`Slot`).
 /// The transmitter's signing keys: RS256 (RSA 2048 bits), one PEM file per key in
 /// the key directory (`ssf-keys` in the store directory unless configured),
 /// named `rs256-<created, ms since 1970>-<kid>.pem`, created on first use.
@@ -17,7 +16,7 @@ import JWTKit
 ///
 /// Signing is jwt-kit's (`JWTKeyCollection`, RS256, PKCS #1 v1.5 over SHA-256): a
 /// small pool of collections, so that SETs are signed on several cores at once.
-public final class SSFKeys: @unchecked Sendable {
+public final class SSFKeys: Sendable {
     /// One signing key.
     public struct Key: Sendable {
         /// Its `kid`: the RFC 7638 thumbprint of its public key.
@@ -34,18 +33,20 @@ public final class SSFKeys: @unchecked Sendable {
     public let directory: String
     /// How long a replaced key stays published.
     public let retention: Duration
-    private let lock = NSLock()
-    private var keys: [Key] = []
-    /// Collections that sign (each an actor: one signature at a time), with the kids they hold.
-    private let pool: [Slot] = (0..<SSFKeys.poolSize).map { _ in Slot() }
-    // @unchecked: `kids` is read and changed only under the owning SSFKeys' `lock`; the collection is an actor.
-    final class Slot: @unchecked Sendable {
-        let collection = JWTKeyCollection()
-        var kids: Set<String> = []
+    private struct State {
+        /// Oldest first.
+        var keys: [Key] = []
+        /// The kids each collection of the pool holds.
+        var loaded = [Set<String>](repeating: [], count: SSFKeys.poolSize)
+        /// The pool's round-robin cursor.
+        var next = 0
+        var lastLoad = ContinuousClock.now
+        /// The key files at the last load.
+        var listing: [String] = []
     }
-    private var next = 0
-    private var lastLoad = ContinuousClock.now
-    private var listing: [String] = []
+    private let state = Mutex(State())
+    /// Collections that sign (each an actor: one signature at a time).
+    private let pool: [JWTKeyCollection] = (0..<SSFKeys.poolSize).map { _ in JWTKeyCollection() }
     static let poolSize = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Loads the keys in `directory`, creating the directory and a first key when missing.
@@ -54,11 +55,11 @@ public final class SSFKeys: @unchecked Sendable {
         self.retention = retention
         try SSFKeyFile.ensureDirectory(directory)
         try reload()
-        if keys.isEmpty {
+        if state.withLock({ $0.keys.isEmpty }) {
             _ = try addKey()
             try reload()
         }
-        guard !keys.isEmpty else { throw LedgerError(.storageError, "no shared signals signing key") }
+        guard !state.withLock({ $0.keys.isEmpty }) else { throw LedgerError(.storageError, "no shared signals signing key") }
     }
 
     /// The default key directory of a store: `ssf-keys` in the directory of the files beside the log.
@@ -69,7 +70,7 @@ public final class SSFKeys: @unchecked Sendable {
     /// The signing key.
     public var current: Key {
         refreshIfChanged()
-        return lock.withLock { keys.last! }
+        return state.withLock { $0.keys.last! }
     }
 
     /// The published keys: the current one and those replaced less than `retention` ago.
@@ -77,9 +78,8 @@ public final class SSFKeys: @unchecked Sendable {
         refreshIfChanged()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let keep = retentionMilliseconds
-        return lock.withLock {
-            keys.enumerated().filter { i, _ in i == keys.count - 1 || keys[i + 1].created + keep > now }.map(\.element)
-        }
+        let keys = state.withLock { $0.keys }
+        return keys.enumerated().filter { i, _ in i == keys.count - 1 || keys[i + 1].created + keep > now }.map(\.element)
     }
 
     private var retentionMilliseconds: Int64 {
@@ -103,9 +103,8 @@ public final class SSFKeys: @unchecked Sendable {
         try reload()
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let keep = retentionMilliseconds
-        let expired: [Key] = lock.withLock {
-            keys.enumerated().filter { i, _ in i < keys.count - 1 && keys[i + 1].created + keep <= now }.map(\.element)
-        }
+        let keys = state.withLock { $0.keys }
+        let expired = keys.enumerated().filter { i, _ in i < keys.count - 1 && keys[i + 1].created + keep <= now }.map(\.element)
         for k in expired { unlink((directory as NSString).appendingPathComponent(k.file)) }
         if !expired.isEmpty {
             SSFKeyFile.syncDirectory(directory)
@@ -117,26 +116,27 @@ public final class SSFKeys: @unchecked Sendable {
     /// Signs `claims` as a SET: header `{"alg":"RS256","kid":…,"typ":"secevent+jwt"}`.
     public func sign(_ claims: JSON) async throws -> String {
         let (slot, key, loaded) = signer()
+        let collection = pool[slot]
         if !loaded {
-            await slot.collection.add(rsa: key.privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid),
-                                      serializer: SETSerializer())
-            _ = lock.withLock { slot.kids.insert(key.kid) }
+            await collection.add(rsa: key.privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.kid),
+                                 serializer: SETSerializer())
+            _ = state.withLock { $0.loaded[slot].insert(key.kid) }
         }
         var header = JWTHeader()
         header.typ = "secevent+jwt"
-        return try await slot.collection.sign(SETPayload(claims), kid: JWKIdentifier(string: key.kid), header: header)
+        return try await collection.sign(SETPayload(claims), kid: JWKIdentifier(string: key.kid), header: header)
     }
 
     // MARK: Files
 
     /// A slot of the pool (round robin), the current key, and whether the slot holds it.
-    private func signer() -> (Slot, Key, Bool) {
+    private func signer() -> (slot: Int, key: Key, loaded: Bool) {
         refreshIfChanged()
-        return lock.withLock {
-            let slot = pool[next % pool.count]
-            next &+= 1
-            let key = keys.last!
-            return (slot, key, slot.kids.contains(key.kid))
+        return state.withLock { s in
+            let slot = s.next % SSFKeys.poolSize
+            s.next &+= 1
+            let key = s.keys.last!
+            return (slot, key, s.loaded[slot].contains(key.kid))
         }
     }
 
@@ -152,7 +152,7 @@ public final class SSFKeys: @unchecked Sendable {
         let (n, e) = try SSFKeys.components(rsa)
         let kid = SSFKeys.thumbprint(n: n, e: e)
         // Strictly after every existing key, whatever the clock says.
-        let latest = lock.withLock { keys.last?.created ?? 0 }
+        let latest = state.withLock { $0.keys.last?.created ?? 0 }
         let created = max(Int64(Date().timeIntervalSince1970 * 1000), latest + 1)
         let name = "rs256-\(String(format: "%013lld", created))-\(kid).pem"
         try SSFKeyFile.create(dir: directory, name: name, bytes: Array(rsa.pemRepresentation.utf8))
@@ -178,27 +178,31 @@ public final class SSFKeys: @unchecked Sendable {
         }
         loaded.sort { $0.created < $1.created }
         guard let newest = loaded.last else {
-            lock.withLock { keys = []; listing = names; lastLoad = .now }
+            state.withLock { s in
+                s.keys = []
+                s.listing = names
+                s.lastLoad = .now
+            }
             return
         }
         _ = newest.kid
-        lock.withLock {
-            keys = loaded
-            listing = names
-            lastLoad = .now
+        state.withLock { s in
+            s.keys = loaded
+            s.listing = names
+            s.lastLoad = .now
         }
     }
 
     /// Picks up a rotation made by another process (`authledger ssf-rotate-key`):
     /// the directory is listed again at most every two seconds.
     private func refreshIfChanged() {
-        let due = lock.withLock { ContinuousClock.now - lastLoad > .seconds(2) }
+        let due = state.withLock { ContinuousClock.now - $0.lastLoad > .seconds(2) }
         guard due else { return }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
             .filter { $0.hasPrefix("rs256-") && $0.hasSuffix(".pem") }.sorted()
-        let changed = lock.withLock {
-            lastLoad = .now
-            return names != listing
+        let changed = state.withLock { s in
+            s.lastLoad = .now
+            return names != s.listing
         }
         if changed, !names.isEmpty { try? reload() }
     }

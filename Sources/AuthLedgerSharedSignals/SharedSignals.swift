@@ -1,7 +1,7 @@
 import AuthLedger
 import Foundation
+import Synchronization
 
-// @unchecked: the issuer and the keys (made once, on first use) are guarded by `lock` and `creating` (NSLock: making the keys does file I/O while holding it).
 /// The OpenID Shared Signals transmitter of a server: metadata, keys, streams (SSF
 /// 1.0), SET building (RFC 8417) and poll delivery (RFC 8936). Push delivery
 /// (RFC 8935) runs in `SSFPushService`. Delivery reads the log like any feed
@@ -10,17 +10,18 @@ import Foundation
 ///
 /// The keys are loaded (and created) on first use, so a server that never serves
 /// Shared Signals never generates one.
-public final class SharedSignals: @unchecked Sendable {
+public final class SharedSignals: Sendable {
     /// The ledger whose events are delivered.
     public let ledger: Ledger
     /// Issuer, retry and poll settings.
     public let configuration: SharedSignalsConfiguration
     package let store: SSFStreamStore
     let clock: @Sendable () -> Timestamp
-    private let lock = NSLock()
-    private var issuerValue: String?
-    private var keysValue: SSFKeys?
-    private var secretsValue: SSFSecrets?
+    private let issuerValue: Mutex<String?>
+    /// The keys and the secrets, loaded (or created) on first use under the lock, so
+    /// that two first uses at once (a JWKS request and a push worker) do not create two
+    /// keys. Making them is file I/O, no suspension.
+    private let made = Mutex<(keys: SSFKeys?, secrets: SSFSecrets?)>((nil, nil))
     /// Rung when a stream changes (the push service reconciles its workers).
     let changes = Doorbell()
 
@@ -30,15 +31,15 @@ public final class SharedSignals: @unchecked Sendable {
         self.configuration = configuration
         self.store = SSFStreamStore(ledger: ledger)
         self.clock = clock
-        issuerValue = configuration.issuer.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        issuerValue = Mutex(configuration.issuer.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 
     /// The issuer: configured, or the listening address once known.
-    public var issuer: String? { lock.withLock { issuerValue } }
+    public var issuer: String? { issuerValue.withLock { $0 } }
 
     package func setListeningIssuer(host: String, port: Int) {
-        lock.withLock {
-            if issuerValue == nil { issuerValue = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        issuerValue.withLock { i in
+            if i == nil { i = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
         }
     }
 
@@ -56,29 +57,23 @@ public final class SharedSignals: @unchecked Sendable {
         }
     }
 
-    /// Held while the keys are loaded or created, so that two first uses at once
-    /// (a JWKS request and a push worker) do not create two keys.
-    private let creating = NSLock()
-
     /// The signing keys, loaded or created on first use.
     public func keys() throws -> SSFKeys {
-        if let k = lock.withLock({ keysValue }) { return k }
-        creating.lock()
-        defer { creating.unlock() }
-        if let k = lock.withLock({ keysValue }) { return k }
-        let k = try SSFKeys(directory: try keyDirectory, retention: configuration.keyRetention)
-        lock.withLock { keysValue = k }
-        return k
+        try made.withLock { m in
+            if let k = m.keys { return k }
+            let k = try SSFKeys(directory: try keyDirectory, retention: configuration.keyRetention)
+            m.keys = k
+            return k
+        }
     }
 
     func secrets() throws -> SSFSecrets {
-        if let s = lock.withLock({ secretsValue }) { return s }
-        creating.lock()
-        defer { creating.unlock() }
-        if let s = lock.withLock({ secretsValue }) { return s }
-        let s = try SSFSecrets.loadOrCreate(directory: try keyDirectory)
-        lock.withLock { secretsValue = s }
-        return s
+        try made.withLock { m in
+            if let s = m.secrets { return s }
+            let s = try SSFSecrets.loadOrCreate(directory: try keyDirectory)
+            m.secrets = s
+            return s
+        }
     }
 
     // MARK: Metadata

@@ -14,7 +14,7 @@ public struct SharedSignalsConfiguration: Sendable {
     public var retryMax: Duration = .seconds(60)
     /// Push: one POST may take this long.
     public var requestTimeout: Duration = .seconds(10)
-    /// Poll without `returnImmediately`: the longest a request waits for a SET.
+    /// Poll without `returnImmediately`: the longest a request waits for a SET (`serve --ssf-poll-wait`).
     public var pollWait: Duration = .seconds(15)
     /// Most SETs in one poll answer.
     public var maxPollEvents = 1000

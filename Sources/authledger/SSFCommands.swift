@@ -12,6 +12,8 @@ struct SharedSignalsOptions: ParsableArguments {
     var keyDirectory: String?
     @Option(name: .customLong("ssf-retry-max"), help: "Push delivery: the longest wait between retries, in seconds.")
     var retryMax: Double = 60
+    @Option(name: .customLong("ssf-poll-wait"), help: "Poll delivery: the longest a poll without returnImmediately waits for a SET, in seconds (default 15).")
+    var pollWait: Double = 15
 
     /// `AUTHLEDGER_SSF_KEY_DIR` (nil when unset or empty).
     static var environmentKeyDirectory: String? {
@@ -30,6 +32,8 @@ struct SharedSignalsOptions: ParsableArguments {
         guard retryMax > 0, retryMax.isFinite, retryMax <= 86_400 else { throw ValidationError("--ssf-retry-max must be between 0 and 86400 seconds") }
         c.retryMax = .milliseconds(Int64(retryMax * 1000))
         if c.retryInitial > c.retryMax { c.retryInitial = c.retryMax }
+        guard pollWait >= 0.1, pollWait <= 300 else { throw ValidationError("--ssf-poll-wait must be between 0.1 and 300 seconds") }
+        c.pollWait = .milliseconds(Int64(pollWait * 1000))
     }
 }
 

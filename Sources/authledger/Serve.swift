@@ -78,6 +78,8 @@ struct Serve: AsyncParsableCommand {
     var accessLog: String?
     @Option(name: .customLong("drain-seconds"), help: "On SIGTERM, how long /readyz answers 503 before the server stops accepting connections (default 5; 0 with --dev).")
     var drainSeconds: Double?
+    @Option(name: .customLong("heartbeat-interval"), help: "Seconds an idle event stream waits before its keep-alive: the feeds' `: heartbeat` comment, a watch's progress event (default 15).")
+    var heartbeatInterval: Double = 15
     @Option(name: .customLong("index-interval"), help: "How often at most the index log of user proofs gets an entry when the log has grown, in seconds (default 1; 0: only before /checkpoint signs).")
     var indexInterval: Double = 1
     @OptionGroup var sharedSignals: SharedSignalsOptions
@@ -120,6 +122,8 @@ struct Serve: AsyncParsableCommand {
         let drain = drainSeconds ?? (dev ? 0 : 5)
         guard drain >= 0, drain <= 3600 else { throw ValidationError("--drain-seconds must be between 0 and 3600") }
         config.drainDuration = .milliseconds(Int64(drain * 1000))
+        guard heartbeatInterval >= 0.1, heartbeatInterval <= 3600 else { throw ValidationError("--heartbeat-interval must be between 0.1 and 3600") }
+        config.heartbeatInterval = .milliseconds(Int64(heartbeatInterval * 1000))
         guard indexInterval >= 0, indexInterval <= 3600 else { throw ValidationError("--index-interval must be between 0 and 3600") }
         config.indexInterval = indexInterval > 0 ? .milliseconds(Int64(indexInterval * 1000)) : nil
         // The checkpoint origin is checked now, not at the first /checkpoint.

@@ -101,6 +101,58 @@ import Testing
         await #expect(throws: (any Error).self) { _ = try await Self.get(url + "/livez") }
     }
 
+    @Test func heartbeatIntervalSetsTheKeepAliveOfIdleStreams() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Given a server whose idle streams send their keep-alive every 0.5 s (default 15 s)
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--log-level", "info", "--heartbeat-interval", "0.5"],
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        let url = try await server.listening()
+        // When a watch stays idle
+        var req = HTTPClientRequest(url: url + "/v1/users/alice/devices?watch=true")
+        req.headers.add(name: "Authorization", value: "Bearer \(Self.token)")
+        let stream = SSEClient(try await TestServer.sharedClient.execute(req, timeout: .seconds(120)))
+        defer { stream.close() }
+        #expect(stream.status == 200)
+        // Then its snapshot is followed by progress events, three within the wait's bound
+        // (20 s: at the default interval they would take 45 s)
+        let events = try await stream.waitFor(count: 4)
+        #expect(events.first?.event == "snapshot")
+        #expect(events.dropFirst().allSatisfy { $0.event == "progress" }, "\(events.map { $0.event ?? "" })")
+    }
+
+    @Test func ssfPollWaitBoundsAnEmptyLongPoll() async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Given a server whose polls wait at most 0.5 s for a SET (default 15 s)
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--log-level", "info", "--ssf-poll-wait", "0.5"],
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        let url = try await server.listening()
+        let created = try await Self.post(url + "/ssf/streams", "{}")
+        let id = try #require(created["stream_id"]?.stringValue, "\(created.body)")
+        // When a poll without returnImmediately finds nothing to deliver
+        let req = TestServer.request(base: url, .POST, "/ssf/poll/\(id)", token: Self.token, body: "{}", headers: [])
+        // Then it is answered, empty, within a client timeout (5 s) the default wait would outlast
+        let resp = try await TestServer.sharedClient.execute(req, timeout: .seconds(5))
+        let body = String(buffer: try await resp.body.collect(upTo: 1 << 20))
+        #expect(resp.status.code == 200)
+        #expect((try? JSON.parse(body))?["sets"] == .object([]), "\(body)")
+    }
+
+    @Test(arguments: [["--heartbeat-interval", "0"], ["--heartbeat-interval", "0.05"], ["--heartbeat-interval", "3601"],
+                      ["--heartbeat-interval", "x"], ["--ssf-poll-wait", "0"], ["--ssf-poll-wait", "301"]])
+    func keepAliveAndPollWaitOutOfRangeAreRefused(_ option: [String]) async throws {
+        let dir = TestServer.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store"] + option,
+                                    environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
+        defer { server.stop() }
+        #expect(try await Self.exitStatus(server) != 0)
+        #expect(server.output.contains(option[0]), "\(server.output)")
+    }
+
     @Test(.enabled(if: StorageKind.postgresURL != nil, "needs PostgreSQL (tools/test installs it)"))
     func readyzFailsWhilePostgreSQLIsDownAndRecoversWhileLivezStaysUp() async throws {
         // A PostgreSQL of its own (tools/postgres), stopped and started under the server

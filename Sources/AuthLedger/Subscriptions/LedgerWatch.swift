@@ -1,8 +1,7 @@
 import AuthLedgerCore
 import Foundation
+import Synchronization
 
-// @unchecked: `members`, `dirty` and `id` are guarded by the hub's lock; `delivered` is the consumer's.
-// @unchecked: `members`, `dirty` and `cancelled` are changed under the hub's `lock`; the rest is the one consumer's.
 /// A watch of one or more projections (``WatchTarget``): the answer for each target at
 /// a position first (`snapshot`), then each different answer with the position it
 /// reflects (`changed`), including the changes of time alone (a cooling window ending, a
@@ -22,10 +21,11 @@ import Foundation
 ///
 /// The watch is its own iterator (one consumer); it ends its registration when it goes
 /// away or on ``cancel()``.
-public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
+public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, Sendable {
     /// A watch delivers updates.
     public typealias Element = WatchUpdate
 
+    /// A target of the watch, in the hub's state (``WatchHub/Registration``).
     struct Member {
         var entry: WatchHub.Entry?
         /// The digest of the last answer the watcher has (nil: none, or not known).
@@ -37,32 +37,26 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
     let hub: WatchHub
     /// What this watch follows, without duplicates, in the order given.
     public let targets: [WatchTarget]
-    var id = 0
-    var members: [Member]
-    /// Indices of members marked since the watcher last looked, from `dirtyHead` on.
-    var dirty: [Int] = []
-    private var dirtyHead = 0
+    /// Its registration's key in the hub.
+    let id: Int
     let doorbell = Doorbell()
-    /// The highest position delivered.
-    private var delivered: UInt64 = 0
 
     init(hub: WatchHub, targets: [WatchTarget]) {
         self.hub = hub
         var seen = Set<WatchTarget>()
         self.targets = targets.filter { seen.insert($0).inserted }
-        members = Array(repeating: Member(), count: self.targets.count)
+        id = hub.newWatchID()
     }
 
-    deinit { hub.unregister(id: id, targets: targets) }
+    deinit { hub.unregister(id: id, targets: targets, ended: true) }
 
     /// Ends the watch: `next` returns nil from now on.
     public func cancel() {
-        hub.unregister(id: id, targets: targets)
-        hub.lock.withLock { cancelled = true }
+        hub.unregister(id: id, targets: targets, ended: false)
         doorbell.ring()
     }
 
-    private var cancelled = false
+    private var cancelled: Bool { hub.state.withLock { $0.watches[id]?.cancelled ?? true } }
 
     /// The watch itself: it is its own iterator (one consumer).
     public func makeAsyncIterator() -> LedgerWatch { self }
@@ -72,7 +66,7 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
     public func next() async throws -> WatchUpdate? {
         while true {
             if let u = try await next(idle: .seconds(3600)) { return u }
-            if hub.lock.withLock({ cancelled }) { return nil }
+            if cancelled { return nil }
         }
     }
 
@@ -83,12 +77,9 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
         let deadline = clock.now.advanced(by: idle)
         while true {
             try Task.checkCancellation()
-            if let u = take() {
-                delivered = Swift.max(delivered, u.position)
-                return u
-            }
+            if let u = take() { return u }
             let now = clock.now
-            if now >= deadline || hub.lock.withLock({ cancelled }) { return nil }
+            if now >= deadline || cancelled { return nil }
             await doorbell.wait(timeout: now.duration(to: deadline))
         }
     }
@@ -97,51 +88,63 @@ public final class LedgerWatch: AsyncSequence, AsyncIteratorProtocol, @unchecked
     /// or nil while an update is waiting to be taken (`next` first). A watcher that
     /// resumes from it misses nothing.
     public func progress() -> UInt64? {
-        hub.lock.withLock { dirtyHead < dirty.count ? nil : Swift.max(hub.processed, delivered) }
+        hub.state.withLock { s in
+            guard let r = s.watches[id] else { return s.processed }
+            return r.dirtyHead < r.dirty.count ? nil : Swift.max(s.processed, r.delivered)
+        }
     }
 
     /// The first marked member with something to deliver.
     private func take() -> WatchUpdate? {
-        hub.lock.withLock {
-            while dirtyHead < dirty.count {
-                let k = dirty[dirtyHead]
-                dirtyHead += 1
-                if dirtyHead == dirty.count {
-                    dirty.removeAll(keepingCapacity: true)
-                    dirtyHead = 0
-                }
-                members[k].dirty = false
-                guard let e = members[k].entry, let answer = e.answer else { continue }
-                let kind: WatchUpdate.Kind
-                if members[k].snapshotDue {
-                    members[k].snapshotDue = false
-                    kind = .snapshot
-                } else if members[k].sent == e.digest {
-                    continue
-                } else {
-                    kind = .changed
-                }
-                members[k].sent = e.digest
-                return WatchUpdate(target: targets[k], position: e.position, asOf: e.asOf, answer: answer, kind: kind)
-            }
-            return nil
-        }
+        hub.state.withLock { $0.watches[id]?.take(targets) }
     }
 
     /// Marks every member for its first delivery, in the order of the targets: a
     /// snapshot, or (resuming) a change unless the entry's answer is the one with digest
     /// `sent[k]`. Before anything was taken (marks made meanwhile are folded in).
     func prime(snapshot: Bool, sent: [Int?]) {
-        hub.lock.withLock {
-            for k in members.indices {
-                members[k].snapshotDue = snapshot
-                members[k].sent = snapshot ? nil : sent[k]
-                members[k].dirty = true
-            }
-            dirty = Array(members.indices)
-            dirtyHead = 0
-        }
+        hub.state.withLock { $0.watches[id]?.prime(snapshot: snapshot, sent: sent) }
         doorbell.ring()
+    }
+}
+
+extension WatchHub.Registration {
+    /// The first marked member with something to deliver (of `targets`, the watch's).
+    mutating func take(_ targets: [WatchTarget]) -> WatchUpdate? {
+        while dirtyHead < dirty.count {
+            let k = dirty[dirtyHead]
+            dirtyHead += 1
+            if dirtyHead == dirty.count {
+                dirty.removeAll(keepingCapacity: true)
+                dirtyHead = 0
+            }
+            members[k].dirty = false
+            guard let e = members[k].entry, let answer = e.answer else { continue }
+            let kind: WatchUpdate.Kind
+            if members[k].snapshotDue {
+                members[k].snapshotDue = false
+                kind = .snapshot
+            } else if members[k].sent == e.digest {
+                continue
+            } else {
+                kind = .changed
+            }
+            members[k].sent = e.digest
+            delivered = Swift.max(delivered, e.position)
+            return WatchUpdate(target: targets[k], position: e.position, asOf: e.asOf, answer: answer, kind: kind)
+        }
+        return nil
+    }
+
+    /// Marks every member for its first delivery (``LedgerWatch/prime(snapshot:sent:)``).
+    mutating func prime(snapshot: Bool, sent: [Int?]) {
+        for k in members.indices {
+            members[k].snapshotDue = snapshot
+            members[k].sent = snapshot ? nil : sent[k]
+            members[k].dirty = true
+        }
+        dirty = Array(members.indices)
+        dirtyHead = 0
     }
 }
 
@@ -210,12 +213,12 @@ extension Ledger {
     /// The time watches evaluate answers at (default `Timestamp.now`; a server sets its own clock).
     package func setWatchClock(_ clock: @escaping @Sendable () -> Timestamp) {
         let hub = feedHub.watches
-        hub.lock.withLock { hub.clock = clock }
+        hub.state.withLock { $0.clock = clock }
     }
 
     /// Watched targets and evaluations so far (tests, the benchmark).
     package var watchStatistics: (targets: Int, evaluations: Int, evaluated: Int) {
         let hub = feedHub.watches
-        return hub.lock.withLock { (hub.entryCount, hub.evaluations, hub.evaluated) }
+        return hub.state.withLock { ($0.entryCount, $0.evaluations, $0.evaluated) }
     }
 }

@@ -52,11 +52,14 @@ public struct OTPSecrets: Sendable {
         let blank: (Character) -> Bool = { $0.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator } }
         let t = String(target.drop(while: blank).reversed().drop(while: blank).reversed())
         if channel == "email" {
-            guard let at = t.firstIndex(of: "@"), at != t.startIndex, t.index(after: at) != t.endIndex,
+            // The "@" among the scalars: a combining mark after it makes one character of
+            // the two, which must not hide it.
+            let scalars = t.unicodeScalars
+            guard let at = scalars.firstIndex(of: "@"), at != scalars.startIndex, scalars.index(after: at) != scalars.endIndex,
                   t.count <= 254, !EventDecoder.hasControl(t) else {
                 throw LedgerError.invalid("target is not an email address", field: "target")
             }
-            return String(t[t.startIndex]) + "***" + String(t[at...])
+            return String(t[t.startIndex]) + "***" + String(scalars[at...])
         }
         let digits = t.filter { $0.isNumber }
         guard digits.count >= 6, digits.count <= 20, t.allSatisfy({ $0.isNumber || $0 == "+" || $0 == " " || $0 == "-" }) else {
