@@ -131,7 +131,7 @@ package final class PostgresConnections: Sendable {
         }
     }
 
-    private func session(_ c: PostgresConnection) -> PostgresSession {
+    func session(_ c: PostgresConnection) -> PostgresSession {
         PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
     }
 

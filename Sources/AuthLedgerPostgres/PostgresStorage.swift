@@ -26,16 +26,20 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     private let listener = Mutex<PostgresCommitListener?>(nil)
 
     /// Connects to the database of `url` and creates or migrates the ledger's tables.
-    public init(url: String) throws {
+    /// The migration runs on a connection of its own, awaited (no thread waits for
+    /// PostgreSQL; a database that cannot be reached fails at once, where the pool would
+    /// keep trying).
+    public init(url: String) async throws {
         location = try PostgresLocation(url: url)
         tables = PostgresTables(schema: location.schema)
-        connections = try PostgresConnections(location)
-        let s = try connections.acquire()
+        let connections = try PostgresConnections(location)
+        self.connections = connections
         do {
-            try PostgresSchema.migrate(s, schema: location.schema)
-            connections.release(s, reusable: true)
+            try await connections.withDedicated { [schema = location.schema] c in
+                try await PostgresSchema.migrate(connections.session(c), schema: schema)
+            }
         } catch {
-            connections.release(s, reusable: false)
+            connections.shutdown()
             throw (error as? PostgresFailure)?.ledgerError ?? error
         }
     }

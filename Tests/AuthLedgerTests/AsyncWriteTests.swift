@@ -13,8 +13,8 @@ import Testing
 struct AsyncWriteTests {
     /// A ledger whose personal values are hashed in clear, so that two stores given the same
     /// events store the same bytes and hashes.
-    static func unsalted(_ kind: StorageKind) throws -> Ledger {
-        let ledger = try kind.freshLedger()
+    static func unsalted(_ kind: StorageKind) async throws -> Ledger {
+        let ledger = try await kind.freshLedger()
         ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
         return ledger
     }
@@ -29,8 +29,8 @@ struct AsyncWriteTests {
     @Test func appendsAndAReplayOnPostgreSQLNeverWaitOnAThreadAndStoreWhatLMDBStores() async throws {
         // Given a PostgreSQL ledger and an LMDB one, and 16 users' events (a registration,
         // then accesses, some with personal values)
-        let lmdb = try Self.unsalted(.lmdb)
-        let pg = try Self.unsalted(.postgres)
+        let lmdb = try await Self.unsalted(.lmdb)
+        let pg = try await Self.unsalted(.postgres)
         let storage = try #require(pg.storage as? PostgresStorage)
         let lines = HashPipelineTests.events(users: 16, each: 16)
         let waits = storage.connections.blockingWaits.value
@@ -81,7 +81,7 @@ struct AsyncWriteTests {
 
     @Test func aCommandsGroupLoadsItsUserFirstAndRunsOnce() async throws {
         // Given a PostgreSQL ledger with alice's and bob's history
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
@@ -112,7 +112,7 @@ struct AsyncWriteTests {
 
     @Test func anAsyncWriteWithASavepointInsideARequestsIsDoneOnceWithoutWaiting() async throws {
         // Given a PostgreSQL ledger
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
@@ -132,8 +132,8 @@ struct AsyncWriteTests {
     @Test func anAsyncErasureOnPostgreSQLNeverWaitsOnAThreadAndLeavesWhatLMDBLeaves() async throws {
         // Given alice's personal values (a device's names and tokens, a challenge's context,
         // an OTP's target) and bob's, on PostgreSQL and on LMDB
-        let lmdb = try StorageKind.lmdb.freshLedger()
-        let pg = try StorageKind.postgres.freshLedger()
+        let lmdb = try await StorageKind.lmdb.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
         let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
@@ -169,7 +169,7 @@ struct AsyncWriteTests {
         let lines = try PersonalDataTests.exportLines(pg)
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
         #expect(try pg.verify() == outcomes[1].head)
-        let copy = try StorageKind.lmdb.freshLedger()
+        let copy = try await StorageKind.lmdb.freshLedger()
         #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
         for other in [copy, lmdb] {
@@ -181,7 +181,7 @@ struct AsyncWriteTests {
 
     @Test func theSweepersExpiryOnPostgreSQLNeverWaitsOnAThread() async throws {
         // Given a PostgreSQL ledger with one unresolved challenge (alice's c1, due at 09:11)
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value

@@ -16,7 +16,7 @@ enum Support {
     }
 
     /// A ledger on a fresh temporary store.
-    static func freshLedger() throws -> Ledger { try Ledger(lmdb: tempDir()) }
+    static func freshLedger() async throws -> Ledger { try await Ledger(lmdb: tempDir()) }
 
     /// The built CLI (tools/test builds it with `swift build --build-tests`).
     static var binary: String {

@@ -13,8 +13,8 @@ import Testing
 @Suite struct VerifiableLogTests {
     /// A store with `n` events: a user with a device accessed again and again.
     static func ledger(events n: Int, path: String = Support.tempDir("vlog")) async throws -> Ledger {
-        let ledger = try Ledger(lmdb: path)
-        try await await append(ledger, from: 1, count: n)
+        let ledger = try await Ledger(lmdb: path)
+        try await append(ledger, from: 1, count: n)
         return ledger
     }
 
@@ -65,7 +65,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func theStoredTreeHasEveryRootOfTheRFCRecursion(_ storage: StorageKind) async throws {
         // Given a log of 70 events appended in batches of uneven sizes
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         var n = 0
         for batch in [1, 2, 5, 8, 13, 21, 20] { try await Self.append(ledger, from: n + 1, count: batch); n += batch }
         let leaves = try Self.leaves(ledger)
@@ -139,14 +139,14 @@ import Testing
         let root = try await Self.ledger(events: 33, path: path).treeHead().root
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.clear(tree) }
         // Then opening it builds the tree again, and verify passes
-        let reopened = try Ledger(lmdb: path)
+        let reopened = try await Ledger(lmdb: path)
         #expect(try await reopened.treeHead().root == root)
         try reopened.verify()
         // And replay rebuilds a damaged tree
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, UInt64(3).bigEndianBytes, [UInt8](repeating: 7, count: 32)) }
-        #expect(refusal { try Ledger(lmdb: path).verify() }?.code == .tampered)
+        await #expect(refusal { try await Ledger(lmdb: path).verify() }?.code == .tampered)
         try await Ledger(lmdb: path).replay()
-        try Ledger(lmdb: path).verify()
+        try await Ledger(lmdb: path).verify()
         #expect(try await Ledger(lmdb: path).treeHead().root == root)
     }
 
@@ -168,7 +168,7 @@ import Testing
             try txn.put(tree, key, v)
         }
         // Then verify names the node and the seq at which it was found
-        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
+        let e = try await #require(refusal { try await Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered)
         let first = index << UInt64(level) + 1, last = (index + 1) << UInt64(level)
         #expect(e.seq == last)
@@ -185,7 +185,7 @@ import Testing
         try Self.tamperTree(path) { txn, tree in
             try txn.put(tree, MerkleTree.storedHashCount(6).bigEndianBytes, [UInt8](repeating: 0, count: 32))
         }
-        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
+        let e = try await #require(refusal { try await Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered && e.seq == 7 && e.message.contains("beyond the log"))
     }
 
@@ -203,7 +203,7 @@ import Testing
             r.hash = RecordedEvent.computeHash(r.event, seq: seq, version: r.version, prev: r.prev)
             try txn.put(events, seq.bigEndianBytes, EventCodec.encode(r))
         }
-        #expect(refusal { try Ledger(lmdb: path).verify() }?.seq == 5)
+        await #expect(refusal { try await Ledger(lmdb: path).verify() }?.seq == 5)
     }
 
     @Test func storedHashIndexesAreTlogs() {

@@ -222,11 +222,13 @@ extension Ledger {
     /// Builds the Merkle tree of a store that has none (a store from before the tree).
     /// A tree that is there but does not match is left for `verify` to name and
     /// `replay` to rebuild: opening a store never hides tampering.
-    func ensureTree() throws {
-        let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
+    func ensureTree() async throws {
+        var load = ReadLoad()
+        load.treeSize = true
+        let (head, count) = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
-        try writer.exclusive { [self] in
+        try await writer.exclusive { [self] in
             try storage.write { w in
                 let head = try w.head().seq
                 guard try w.treeHashCount() == 0, head > 0 else { return }

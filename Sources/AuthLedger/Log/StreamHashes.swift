@@ -101,9 +101,9 @@ extension Ledger {
     /// scan (a store written before stream hashes, layout 2): the states themselves are
     /// kept as they are, byte for byte, and no rule runs (an old log that today's rules
     /// refuse still opens, and `verify` names it). Progress is logged every 2^20 events.
-    func buildStreamHashesOnOpen(head: UInt64) throws {
+    func buildStreamHashesOnOpen(head: UInt64) async throws {
         logger.notice("user states without stream hashes; computing them from the log", metadata: ["head": "\(head)"])
-        let n = try writer.exclusive { [self] in
+        let n = try await writer.exclusive { [self] in
             try storage.write { w in
                 var heads: [String: StreamHead] = [:]
                 var leaves = StoredLeaf()
