@@ -136,7 +136,7 @@ struct AsyncWriteTests {
         let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
-        let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
+        let hashesBefore = try await PersonalDataTests.exportLines(pg).map { $0["hash"] }
         let waits = storage.connections.blockingWaits.value
         let unloaded = storage.unloadedReads.value
         // When alice is erased through the async form, on both
@@ -166,7 +166,7 @@ struct AsyncWriteTests {
         #expect(try await pg.metaRecord(Ledger.purgePendingKey) == nil)
         // And the hashes did not change, the log verifies, and an LMDB store given the export
         // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
-        let lines = try PersonalDataTests.exportLines(pg)
+        let lines = try await PersonalDataTests.exportLines(pg)
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
         #expect(try pg.verify() == outcomes[1].head)
         let copy = try await StorageKind.lmdb.freshLedger()

@@ -52,7 +52,7 @@ extension CommandTests {
             }
         }
         // The export neither
-        let export = try b.ledger.exportText()
+        let export = try await b.ledger.exportText()
         for secret in codes + targets { #expect(!export.contains(secret)) }
     }
 

@@ -50,7 +50,7 @@ import Testing
         #expect(Self.hashedByPipeline(large) == lines.count)
         #expect(Self.hashedByPipeline(small) == 0)
         // The same bytes, chain and tree
-        #expect(try large.exportText() == (try small.exportText()))
+        await #expect(try large.exportText() == (try small.exportText()))
         #expect(try await large.treeHead() == (try await small.treeHead()))
         #expect(try large.verify() == (try small.verify()))
         // And the outcome tells what was stored, in order
@@ -66,7 +66,7 @@ import Testing
         for l in lines { try await small.importText(l) }
         #expect(Self.hashedByPipeline(large) == lines.count)
         _ = try large.verify()
-        #expect(try large.contentText() == (try small.contentText()))
+        await #expect(try large.contentText() == (try small.contentText()))
         // The second thread sealed them (fresh salts): every personal value has its
         // commitment and its own salt, read back from the values store, as inline sealing gives
         let a = try await large.events(), b = try await small.events()
@@ -106,7 +106,7 @@ import Testing
         // Then the request without it appends from the same head as a store that never saw the refusal
         try await ledger.importText(lines.joined(separator: "\n"))
         try await reference.importText(lines.joined(separator: "\n"))
-        #expect(try ledger.exportText() == (try reference.exportText()))
+        await #expect(try ledger.exportText() == (try reference.exportText()))
         #expect(try ledger.verify() == (try reference.verify()))
     }
 

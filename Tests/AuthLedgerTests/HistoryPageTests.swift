@@ -64,7 +64,7 @@ import Testing
     @Test func theCLIPagesWithAfterAndLimit() async throws {
         let store = Support.tempDir("authledger-cli") + "/store"
         let ledger = try await Self.ledger(5)
-        let export = try ledger.exportText()
+        let export = try await ledger.exportText()
         #expect(try CLI.run(["import", "-", "--store", store], stdin: export).status == 0)
         let page = try CLI.run(["history", "alice", "--after", "3", "--limit", "2", "--json", "--store", store, "--now", "2026-04-01T00:00:00Z"])
         #expect(page.json?.arrayValue?.map { $0["seq"]! } == [.int(5), .int(7)])

@@ -38,21 +38,21 @@ import Testing
         // Given an event with an explicit id in the log
         let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         // When another event with that id is appended (the id differs only in case: ids are UUIDs)
         let other = Self.phone.replacingOccurrences(of: "My Phone", with: "My Other Phone")
             .replacingOccurrences(of: "b0000000", with: "B0000000")
         let e = await refusal { try await ledger.importText(other) }
         // Then it is refused and the log is unchanged
         #expect(e?.code == .duplicateEventId)
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
     }
 
     @Test(arguments: StorageKind.all) func aRefusedRequestAppendsNothingOfItsValidEvents(_ storage: StorageKind) async throws {
         // Given a store with one device
         let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         // When a request of three valid events and a fourth that breaks a rule is appended
         let text = [
             line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#),
@@ -70,7 +70,7 @@ import Testing
         #expect(e1?.code == .deviceNotFound && e1?.index == 2)
         #expect(e2?.code == .coolingPeriodActive && e2?.index == 3)
         #expect(e2?.until == t("2026-03-01T09:07:00Z"))
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try await ledger.policy() == Policy())
         #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
     }
@@ -78,13 +78,13 @@ import Testing
     @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) async throws {
         // Given every scenario in one store, exported
         let source = try await Self.allScenarios(storage)
-        let export = try source.exportText()
+        let export = try await source.exportText()
         // When the export (recorded form, with seq, version, prev and hash) is imported into a fresh store
         let target = try await storage.freshLedger()
         let outcome = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         // Then the head, every hash and the export bytes are identical
         #expect(outcome.head == (try await source.head()))
-        #expect(try target.exportText() == export)
+        await #expect(try target.exportText() == export)
         #expect(try await target.verify() == source.head())
         // And importing it again is a no-op
         let again = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
@@ -193,7 +193,7 @@ import Testing
             for item in try EventDecoder.decodeLines(bytes, file: name) { _ = try await single.append([item.input]) }
         }
         // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
-        #expect(try batch.contentText() == single.contentText())
+        await #expect(try batch.contentText() == single.contentText())
         let asOf = t("2030-01-01T00:00:00Z")
         for user in ["alice", "bob", "carol", "dave", "erin"] {
             let maintained = try await single.state(of: user, asOf: asOf)
@@ -316,13 +316,13 @@ import Testing
     @Test(arguments: StorageKind.all) func aDecomposedUserKeyIsRefusedAndNothingIsAppended(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         try await ledger.importText(line("device.registered", user: "jos\u{e9}", at: "2026-03-01T09:00:00Z", data: registered))
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         let decomposed = line("device.registered", user: "jose\u{301}", at: "2026-03-01T09:01:00Z", data: registered)
         await #expect(throws: LedgerError.self) { try await ledger.importText(decomposed) }
         do { try await ledger.importText(decomposed) } catch let e as LedgerError {
             #expect(e.code == .invalidEvent && e.field == "user")
         }
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try ledger.verify().seq == 1)
     }
 

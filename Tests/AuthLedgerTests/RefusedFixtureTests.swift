@@ -70,7 +70,7 @@ import Testing
         let ledger = try await storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
         _ = try await ledger.append(prefix.map(\.input))
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         let headBefore = try await ledger.head()
         // When the refused rest is imported
         let rest = await Self.refusedAt(ledger, items.filter { $0.line >= c.line })
@@ -78,7 +78,7 @@ import Testing
         #expect(rest.code == c.code)
         #expect(rest.line == c.line)
         if let until = c.until { #expect(rest.until == until) }
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try await ledger.head() == headBefore)
         #expect(try ledger.verify() == headBefore)
     }

@@ -86,7 +86,7 @@ import Testing
         // (with their own salts: personal values get fresh ones in each store, SPEC 1.5)
         #expect(again.appended.isEmpty)
         #expect(again.duplicates == events.count)
-        #expect(try a.contentText() == b.contentText())
+        await #expect(try a.contentText() == b.contentText())
         #expect(try a.verify().seq == UInt64(events.count))
     }
 }

@@ -142,6 +142,9 @@ import Testing
             #expect(try await ledger.streamHead(of: "alice").head == nil)
             await ledger.close()
         }
+        // (PostgreSQL reads the log in runs: several here.)
+        Ledger.replayRun = 3
+        defer { Ledger.replayRun = 4096 }
         let reopened = try await storage.open(store, keys: keys)
         try await Self.expectStored(reopened, ["alice", "bob"])
         try reopened.verify()

@@ -42,9 +42,9 @@ import Testing
     }
 
     /// The leaf hashes of the export, computed from `C` (`leafInput`) of every event.
-    static func leaves(_ ledger: Ledger) throws -> [Hash32] {
+    static func leaves(_ ledger: Ledger) async throws -> [Hash32] {
         var out: [Hash32] = []
-        try ledger.forEachEvent { e in
+        try await ledger.forEachEvent { e in
             out.append(MerkleTree.leafHash(RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)))
             return true
         }
@@ -54,7 +54,7 @@ import Testing
     @Test(arguments: StorageKind.all) func theEntryBytesHashToTheChainsLeaf(_ storage: StorageKind) async throws {
         // Given the recorded scenarios (every event type), the bytes C served as entries
         let ledger = try await LedgerTests.allScenarios(storage)
-        try ledger.forEachEvent { e in
+        try await ledger.forEachEvent { e in
             // Then SHA-256(0x00 ‖ C) is the leaf the chain hashes, and C is the JCS of the recorded form without prev and hash
             let c = RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)
             #expect(MerkleTree.leafHash(c) == Hash32(bytes: Array(RecordedEvent.leaf(e.event, seq: e.seq, version: e.version))))
@@ -68,7 +68,7 @@ import Testing
         let ledger = try await storage.freshLedger()
         var n = 0
         for batch in [1, 2, 5, 8, 13, 21, 20] { try await Self.append(ledger, from: n + 1, count: batch); n += batch }
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         #expect(leaves.count == 70)
         // Then the root of every size equals RFC 9162's MTH over the leaves
         for size in 0...70 {
@@ -82,7 +82,7 @@ import Testing
     @Test func everyInclusionAndConsistencyProofVerifies() async throws {
         // Given a log of 40 events
         let ledger = try await Self.ledger(events: 40)
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         for size in 1...40 {
             let root = Self.mth(leaves[0..<size])
             for seq in 1...size {
@@ -148,6 +148,26 @@ import Testing
         try await Ledger(lmdb: path).replay()
         try await Ledger(lmdb: path).verify()
         #expect(try await Ledger(lmdb: path).treeHead().root == root)
+    }
+
+    @Test(arguments: StorageKind.all) func aStoreWhoseTreeIsGoneGetsItBackOnOpen(_ storage: StorageKind) async throws {
+        // Given a store of 33 events whose tree is gone (a store from before the tree)
+        let store = storage.freshStore()
+        let keys = storage.keyDirectory(for: store)
+        let root: Hash32
+        do {
+            let ledger = try await storage.open(store, keys: keys)
+            try await Self.append(ledger, from: 1, count: 33)
+            root = try await ledger.treeHead().root
+            try ledger.storage.write { w in try w.clearTree() }
+            await ledger.close()
+        }
+        // Then opening it builds the tree again (PostgreSQL: its log read in runs), and verify passes
+        Ledger.replayRun = 8
+        defer { Ledger.replayRun = 4096 }
+        let reopened = try await storage.open(store, keys: keys)
+        #expect(try await reopened.treeHead().root == root)
+        try reopened.verify()
     }
 
     static func tamperTree(_ store: String, _ body: (Transaction, Database) throws -> Void) throws {
@@ -233,7 +253,7 @@ import Testing
     @Test func hashTilesAndEntryBundlesHoldTheTree() async throws {
         // Given 300 events: one full level-0 tile and a partial one
         let ledger = try await Self.ledger(events: 300)
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         let full = try await ledger.hashTile(level: 0, index: 0, width: 256)
         #expect(full == leaves[0..<256].flatMap(\.bytes))
         #expect(try await ledger.hashTile(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))

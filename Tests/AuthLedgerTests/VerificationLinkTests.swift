@@ -30,7 +30,7 @@ import Testing
         #expect(data.time(.linkExpiresAt) == t("2026-05-01T10:11:00Z"))
         #expect(r.json["token"] == .string(token))
         // The token is in no event and no export: only its keyed hash is
-        #expect(!(try b.ledger.exportText()).contains(token))
+        await #expect(!(try b.ledger.exportText()).contains(token))
         #expect(data.string(.linkHash) != token)
         // Two requests never share a token
         let r2 = try await Self.request(b, "tablet")

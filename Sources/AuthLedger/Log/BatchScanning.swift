@@ -21,10 +21,10 @@ package protocol BatchScanning {
 /// answers awaited), on a connection of its own, in one snapshot.
 package protocol AsyncBatchScanning: StorageBackend {
     /// Calls `start` with whether a tree hash is stored outside `0..<storedHashCount(through)`
-    /// (`BatchScanning.treeHashesOutside`), then `put` with events 1…`through` in runs of
-    /// `run` events (`BatchScanning.events`), in order, until it returns false. The next
-    /// run's read is in flight while `put` takes the current one.
-    func scanRuns(through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
+    /// (`BatchScanning.treeHashesOutside`), then `put` with events `from`…`through` in runs of
+    /// `run` events (`BatchScanning.events`), in order, until it returns false, all in one
+    /// consistent snapshot. The next run's read is in flight while `put` takes the current one.
+    func scanRuns(from: UInt64, through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
     /// A write transaction that first awaits `work` with the head it locked (a replay's
     /// `scanRuns`, while no other writer can append), then runs `body` with its value; as
     /// `writeGroup`, durable when it returns; `body` reads nothing but what `work` gave it.

@@ -35,7 +35,7 @@ extension Ledger {
         let feed = ReplayFeed(consumers: parts + 1)
         let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress)
         do {
-            try await scanning.scanRuns(through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
+            try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
             feed.finish()
         } catch {
             feed.finish(error)

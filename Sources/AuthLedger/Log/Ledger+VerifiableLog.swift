@@ -228,13 +228,49 @@ extension Ledger {
         let (head, count) = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
-        try await writer.exclusive { [self] in
-            try storage.write { w in
-                let head = try w.head().seq
-                guard try w.treeHashCount() == 0, head > 0 else { return }
-                try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+        guard let scanning = storage as? AsyncBatchScanning else {
+            return try await writer.exclusive { [self] in
+                try storage.write { w in
+                    let head = try w.head().seq
+                    guard try w.treeHashCount() == 0, head > 0 else { return }
+                    try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+                }
             }
         }
+        // PostgreSQL: the write locks the head, the tree's size is read again and the log
+        // scanned in runs while it waits (no other writer can append meanwhile).
+        try await writer.exclusiveAsync { [self] in
+            try await scanning.writeAwaiting({ [self] head -> [UInt8]? in
+                var load = ReadLoad()
+                load.treeSize = true
+                let count = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in try r.treeHashCount() }
+                guard count == 0, head.seq > 0 else { return nil }
+                return try await Ledger.leafHashes(scanning, through: head.seq)
+            }) { w, leaves in
+                if let leaves { try Ledger.rebuildTree(w, leaves: leaves) }
+            }
+        }
+    }
+
+    /// `leafHashes` over a store that scans in runs (`AsyncBatchScanning`): no thread waits.
+    static func leafHashes(_ scanning: any AsyncBatchScanning, through: UInt64) async throws -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(Int(through) * 32)
+        var leaves = StoredLeaf()
+        var failure: (any Error)?
+        try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { _ in }) { batch in
+            do {
+                try batch.forEach { seq, bytes, _ in
+                    try leaves.leafOrDecode(bytes, seq: seq).withUnsafeBytes { out.append(contentsOf: $0) }
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return out
     }
 
     /// The leaf hashes of events 1…`through`, 32 bytes each, recomputed from the events.
