@@ -16,7 +16,7 @@ extension Ledger {
     func replayOnce(parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
                     progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) {
         let feed = ReplayFeed(consumers: parts + 1)
-        let consumers = consume(feed, parts: parts, through: through, box: box, leaves: leaves, progress: progress)
+        let consumers = consume(feed, parts: parts, through: through, box: box, leaves: leaves, progress: progress, rereading: storage)
         do {
             try storage.read { r in try Ledger.scanRuns(r, through: through, into: feed) }
             feed.finish()
@@ -33,7 +33,7 @@ extension Ledger {
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) async -> ReplayScan {
         let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
         let feed = ReplayFeed(consumers: parts + 1)
-        let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress)
+        let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress, rereading: nil)
         do {
             try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
             feed.finish()
@@ -41,22 +41,36 @@ extension Ledger {
             feed.finish(error)
         }
         await consumers.finished()
+        if case let .failure(e)? = scan.leaves.result, e is StaleTree {
+            // A tree that is not the log's: its leaves from a second scan, awaited.
+            do {
+                scan.leaves.result = .success(try await Ledger.leafHashes(scanning, through: through, checkingChain: true))
+            } catch {
+                scan.leaves.result = .failure(error)
+            }
+        }
         return scan
     }
 
+    /// The tree check's finding that the stored tree is not the log's, when its leaves are
+    /// read again after the scan (`replayOnceAsync`).
+    struct StaleTree: Error {}
+
     /// Starts the consumers of `feed`: `parts` partitions and the tree check, on threads of
     /// their own; the group is left when they all ended.
+    /// A tree that is not the log's is rebuilt from the leaves, read again (a rare case):
+    /// from `rereading` on the tree check's thread, or, without it, by the caller after the
+    /// scan (the check's result is then `StaleTree`).
     private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
-                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> ReplayFeed.Consumers {
-        let storage = self.storage
-        return ReplayFeed.threads(parts + 1) { k in
+                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?, rereading storage: (any StorageBackend)?) -> ReplayFeed.Consumers {
+        ReplayFeed.threads(parts + 1) { k in
             if k == parts {
-                // A tree that is not the log's is rebuilt from the leaves, read again (a
-                // rare case, and a blocking read on this thread).
                 leaves.result = Result {
-                    try Ledger.treeCheck(feed) ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through, checkingChain: true) }
+                    if try Ledger.treeCheck(feed) { return nil }
+                    guard let storage else { throw StaleTree() }
+                    return try storage.read { r in try Ledger.leafHashes(r, through: through, checkingChain: true) }
                 }
-                if case .failure = leaves.result { feed.stop() }
+                if case let .failure(e) = leaves.result, !(e is StaleTree) { feed.stop() }
                 return
             }
             do {

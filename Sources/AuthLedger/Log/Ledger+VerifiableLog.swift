@@ -253,15 +253,18 @@ extension Ledger {
     }
 
     /// `leafHashes` over a store that scans in runs (`AsyncBatchScanning`): no thread waits.
-    static func leafHashes(_ scanning: any AsyncBatchScanning, through: UInt64) async throws -> [UInt8] {
+    static func leafHashes(_ scanning: any AsyncBatchScanning, through: UInt64, checkingChain: Bool = false) async throws -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(Int(through) * 32)
         var leaves = StoredLeaf()
+        var chain = checkingChain ? ChainCheck() : nil
         var failure: (any Error)?
         try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { _ in }) { batch in
             do {
                 try batch.forEach { seq, bytes, _ in
-                    try leaves.leafOrDecode(bytes, seq: seq).withUnsafeBytes { out.append(contentsOf: $0) }
+                    let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+                    try chain?.add(bytes, leaf: leaf, seq: seq)
+                    leaf.withUnsafeBytes { out.append(contentsOf: $0) }
                 }
                 return true
             } catch {

@@ -93,10 +93,8 @@ public final class Ledger: Sendable {
         _ = observers.withLock { $0.all.removeValue(forKey: id) }
     }
 
-    func notifyCommit(_ head: Head? = nil) {
-        let fs = observers.withLock { Array($0.all.values) }
-        guard !fs.isEmpty, let h = head ?? (try? storage.read({ try $0.head() })) else { return }
-        for f in fs { f(h) }
+    func notifyCommit(_ head: Head) {
+        for f in observers.withLock({ Array($0.all.values) }) { f(head) }
     }
 
     /// The log's head: its last `seq` and that event's chain hash.
