@@ -49,11 +49,7 @@ extension Ledger {
             let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
             let (box, leaves) = (scan.box, scan.leaves)
             let report = progress.map { p in UncheckedSendable(p) }
-            if w is BatchScanning {
-                replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
-            } else {
-                replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
-            }
+            replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             return try Ledger.writeReplay(w, head: head, scan, progress: progress)
         }
     }
