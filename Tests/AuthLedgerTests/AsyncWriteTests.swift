@@ -8,7 +8,8 @@ import Testing
 /// The writer and the replay on PostgreSQL without a thread waiting on PostgresNIO (#25,
 /// step 3, #34: `PostgresStorage.writeGroup`, `AsyncBatchScanning`): appends one at a time, a
 /// large request, concurrent writers and a full replay leave the store's blocking-wait count
-/// where it was, read only what their load step named, and store what LMDB stores.
+/// where it was, read only what their load step named, and store what LMDB stores; so does
+/// opening a store, whatever it upgrades.
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
 struct AsyncWriteTests {
     /// A ledger whose personal values are hashed in clear, so that two stores given the same
@@ -192,5 +193,48 @@ struct AsyncWriteTests {
         #expect(expired.map(\.event.type) == [.challengeExpired])
         #expect(try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z")).isEmpty)
         #expect(storage.connections.blockingWaits.value == waits)
+    }
+
+    @Test func openingAPostgreSQLStoreNeverWaitsOnAThreadWhateverItUpgrades() async throws {
+        // Given a store of 4 users' events whose tree is gone
+        let store = StorageKind.postgres.freshStore()
+        let keys = StorageKind.postgres.keyDirectory(for: store)
+        let users = (0..<4).map { "user-\($0)" }
+        let (root, views): (Hash32, [JSON])
+        do {
+            let ledger = try await StorageKind.postgres.open(store, keys: keys)
+            _ = try await ledger.append(try inputs(HashPipelineTests.events(users: 4, each: 5).joined(separator: "\n")))
+            (root, views) = (try await ledger.treeHead().root, try await Self.views(ledger, users))
+            try ledger.storage.write { w in try w.clearTree() }
+            await ledger.close()
+        }
+        // When it is opened (the tree built again)
+        let first = try await PostgresStorage(url: store)
+        let rebuilt = try await Ledger(storage: first, configuration: .init(keyDirectory: keys))
+        // Then no thread waited for PostgreSQL, and the tree is the log's
+        #expect(first.connections.blockingWaits.value == 0)
+        #expect(try await rebuilt.treeHead().root == root)
+        // Given its states as a release before stream hashes left them, and an erasure's purge pending
+        try rebuilt.storage.write { w in
+            for u in users {
+                let bytes = try #require(try w.projectionState(u))
+                try w.putProjectionState(u, StateCodec.encode(try bytes.withUnsafeBytes { try StateCodec.decode($0, user: u) }))
+            }
+            try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.layoutWithoutStreamHashes)
+            try w.putMetaValue(Ledger.purgePendingKey, [1])
+        }
+        await rebuilt.close()
+        // When it is opened again (the stream hashes computed, the purge finished)
+        let second = try await PostgresStorage(url: store)
+        let upgraded = try await Ledger(storage: second, configuration: .init(keyDirectory: keys))
+        // Then no thread waited either, and the store is whole
+        #expect(second.connections.blockingWaits.value == 0)
+        for u in users { #expect(try await upgraded.streamHead(of: u).head != nil) }
+        #expect(try await Self.views(upgraded, users) == views)
+        #expect(try await upgraded.read(ReadLoad(meta: [Ledger.purgePendingKey, Ledger.projectionLayoutKey])) { r in
+            try r.metaValue(Ledger.purgePendingKey) == nil && r.metaValue(Ledger.projectionLayoutKey) == Ledger.projectionLayout
+        })
+        try upgraded.verify()
+        await upgraded.close()
     }
 }
