@@ -200,19 +200,8 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// Deleted rows stay in a table's files until it is rewritten: `VACUUM FULL` rewrites
     /// the tables that erasure and rebuilds change (the log and the tree are append-only).
-    public func purgeDeleted() throws {
-        let s = try connections.acquire()
-        do {
-            try s.query(vacuum.sql, doing: vacuum.doing)
-            connections.release(s, reusable: true)
-        } catch let e as PostgresFailure {
-            connections.release(s, reusable: false)
-            throw e.ledgerError
-        }
-    }
-
-    /// `purgeDeleted` awaited (an async erasure's): no thread waits for the VACUUM.
-    package func purgeDeletedAsync() async throws {
+    /// Awaited: no thread waits for the VACUUM.
+    package func purgeDeleted() async throws {
         try await connections.withSession { s in
             do {
                 _ = try await s.run(vacuum)

@@ -77,7 +77,7 @@ extension Ledger {
 
     /// Rewrites the store so no deleted byte remains in its files, then clears the flag.
     private func purgeErasedBytes() async throws {
-        try await storage.purgeDeletedAsync()
+        try await storage.purgeDeleted()
         try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
     }
 
