@@ -33,7 +33,7 @@ public enum HTTPFuzzCheck {
         init() async throws {
             let dir = NSTemporaryDirectory() + "authledger-http-fuzz-\(getpid())"
             try? FileManager.default.removeItem(atPath: dir)
-            let ledger = try Ledger(lmdb: dir)
+            let ledger = try await Ledger(lmdb: dir)
             // A little history so that queries and commands meet existing state.
             let at = "2026-03-01T09:00:00Z"
             let seed = """

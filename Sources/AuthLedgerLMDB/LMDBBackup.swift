@@ -224,7 +224,7 @@ public enum LMDBBackup {
 
     /// Opens the store at `store`, verifies it in full off the cooperative pool, closes it.
     static func verified(store: String, configuration: Ledger.Configuration) async throws -> Head {
-        let ledger = try await offloaded { try Ledger(lmdb: store, configuration: configuration) }
+        let ledger = try await Ledger(lmdb: store, configuration: configuration)
         do {
             let head = try await offloaded { try ledger.verify() }
             await ledger.close()

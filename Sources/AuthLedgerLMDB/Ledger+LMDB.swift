@@ -8,11 +8,11 @@ extension Ledger {
     ///
     /// ```swift
     /// import AuthLedgerLMDB
-    /// let ledger = try Ledger(lmdb: "/var/lib/authledger")
+    /// let ledger = try await Ledger(lmdb: "/var/lib/authledger")
     /// ```
-    public convenience init(lmdb path: String, configuration: Configuration = Configuration()) throws {
+    public convenience init(lmdb path: String, configuration: Configuration = Configuration()) async throws {
         var configuration = configuration
         if configuration.keyDirectory == nil { configuration.keyDirectory = path }
-        try self.init(storage: try LMDBStorage(path: path), configuration: configuration)
+        try await self.init(storage: try LMDBStorage(path: path), configuration: configuration)
     }
 }

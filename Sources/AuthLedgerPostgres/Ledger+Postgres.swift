@@ -14,9 +14,9 @@ extension Ledger {
     ///
     /// ```swift
     /// import AuthLedgerPostgres
-    /// let ledger = try Ledger(postgres: url, configuration: .init(keyDirectory: "/etc/authledger"))
+    /// let ledger = try await Ledger(postgres: url, configuration: .init(keyDirectory: "/etc/authledger"))
     /// ```
-    public convenience init(postgres url: String, configuration: Configuration = Configuration()) throws {
-        try self.init(storage: try PostgresStorage(url: url), configuration: configuration)
+    public convenience init(postgres url: String, configuration: Configuration = Configuration()) async throws {
+        try await self.init(storage: try await PostgresStorage(url: url), configuration: configuration)
     }
 }

@@ -2,18 +2,11 @@ import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 
-/// The log and the tree in runs (`BatchScanning`, the replay's one scan): the server
+/// The log and the tree in runs (`AsyncBatchScanning`, the replay's one scan): the server
 /// aggregates a run into one row of arrays, so PostgresNIO carries and decodes one message
 /// per run instead of one per event (its per-row work was most of a replay's client CPU),
 /// and the arrays' binary form is read in place here.
-extension PostgresAccess: BatchScanning {
-    func events(from: UInt64, count: Int) throws -> () throws -> LogBatch {
-        try sendAll()
-        try drain()
-        let run = Self.sendRun(s, t, from: from, count: count)
-        return { [s] in try Self.run(try s.answer(run), from: from, count: count, location: s.location) }
-    }
-
+extension PostgresAccess {
     /// Sends the two statements of a run: its events, and the tree hashes their leaves complete.
     static func sendRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
         let tree = LogBatch.treeRange(from: from, count: count)
@@ -58,11 +51,8 @@ extension PostgresAccess: BatchScanning {
         return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal, tree: tree)
     }
 
-    /// Two ends of the primary key's index (the last tile's last hash, the first tile), not a scan of the table.
-    func treeHashesOutside(_ count: UInt64) throws -> Bool {
-        try Self.treeOutside(qAll(Self.treeOutsideStatement(t, count)))
-    }
-
+    /// Whether a tree hash is stored outside indexes `0..<count`: two ends of the primary
+    /// key's index (the last tile's last hash, the first tile), not a scan of the table.
     static func treeOutsideStatement(_ t: PostgresTables, _ count: UInt64) -> PostgresStatement {
         PostgresStatement("""
             SELECT coalesce((SELECT tile * \(PostgresTiles.width) + length(hashes) / 32 - 1 FROM \(t.tiles) ORDER BY tile DESC LIMIT 1) >= $1

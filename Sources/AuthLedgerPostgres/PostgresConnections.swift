@@ -11,9 +11,10 @@ import PostgresNIO
 /// every async path, and a connection of its own for each blocking caller.
 ///
 /// Async paths — a read (`readAsync`), the writer's groups, the sweeper's expiry, an
-/// erasure and its VACUUM, a replay's write and its scan — lease a pooled connection for
-/// their transaction (`withSession`) and await every answer. The callers of the
-/// synchronous storage API (`read`, `write`: opening a store, `verify`, an export) still wait for PostgresNIO on their own thread
+/// erasure and its VACUUM, a replay's write and its scan, opening a store, an export —
+/// lease a pooled connection for their transaction (`withSession`) and await every answer
+/// (the schema's migration: a connection of its own, `withDedicated`). The callers of the
+/// synchronous storage API (`read`, `write`: `verify`, the user index's update) still wait for PostgresNIO on their own thread
 /// (`PostgresSession.answer`), on a connection opened for them and closed after
 /// (`acquire`/`release`): PostgresClient leases only to async callers, and blocking a
 /// thread on a Swift task could starve the cooperative pool. Those callers are the next
@@ -131,7 +132,7 @@ package final class PostgresConnections: Sendable {
         }
     }
 
-    private func session(_ c: PostgresConnection) -> PostgresSession {
+    func session(_ c: PostgresConnection) -> PostgresSession {
         PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
     }
 

@@ -24,6 +24,7 @@ final class PostgresLoaded: StorageReader {
     var records: [PostgresPendingWrites.RecordKey: [UInt8]?] = [:]
     var statesFrom: (key: String, rows: [(String, [UInt8])], complete: Bool)?
     var allStates: [(String, [UInt8])]?
+    var treeSize: UInt64?
 
     private func notLoaded(_ what: String) -> LedgerError {
         LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load")
@@ -121,7 +122,10 @@ final class PostgresLoaded: StorageReader {
         return try hash.withUnsafeBytes { try body($0) }
     }
 
-    func treeHashCount() throws -> UInt64 { throw notLoaded("the tree's size") }
+    func treeHashCount() throws -> UInt64 {
+        guard let treeSize else { throw notLoaded("the tree's size") }
+        return treeSize
+    }
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         if try tree.scan(from: from, { index, hash in try hash.withUnsafeBytes { try body(index, $0) } }) != nil {
@@ -137,6 +141,10 @@ extension PostgresLoaded {
         for key in Set(wanted.states) where states[key] == nil {
             let st = t.state(key)
             out.append((st, { [unowned self] in states[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        }
+        if wanted.treeSize && treeSize == nil {
+            let st = t.treeCount
+            out.append((st, { [unowned self] in treeSize = UInt64(try PostgresRows.integer($0, doing: st.doing) ?? 0) }))
         }
         for key in Set(wanted.meta) where meta[key] == nil {
             let st = t.metaValue(key)

@@ -150,32 +150,33 @@ package enum PostgresSchema {
     package static var latest: Int { migrations.count }
 
     /// Creates or migrates the tables of `schema`.
-    static func migrate(_ s: PostgresSession, schema: String) throws {
-        try s.query("BEGIN", doing: "schema migration")
+    static func migrate(_ s: PostgresSession, schema: String) async throws {
+        try await s.execute("BEGIN", doing: "schema migration")
         do {
             var b = PostgresBindings()
             b.append("authledger schema " + schema)
             // Servers starting together: one migrates, the others wait and find it done.
-            try s.query("SELECT pg_advisory_xact_lock(hashtext($1))", b, doing: "schema migration")
-            try s.query("CREATE SCHEMA IF NOT EXISTS \(schema)", doing: "schema migration")
-            try s.query("CREATE TABLE IF NOT EXISTS \(schema).schema_version (version integer NOT NULL)", doing: "schema migration")
-            let rows = try s.query("SELECT max(version) FROM \(schema).schema_version", doing: "schema migration")
+            try await s.execute("SELECT pg_advisory_xact_lock(hashtext($1))", b, doing: "schema migration")
+            try await s.execute("CREATE SCHEMA IF NOT EXISTS \(schema)", doing: "schema migration")
+            try await s.execute("CREATE TABLE IF NOT EXISTS \(schema).schema_version (version integer NOT NULL)", doing: "schema migration")
+            let rows = try await s.execute("SELECT max(version) FROM \(schema).schema_version", doing: "schema migration")
             let current = try rows.first?.decode(Int?.self) ?? nil ?? 0
             guard current <= latest else {
                 throw LedgerError(.storageError, "the PostgreSQL store's schema version \(current) is newer than this authledger's (\(latest)); upgrade authledger")
             }
             for version in (current + 1)..<(latest + 1) {
                 for sql in migrations[version - 1] {
-                    try s.query(sql.replacingOccurrences(of: "{S}.", with: "\(schema)."), doing: "schema migration")
+                    try await s.execute(sql.replacingOccurrences(of: "{S}.", with: "\(schema)."), doing: "schema migration")
                 }
                 var v = PostgresBindings()
                 v.append(version)
-                try s.query("DELETE FROM \(schema).schema_version", doing: "schema migration")
-                try s.query("INSERT INTO \(schema).schema_version (version) VALUES ($1)", v, doing: "schema migration")
+                try await s.execute("DELETE FROM \(schema).schema_version", doing: "schema migration")
+                try await s.execute("INSERT INTO \(schema).schema_version (version) VALUES ($1)", v, doing: "schema migration")
             }
-            try s.query("COMMIT", doing: "schema migration")
+            try await s.execute("COMMIT", doing: "schema migration")
         } catch {
-            _ = try? s.query("ROLLBACK", doing: "schema migration")
+            // A connection whose ROLLBACK failed is closed (the pool opens another).
+            if (try? await s.execute("ROLLBACK", doing: "schema migration")) == nil { s.discard() }
             throw error
         }
     }

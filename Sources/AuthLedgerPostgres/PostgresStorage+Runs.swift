@@ -8,7 +8,7 @@ import PostgresNIO
 /// in one REPEATABLE READ snapshot on a pooled connection, ended as an async read ends
 /// (`PostgresSession.end`).
 extension PostgresStorage: AsyncBatchScanning {
-    package func scanRuns(through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws {
+    package func scanRuns(from: UInt64, through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws {
         try await connections.withSession { s in
             do {
                 let outside = PostgresAccess.treeOutsideStatement(tables, MerkleTree.storedHashCount(through))
@@ -18,7 +18,7 @@ extension PostgresStorage: AsyncBatchScanning {
                     if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
                 }
                 start(try PostgresAccess.treeOutside(Array(try answers[1].get().rows)))
-                var next: UInt64 = 1
+                var next = max(from, 1)
                 func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64, count: Int)? {
                     guard next <= through else { return nil }
                     let n = Int(min(UInt64(run), through - next + 1))

@@ -26,16 +26,20 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     private let listener = Mutex<PostgresCommitListener?>(nil)
 
     /// Connects to the database of `url` and creates or migrates the ledger's tables.
-    public init(url: String) throws {
+    /// The migration runs on a connection of its own, awaited (no thread waits for
+    /// PostgreSQL; a database that cannot be reached fails at once, where the pool would
+    /// keep trying).
+    public init(url: String) async throws {
         location = try PostgresLocation(url: url)
         tables = PostgresTables(schema: location.schema)
-        connections = try PostgresConnections(location)
-        let s = try connections.acquire()
+        let connections = try PostgresConnections(location)
+        self.connections = connections
         do {
-            try PostgresSchema.migrate(s, schema: location.schema)
-            connections.release(s, reusable: true)
+            try await connections.withDedicated { [schema = location.schema] c in
+                try await PostgresSchema.migrate(connections.session(c), schema: schema)
+            }
         } catch {
-            connections.release(s, reusable: false)
+            connections.shutdown()
             throw (error as? PostgresFailure)?.ledgerError ?? error
         }
     }
@@ -196,19 +200,8 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// Deleted rows stay in a table's files until it is rewritten: `VACUUM FULL` rewrites
     /// the tables that erasure and rebuilds change (the log and the tree are append-only).
-    public func purgeDeleted() throws {
-        let s = try connections.acquire()
-        do {
-            try s.query(vacuum.sql, doing: vacuum.doing)
-            connections.release(s, reusable: true)
-        } catch let e as PostgresFailure {
-            connections.release(s, reusable: false)
-            throw e.ledgerError
-        }
-    }
-
-    /// `purgeDeleted` awaited (an async erasure's): no thread waits for the VACUUM.
-    package func purgeDeletedAsync() async throws {
+    /// Awaited: no thread waits for the VACUUM.
+    package func purgeDeleted() async throws {
         try await connections.withSession { s in
             do {
                 _ = try await s.run(vacuum)

@@ -93,7 +93,7 @@ struct Bench: AsyncParsableCommand {
             report("raw_ledger_equiv", [("append_events_per_s", r.append), ("replay_events_per_s", r.replay)])
         }
         // The environment's settings (AUTHLEDGER_REPLAY_PARTITIONS=1: a sequential replay).
-        let ledger = try Ledger(lmdb: base + "/ledger", configuration: .fromEnvironment(ProcessInfo.processInfo.environment))
+        let ledger = try await Ledger(lmdb: base + "/ledger", configuration: .fromEnvironment(ProcessInfo.processInfo.environment))
         if wanted("append_bulk") {
             let written = BenchRun.bytesWritten()
             let b = try await run.appendBulk(ledger)

@@ -72,7 +72,7 @@ struct BenchLongHistory {
     }
 
     func run() async throws -> Result {
-        let ledger = try Ledger(lmdb: base + "/long-history")
+        let ledger = try await Ledger(lmdb: base + "/long-history")
         let past = history("long")
         var k = 0
         while k < past.count {

@@ -8,7 +8,7 @@ extension BenchRun {
     /// `append_bulk` again on a fresh store with commitments off (personal values hashed
     /// in clear): the same workload, so the ratio is the commitments' cost.
     func appendBulkClear() async throws -> (wall: Double, cpu: Double) {
-        let ledger = try Ledger(lmdb: base + "/ledger-clear")
+        let ledger = try await Ledger(lmdb: base + "/ledger-clear")
         ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
         return try await appendBulk(ledger)
     }

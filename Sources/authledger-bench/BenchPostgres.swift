@@ -23,7 +23,7 @@ struct BenchPostgres {
         }
         var out: [(String, [(String, Double)])] = []
         if wanted("raw_postgres_insert") {
-            let raw = try PostgresStorage(url: store("raw"))
+            let raw = try await PostgresStorage(url: store("raw"))
             defer { try? raw.dropSchema() }
             try raw.createRawTable()
             var payloads = BenchRun.Payloads(total: events)
@@ -37,16 +37,16 @@ struct BenchPostgres {
             out.append(("raw_postgres_insert", [("events_per_s", Double(events) / elapsed)]))
         }
         if wanted("raw_postgres_concurrent_commit") {
-            let raw = try PostgresStorage(url: store("rawcommit"))
+            let raw = try await PostgresStorage(url: store("rawcommit"))
             defer { try? raw.dropSchema() }
             var payloads = BenchRun.Payloads(total: run.concurrentEvents)
             var all: [[UInt8]] = []
             while payloads.nextBatch() { all += (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } } }
             out.append(("raw_postgres_concurrent_commit", [("events_per_s", try await raw.rawConcurrentCommits(all, writers: writers))]))
         }
-        let storage = try PostgresStorage(url: store("ledger"))
+        let storage = try await PostgresStorage(url: store("ledger"))
         defer { try? storage.dropSchema() }
-        let ledger = try Ledger(storage: storage)
+        let ledger = try await Ledger(storage: storage)
         // Statements per event (pg_stat_statements; null when it is not available).
         let counting = storage.resetStatementCounts()
         func statements(_ phase: String, events n: Int, _ body: () async throws -> [(String, Double)]) async throws -> [(String, Double)] {
@@ -80,7 +80,7 @@ struct BenchPostgres {
         if wanted("append_two_servers") {
             // Two ledgers on one schema (two servers: two writer threads, two connection pools,
             // one head lock), `writers / 2` writers each, appending at once: the combined rate.
-            let second = try Ledger(storage: try PostgresStorage(url: store("ledger")))
+            let second = try await Ledger(storage: try await PostgresStorage(url: store("ledger")))
             out.append(("append_two_servers", try await statements("append_two_servers", events: 2 * run.concurrentEvents) {
                 let t0 = DispatchTime.now().uptimeNanoseconds
                 async let a = run.appendConcurrent(ledger, writers: max(1, writers / 2), prefix: "two-a")

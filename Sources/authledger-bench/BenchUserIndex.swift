@@ -56,8 +56,8 @@ extension BenchRun {
     /// stored index's update rate (changed users per second of update time) and the time to
     /// read one user's proof from the stored pages (p50/p99 over 2,000 proofs, half of absent users).
     func userIndexOverhead() async throws -> [(String, Double)] {
-        let with = try Ledger(lmdb: base + "/index-with")
-        let without = try Ledger(lmdb: base + "/index-without")
+        let with = try await Ledger(lmdb: base + "/index-with")
+        let without = try await Ledger(lmdb: base + "/index-without")
         without.appendSwitches.maintainStreamHashes.store(false, ordering: .relaxed)
         var a = BenchWorkload(total: events, start: BenchRun.start)
         var b = BenchWorkload(total: events, start: BenchRun.start)

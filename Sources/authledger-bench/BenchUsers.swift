@@ -15,7 +15,7 @@ struct BenchUsers {
     func key(_ i: Int) -> String { "u" + String(String(i + 10_000_000).dropFirst()) }
 
     func run() async throws -> [(String, Double)] {
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         let start = BenchRun.start
         let t0 = DispatchTime.now().uptimeNanoseconds
         do {

@@ -10,8 +10,8 @@ extension BenchRun {
     /// maintained and one without, batch by batch in turn (so both see the same
     /// machine load): events per second of each, and the tree's overhead.
     func treeOverhead() async throws -> (with: Double, without: Double, withCPU: Double, withoutCPU: Double) {
-        let withTree = try Ledger(lmdb: base + "/tree-with")
-        let withoutTree = try Ledger(lmdb: base + "/tree-without")
+        let withTree = try await Ledger(lmdb: base + "/tree-with")
+        let withoutTree = try await Ledger(lmdb: base + "/tree-without")
         var a = BenchWorkload(total: events, start: BenchRun.start)
         var b = BenchWorkload(total: events, start: BenchRun.start)
         var wall = (0.0, 0.0), cpu = (0.0, 0.0)

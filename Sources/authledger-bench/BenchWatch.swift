@@ -22,7 +22,7 @@ struct BenchWatch {
     var writers = 64
 
     func run() async throws -> [(String, Double)] {
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         defer { Task { await ledger.close() } }
         let users = (0..<held).map { "w\($0)" }
         try await seed(ledger, users)

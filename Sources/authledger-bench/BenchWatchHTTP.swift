@@ -20,7 +20,7 @@ struct BenchWatchHTTP {
 
     func run() async throws -> [(String, Double)] {
         try BenchWatchHTTP.raiseFileLimit(to: 4 * connections + 256)
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         defer { Task { await ledger.close() } }
         let users = (0..<(connections * (1 + keysPerConnection))).map { "w\($0)" }
         try await BenchWatch(dir: dir).seed(ledger, users)

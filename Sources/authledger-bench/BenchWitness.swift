@@ -78,9 +78,9 @@ extension BenchRun {
     func appendWitnessed(writers: Int) async throws -> [(String, Double)] {
         var logger = Logger(label: "bench.witness")
         logger.logLevel = .error
-        let plain = try Ledger(lmdb: base + "/witnessed-plain")
+        let plain = try await Ledger(lmdb: base + "/witnessed-plain")
         let without = try await appendConcurrent(plain, writers: writers, prefix: "plain")
-        let ledger = try Ledger(lmdb: base + "/witnessed")
+        let ledger = try await Ledger(lmdb: base + "/witnessed")
         let origin = "bench.example/witnessed"
         let logKey = try NoteVerifierKey(parsing: try ledger.checkpointSigner(origin: origin).verifierKey)
         var groups: [ServiceGroup] = []

@@ -27,7 +27,7 @@ enum SSFBench {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var logger = Logger(label: "authledger.bench")
         logger.logLevel = .error
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         let bench = try await BenchServer.start(ledger, tokens: "bench-admin:admin") { config in
             config.maxSubscribersPerToken = nil
             config.pollInterval = .milliseconds(50)

@@ -34,7 +34,7 @@ struct Backup: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: global.storePath + "/data.mdb") else {
             throw ValidationError("no LMDB store at \(global.storePath) (--store PATH)")
         }
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let manifest: LMDBBackup.Manifest
         do {
             manifest = try await LMDBBackup.backup(ledger, to: directory, keyFiles: global.backupKeyFiles(ssfKeyDirectory: ssfKeyDirectory),

@@ -8,7 +8,7 @@ struct CommandRunner {
     let actor: ActorOption
 
     func run(_ command: Command) async throws {
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let result: CommandResult
         do {
             result = try await ledger.perform(command, meta: try actor.meta(), clock: try global.clock())

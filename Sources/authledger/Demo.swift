@@ -15,7 +15,7 @@ struct Demo: AsyncParsableCommand {
         guard let dir = fixtures ?? Demo.locateScenarios() else {
             throw LedgerError(.invalidEvent, "cannot find Fixtures/scenarios; pass --fixtures DIR")
         }
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let users = try await Demo.loadScenarios(from: dir, into: ledger) { name, outcome in
             Output.line("\(name): appended \(outcome.appended.count), already present \(outcome.duplicates)")
         }

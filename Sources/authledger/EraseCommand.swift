@@ -13,7 +13,7 @@ struct Erase: AsyncParsableCommand {
     @Option(help: "Why (recorded in the user.erased event).") var reason: String?
 
     func run() async throws {
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let outcome = try await ledger.erase(user, reason: reason, actor: try actor.meta()?["actor"], now: try global.clock()())
         if global.json {
             Output.json(.object([

@@ -26,7 +26,7 @@ struct Import: AsyncParsableCommand {
             inputs += decoded.map(\.input)
             origins += decoded.map { (file, $0.line) }
         }
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         do {
             let outcome = try await ledger.append(inputs)
             if global.json {
@@ -52,7 +52,7 @@ struct Export: AsyncParsableCommand {
     func run() async throws {
         // A user key (SPEC 1.1), or the policy stream `$system` for auditors.
         if let user, user != systemStream { try EventDecoder.checkUser(user) }
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         // Read a page per read transaction and write it with none open: a reader that
         // stops reading (`| head -1`) blocks or kills this process while it holds no
         // LMDB reader slot, so no old snapshot stays pinned. Up to the head at the start.
@@ -78,7 +78,7 @@ struct Verify: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let head = try global.openLedger().verify()
+        let head = try await global.openLedger().verify()
         if global.json {
             Output.json(.object([("ok", .bool(true)), ("head", .object([("seq", .int(Int64(head.seq))), ("hash", .string(head.hash.description))]))]))
         } else {
@@ -93,7 +93,7 @@ struct Replay: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let start = DispatchTime.now()
         let showProgress = Output.stderrIsTerminal && !global.json
         let n = try await ledger.replay { done, total in

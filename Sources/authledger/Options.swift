@@ -34,9 +34,9 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens the store with the driver its name calls for: the only place a string picks one.
-    func openLedger() throws -> Ledger {
-        isPostgres ? try Ledger(postgres: storePath, configuration: configuration)
-            : try Ledger(lmdb: storePath, configuration: configuration)
+    func openLedger() async throws -> Ledger {
+        isPostgres ? try await Ledger(postgres: storePath, configuration: configuration)
+            : try await Ledger(lmdb: storePath, configuration: configuration)
     }
 
     /// The store for messages: a PostgreSQL URL without its password.

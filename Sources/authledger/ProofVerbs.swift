@@ -36,7 +36,7 @@ struct RedeemLink: AsyncParsableCommand {
             t = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             t = t.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let request = try LinkRedemptionRequest(token: t, name: name, kind: kind, platform: platform, pushToken: pushToken,
                                                 publicKey: try publicKey.map { try Command.publicKey(json: $0) })
         let result = try await ledger.redeemLink(request, meta: try actor.meta(), clock: try global.clock())

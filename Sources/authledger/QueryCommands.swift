@@ -74,7 +74,7 @@ struct Challenge: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let answer: ChallengeView
         if let wait {
             ledger.setWatchClock(try global.clock())

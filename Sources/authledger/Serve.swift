@@ -190,7 +190,7 @@ struct Serve: AsyncParsableCommand {
         let configuration = global.configuration
         // Found at start, not at the first OTP or checkpoint: every server of one database must share these keys.
         try global.requireKeyFiles([.server, .checkpoint], for: "serve")
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         var loaded: (showcase: String?, users: [String]) = (nil, [])
         if dev, try await ledger.head().seq == 0 {
             loaded = try await loadScenariosForDev(ledger, now: config.clock())

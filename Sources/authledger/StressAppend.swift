@@ -39,7 +39,7 @@ struct StressAppend: AsyncParsableCommand {
     @Option(help: "Events per batch.") var batch = 20
 
     func run() async throws {
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         try await StressAppend.body(ledger, prefix: prefix, users: users, count: count, tasks: tasks, mode: mode, batch: batch)
     }
 

@@ -24,7 +24,7 @@ struct ProveUser: AsyncParsableCommand {
 
     func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "prove-user")
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let log = try origin.signer(ledger), users = try ledger.usersCheckpointSigner(origin: origin.origin)
         try await ledger.updateUserIndex()
         let p = try await ledger.userProof(user)

@@ -41,7 +41,7 @@ struct CheckpointCommand: AsyncParsableCommand {
 
     func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "checkpoint")
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         var signer = try origin.signer(ledger)
         if users { signer = try ledger.usersCheckpointSigner(origin: origin.origin) }
         if vkey {
@@ -67,7 +67,7 @@ struct Prove: AsyncParsableCommand {
 
     func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "prove")
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let signer = try origin.signer(ledger)
         let p = try await ledger.inclusionProof(seq: seq, size: size)
         let note = try signer.sign(size: p.treeSize, root: p.root)
@@ -101,7 +101,7 @@ struct ProveConsistency: AsyncParsableCommand {
 
     func run() async throws {
         try global.requireKeyFiles([.checkpoint], for: "prove-consistency")
-        let ledger = try global.openLedger()
+        let ledger = try await global.openLedger()
         let signer = try origin.signer(ledger)
         let p = try await ledger.consistencyProof(from: old, to: new)
         let note = try signer.sign(size: p.newSize, root: p.newRoot)

@@ -21,7 +21,7 @@ import Testing
     @Test func refusesToStartWithoutTokensUnlessInsecureDev() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         #expect(throws: TokenConfigurationError.self) { try LedgerServer(ledger: ledger, configuration: ServerConfiguration()) }
         var config = ServerConfiguration()
         config.insecureDev = true

@@ -39,7 +39,7 @@ import Testing
         let events = try #require(v["events"]?.arrayValue)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("console-vectors-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         let text = events.map { $0.serialized() }.joined(separator: "\n")
         _ = try await ledger.append(try EventDecoder.decodeLines(Array(text.utf8)).map(\.input))
         #expect(try await ledger.head().seq == UInt64(events.count))

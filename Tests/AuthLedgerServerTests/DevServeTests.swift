@@ -68,7 +68,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = dir + "/store"
         do {
-            let ledger = try Ledger(lmdb: store)
+            let ledger = try await Ledger(lmdb: store)
             let line = #"{"type":"device.registered","user":"zoe","at":"2026-03-01T08:00:00Z","data":{"deviceId":"phone","name":"Zoe phone","kind":"mobile","binding":"permanent","via":"initial"}}"#
             _ = try await ledger.append(try EventDecoder.decodeLines(Array(line.utf8)).map(\.input))
         }

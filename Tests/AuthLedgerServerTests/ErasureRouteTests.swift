@@ -11,8 +11,8 @@ import Testing
 
     /// How many rows of the PostgreSQL store's tables hold `value`, in clear text or inside a
     /// binary column (which a row's text shows in hex).
-    static func rowsHolding(_ value: String, store: String) throws -> Int64 {
-        let db = try PostgresStorage(url: store)
+    static func rowsHolding(_ value: String, store: String) async throws -> Int64 {
+        let db = try await PostgresStorage(url: store)
         let hex = Array(value.utf8).map { String(format: "%02x", $0) }.joined()
         let count = """
             SELECT coalesce(sum((xpath('/row/c/text()', query_to_xml(format(
@@ -37,7 +37,7 @@ import Testing
             let export0 = try await s.call(.GET, "/v1/export", token: "auditor-token").body
             for v in Self.values { #expect(export0.contains(v)) }
             #expect(export0.contains("\"disclosures\""))
-            if storage == .postgres { #expect(try Self.rowsHolding(Self.values[0], store: s.place.store) > 0, "the probe sees a stored value") }
+            if storage == .postgres { await #expect(try Self.rowsHolding(Self.values[0], store: s.place.store) > 0, "the probe sees a stored value") }
 
             // Only admin erases; an unknown user is 404
             #expect(try await s.call(.DELETE, "/v1/users/alice", token: "writer-token").status == 403)
@@ -73,7 +73,7 @@ import Testing
             }
             // And no row of a PostgreSQL store does
             if storage == .postgres {
-                for v in Self.values { #expect(try Self.rowsHolding(v, store: s.place.store) == 0, "\(v) in a row of the database") }
+                for v in Self.values { await #expect(try Self.rowsHolding(v, store: s.place.store) == 0, "\(v) in a row of the database") }
             }
 
             // And the server, on the compacted store, goes on appending and answering

@@ -182,7 +182,7 @@ import Testing
         try await s.stop()
         let ok = await acknowledged.value
         try await sub.waitUntil { $0.isFinished }
-        let ledger = try s.place.open()
+        let ledger = try await s.place.open()
         let users = Set(try await ledger.events(from: 1).compactMap(\.event.user))
         for k in ok { #expect(users.contains("user\(k)")) }
     }

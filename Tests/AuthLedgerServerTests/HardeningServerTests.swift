@@ -232,8 +232,8 @@ import Testing
         }
     }
 
-    @Test func inputsReachEveryRouteWithTheirQueriesAndHeaders() throws {
-        let endpoints = try TestServer.endpointsForFuzz()
+    @Test func inputsReachEveryRouteWithTheirQueriesAndHeaders() async throws {
+        let endpoints = try await TestServer.endpointsForFuzz()
         var seen = Set<String>()
         for k in 0..<endpoints.count {
             let (request, route) = HTTPFuzzCheck.makeRequest([UInt8(k), 0] + Array("bob".utf8) + [0xFF, 0xFF] + Array("at=1&asOf=x".utf8) + [0xFF]

@@ -161,10 +161,10 @@ import Testing
         #expect(a == nil && slots.count(alice) == 0 && slots.callers == 0)
     }
 
-    @Test func limitsBelowOneAreRefusedAtStart() throws {
+    @Test func limitsBelowOneAreRefusedAtStart() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         for bad in [RateLimit(perSecond: 0, burst: 10), RateLimit(perSecond: 1, burst: 0), RateLimit(perSecond: .infinity, burst: 1)] {
             var config = ServerConfiguration()
             config.tokens = try TokenStore(parsing: "t:read")

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct OpenAPITests {
     /// `openapi.yaml` at the repository root documents exactly the router's routes.
-    @Test func theDocumentNamesEveryRouteAndNoOther() throws {
+    @Test func theDocumentNamesEveryRouteAndNoOther() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
         #expect(text.hasPrefix("openapi: 3.1"))
@@ -31,7 +31,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var config = ServerConfiguration()
         config.insecureDev = true
-        let server = try LedgerServer(ledger: try Ledger(lmdb: dir), configuration: config)
+        let server = try LedgerServer(ledger: try await Ledger(lmdb: dir), configuration: config)
         let routed = Set(server.endpoints.map(\.description))
         #expect(routed.count == server.endpoints.count, "a route is registered twice")
         #expect(documented.subtracting(routed).sorted() == [], "documented but not routed")

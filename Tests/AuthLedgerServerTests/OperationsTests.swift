@@ -272,7 +272,7 @@ import Testing
     }
 
     @Test func theWitnessedSizeIsTheLargestCheckpointCarryingAWitnessCosignature() async throws {
-        let ledger = try TestStore().open()
+        let ledger = try await TestStore().open()
         let signer = try CheckpointSigner(origin: "ops.example/log", seed: Array(repeating: 7, count: 32))
         let root = Hash32(bytes: Array(repeating: 1, count: 32))
         let cosignature = "\u{2014} witness.example " + Data([0, 0, 0, 1] + Array(repeating: 9, count: 72)).base64EncodedString() + "\n"
@@ -355,7 +355,7 @@ import Testing
         let restored = dir + "/restored"
         let restore = try await Self.cli(["restore", backup, "--store", restored])
         #expect(restore.status == 0, "\(restore.stdout)")
-        let live = try Ledger(lmdb: store), copy = try Ledger(lmdb: restored)
+        let live = try await Ledger(lmdb: store), copy = try await Ledger(lmdb: restored)
         #expect(try copy.verify().seq == UInt64(head))
         let expected = try await live.events(from: 1, limit: Int(head)).map(\.hash)
         #expect(try await copy.events(from: 1).map(\.hash) == expected)

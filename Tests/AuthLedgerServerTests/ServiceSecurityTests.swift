@@ -73,7 +73,7 @@ struct CapturingLogHandler: LogHandler {
         config.port = 0
         config.tokens = try TokenStore(parsing: "\(secretToken):admin,\(readerToken):read")
         config.sweepInterval = nil
-        let server = try LedgerServer(ledger: try Ledger(lmdb: dir), configuration: config, logger: logger)
+        let server = try LedgerServer(ledger: try await Ledger(lmdb: dir), configuration: config, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let task = Task { try await group.run() }

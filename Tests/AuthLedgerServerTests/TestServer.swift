@@ -49,7 +49,7 @@ struct TestStore: Sendable {
     }
 
     /// The ledger on this store, as the server opens it.
-    func open() throws -> Ledger { try Ledger(store: store, configuration: .init(keyDirectory: dir)) }
+    func open() async throws -> Ledger { try await Ledger(store: store, configuration: .init(keyDirectory: dir)) }
 
     /// Removes the temporary directory (a PostgreSQL schema stays until the test server is thrown away).
     func remove() { try? FileManager.default.removeItem(atPath: dir) }
@@ -109,7 +109,7 @@ final class TestServer: @unchecked Sendable {
         config.authFailureLimit = nil
         config.maxSubscribersPerToken = nil
         configure(&config)
-        let server = try LedgerServer(ledger: try place.open(), configuration: config)
+        let server = try await LedgerServer(ledger: try place.open(), configuration: config)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.serviceGroup(gracefulShutdownSignals: [], onListening: { continuation.yield($0) })
         let running = Task { try await group.run() }
@@ -309,11 +309,11 @@ enum Fixture {
 
 extension TestServer {
     /// Every route of a server (no store needed to list them).
-    static func endpointsForFuzz() throws -> [Endpoint] {
+    static func endpointsForFuzz() async throws -> [Endpoint] {
         var config = ServerConfiguration()
         config.insecureDev = true
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        return try LedgerServer(ledger: try Ledger(lmdb: dir), configuration: config).endpoints
+        return try LedgerServer(ledger: try await Ledger(lmdb: dir), configuration: config).endpoints
     }
 }

@@ -58,7 +58,7 @@ import Testing
         }
         child.stop()
         // Every entry served is still there, at the same root; the index log is the log's.
-        let ledger = try place.open()
+        let ledger = try await place.open()
         for cp in served {
             let root = try await ledger.usersTreeHead(size: cp.size).root
             #expect(Data(root.bytes).base64EncodedString() == cp.root, "entry \(cp.size) has another root after the restarts")

@@ -7,7 +7,7 @@ import Testing
 /// values the ledger answered with.
 @Suite struct AnswerJSONTests {
     @Test func everyAnswerReadsBackFromItsDocument() async throws {
-        let b = try WatchBench(.lmdb)
+        let b = try await WatchBench(.lmdb)
         try await b.register("phone")
         try await b.register("laptop", via: "admin")
         try await b.run(try .requestVerification(user: "alice", deviceId: "tablet", name: "Tablet", kind: nil, platform: nil))

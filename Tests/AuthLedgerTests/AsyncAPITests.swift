@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func appendsAndCommandsJoinTheGroupCommit() async throws {
-        let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
+        let ledger = try await Ledger(lmdb: Support.tempDir("async-api"))
         let before = ledger.writerStats.requests
         _ = try await ledger.append(try Self.register("alice"))
         _ = try await ledger.perform(.access(user: "alice", deviceId: "phone"), clock: { Self.at })
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func theAsyncWritesEraseReplayAndExpire() async throws {
-        let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
+        let ledger = try await Ledger(lmdb: Support.tempDir("async-api"))
         _ = try await ledger.append(try Self.register("alice"))
         let c = try await ledger.perform(.issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil),
                                          clock: { Self.at })
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func closeFinishesTheQueuedWritesAndRefusesLaterOnes() async throws {
-        let ledger = try Ledger(lmdb: Support.tempDir("async-api"))
+        let ledger = try await Ledger(lmdb: Support.tempDir("async-api"))
         // Many appends queued at once, then close: every one that was queued is durable.
         let users = (0..<50).map { "user\($0)" }
         let outcomes = try await withThrowingTaskGroup(of: UInt64.self) { group in

@@ -55,8 +55,8 @@ struct AsyncReadTests {
     func asyncReadsOnPostgreSQLNeverWaitOnAThreadAndAnswerAsLMDB(_ name: String) async throws {
         // Given a scenario on LMDB and the same log on PostgreSQL
         let (events, expectations) = try ScenarioFixtureTests.load(name)
-        let lmdb = try StorageKind.lmdb.freshLedger()
-        let pg = try StorageKind.postgres.freshLedger()
+        let lmdb = try await StorageKind.lmdb.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         _ = try await lmdb.append(events)
         // (The export carries the disclosures' salts: both stores hold the same bytes.)
         _ = try await pg.append(try inputs(try lmdb.exportText()))
@@ -81,7 +81,7 @@ struct AsyncReadTests {
     @Test func aLongHistoryReadWholeAndInPagesIsLMDBsInOneRoundTripEach() async throws {
         // Given a user with 40 events (interleaved with another's) on PostgreSQL and on LMDB
         let lmdb = try await HistoryPageTests.ledger(40, .lmdb)
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         _ = try await pg.append(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
         let o = QueryOptions(asOf: t("2026-04-01T00:00:00Z"))
@@ -102,7 +102,7 @@ struct AsyncReadTests {
 
     @Test func aReadOfWhatItsQueryDidNotLoadIsAStorageErrorAndTheOtherReadsGoOn() async throws {
         // Given a PostgreSQL ledger with one event of alice's
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         _ = try await pg.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
             data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
         // When a read asks for a projection its load did not name, then it fails with
@@ -121,7 +121,7 @@ struct AsyncReadTests {
 
     @Test func anAsyncReadOfAClosedStoreIsAStorageError() async throws {
         // Given a PostgreSQL ledger that was closed
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         _ = try await pg.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
             data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
         #expect(try await pg.head().seq == 1)

@@ -8,13 +8,14 @@ import Testing
 /// The writer and the replay on PostgreSQL without a thread waiting on PostgresNIO (#25,
 /// step 3, #34: `PostgresStorage.writeGroup`, `AsyncBatchScanning`): appends one at a time, a
 /// large request, concurrent writers and a full replay leave the store's blocking-wait count
-/// where it was, read only what their load step named, and store what LMDB stores.
+/// where it was, read only what their load step named, and store what LMDB stores; so does
+/// opening a store, whatever it upgrades.
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
 struct AsyncWriteTests {
     /// A ledger whose personal values are hashed in clear, so that two stores given the same
     /// events store the same bytes and hashes.
-    static func unsalted(_ kind: StorageKind) throws -> Ledger {
-        let ledger = try kind.freshLedger()
+    static func unsalted(_ kind: StorageKind) async throws -> Ledger {
+        let ledger = try await kind.freshLedger()
         ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
         return ledger
     }
@@ -29,8 +30,8 @@ struct AsyncWriteTests {
     @Test func appendsAndAReplayOnPostgreSQLNeverWaitOnAThreadAndStoreWhatLMDBStores() async throws {
         // Given a PostgreSQL ledger and an LMDB one, and 16 users' events (a registration,
         // then accesses, some with personal values)
-        let lmdb = try Self.unsalted(.lmdb)
-        let pg = try Self.unsalted(.postgres)
+        let lmdb = try await Self.unsalted(.lmdb)
+        let pg = try await Self.unsalted(.postgres)
         let storage = try #require(pg.storage as? PostgresStorage)
         let lines = HashPipelineTests.events(users: 16, each: 16)
         let waits = storage.connections.blockingWaits.value
@@ -81,7 +82,7 @@ struct AsyncWriteTests {
 
     @Test func aCommandsGroupLoadsItsUserFirstAndRunsOnce() async throws {
         // Given a PostgreSQL ledger with alice's and bob's history
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
@@ -112,7 +113,7 @@ struct AsyncWriteTests {
 
     @Test func anAsyncWriteWithASavepointInsideARequestsIsDoneOnceWithoutWaiting() async throws {
         // Given a PostgreSQL ledger
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
@@ -132,11 +133,11 @@ struct AsyncWriteTests {
     @Test func anAsyncErasureOnPostgreSQLNeverWaitsOnAThreadAndLeavesWhatLMDBLeaves() async throws {
         // Given alice's personal values (a device's names and tokens, a challenge's context,
         // an OTP's target) and bob's, on PostgreSQL and on LMDB
-        let lmdb = try StorageKind.lmdb.freshLedger()
-        let pg = try StorageKind.postgres.freshLedger()
+        let lmdb = try await StorageKind.lmdb.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
-        let hashesBefore = try PersonalDataTests.exportLines(pg).map { $0["hash"] }
+        let hashesBefore = try await PersonalDataTests.exportLines(pg).map { $0["hash"] }
         let waits = storage.connections.blockingWaits.value
         let unloaded = storage.unloadedReads.value
         // When alice is erased through the async form, on both
@@ -166,10 +167,10 @@ struct AsyncWriteTests {
         #expect(try await pg.metaRecord(Ledger.purgePendingKey) == nil)
         // And the hashes did not change, the log verifies, and an LMDB store given the export
         // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
-        let lines = try PersonalDataTests.exportLines(pg)
+        let lines = try await PersonalDataTests.exportLines(pg)
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
         #expect(try pg.verify() == outcomes[1].head)
-        let copy = try StorageKind.lmdb.freshLedger()
+        let copy = try await StorageKind.lmdb.freshLedger()
         #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
         for other in [copy, lmdb] {
@@ -181,7 +182,7 @@ struct AsyncWriteTests {
 
     @Test func theSweepersExpiryOnPostgreSQLNeverWaitsOnAThread() async throws {
         // Given a PostgreSQL ledger with one unresolved challenge (alice's c1, due at 09:11)
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
         let waits = storage.connections.blockingWaits.value
@@ -192,5 +193,48 @@ struct AsyncWriteTests {
         #expect(expired.map(\.event.type) == [.challengeExpired])
         #expect(try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z")).isEmpty)
         #expect(storage.connections.blockingWaits.value == waits)
+    }
+
+    @Test func openingAPostgreSQLStoreNeverWaitsOnAThreadWhateverItUpgrades() async throws {
+        // Given a store of 4 users' events whose tree is gone
+        let store = StorageKind.postgres.freshStore()
+        let keys = StorageKind.postgres.keyDirectory(for: store)
+        let users = (0..<4).map { "user-\($0)" }
+        let (root, views): (Hash32, [JSON])
+        do {
+            let ledger = try await StorageKind.postgres.open(store, keys: keys)
+            _ = try await ledger.append(try inputs(HashPipelineTests.events(users: 4, each: 5).joined(separator: "\n")))
+            (root, views) = (try await ledger.treeHead().root, try await Self.views(ledger, users))
+            try ledger.storage.write { w in try w.clearTree() }
+            await ledger.close()
+        }
+        // When it is opened (the tree built again)
+        let first = try await PostgresStorage(url: store)
+        let rebuilt = try await Ledger(storage: first, configuration: .init(keyDirectory: keys))
+        // Then no thread waited for PostgreSQL, and the tree is the log's
+        #expect(first.connections.blockingWaits.value == 0)
+        #expect(try await rebuilt.treeHead().root == root)
+        // Given its states as a release before stream hashes left them, and an erasure's purge pending
+        try rebuilt.storage.write { w in
+            for u in users {
+                let bytes = try #require(try w.projectionState(u))
+                try w.putProjectionState(u, StateCodec.encode(try bytes.withUnsafeBytes { try StateCodec.decode($0, user: u) }))
+            }
+            try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.layoutWithoutStreamHashes)
+            try w.putMetaValue(Ledger.purgePendingKey, [1])
+        }
+        await rebuilt.close()
+        // When it is opened again (the stream hashes computed, the purge finished)
+        let second = try await PostgresStorage(url: store)
+        let upgraded = try await Ledger(storage: second, configuration: .init(keyDirectory: keys))
+        // Then no thread waited either, and the store is whole
+        #expect(second.connections.blockingWaits.value == 0)
+        for u in users { #expect(try await upgraded.streamHead(of: u).head != nil) }
+        #expect(try await Self.views(upgraded, users) == views)
+        #expect(try await upgraded.read(ReadLoad(meta: [Ledger.purgePendingKey, Ledger.projectionLayoutKey])) { r in
+            try r.metaValue(Ledger.purgePendingKey) == nil && r.metaValue(Ledger.projectionLayoutKey) == Ledger.projectionLayout
+        })
+        try upgraded.verify()
+        await upgraded.close()
     }
 }

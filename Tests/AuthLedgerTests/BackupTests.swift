@@ -32,7 +32,7 @@ import Testing
     @Test func aBackupTakenWhile64WritersAppendHoldsEveryAcknowledgedEventAndRestoresVerified() async throws {
         // Given a store with 64 users, its server key and a Shared Signals key directory
         let storePath = Support.tempDir("backup-src")
-        let ledger = try Ledger(lmdb: storePath)
+        let ledger = try await Ledger(lmdb: storePath)
         _ = try await ledger.append(try inputs((0..<64).map(Self.register).joined(separator: "\n")))
         _ = try ledger.secrets()
         try FileManager.default.createDirectory(atPath: storePath + "/ssf-keys", withIntermediateDirectories: true)
@@ -84,7 +84,7 @@ import Testing
         #expect(restored == manifest)
         // Then it verifies, its head is the manifest's, every event acknowledged before the
         // backup is there with its hash, and the key files are the originals
-        let copy = try Ledger(lmdb: target)
+        let copy = try await Ledger(lmdb: target)
         #expect(try copy.verify() == manifest.head)
         let events = try await copy.events(from: 1)
         let hashes = Dictionary(uniqueKeysWithValues: events.map { ($0.seq, $0.hash) })
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func aManifestRecordsWhatWitnessesCosignedBeyondTheHead() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         _ = try await ledger.append(try inputs(Self.register(0)))
         let dir = TemporaryDirectory.path("backup-witnessed")
         let m = try await LMDBBackup.backup(ledger, to: dir, keyFiles: [], witnessedSize: { 7 })

@@ -8,7 +8,7 @@ import Testing
 /// The one-time-code commands (issue, verify, grants, the hourly limit) and the policy command.
 extension CommandTests {
     @Test(arguments: StorageKind.all) func sendOTPReturnsSixDigitsAndRecordsOnlyAKeyedHashAndAMaskedTarget(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let r = try await b.run(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"))
         let code = try #require(r.code)
         #expect(code.count == 6 && code.allSatisfy(\.isASCII) && code.allSatisfy(\.isNumber))
@@ -33,7 +33,7 @@ extension CommandTests {
 
     @Test func noFileOfTheStoreHoldsTheCodeOrTheClearTarget() async throws {
         // The LMDB store's files (the PostgreSQL store's files are the server's).
-        let b = try Bench()
+        let b = try await Bench()
         var codes: [String] = []
         let targets = ["very.secret.person@example.org", "+4915123456789"]
         for (i, (channel, target)) in [("email", targets[0]), ("sms", targets[1])].enumerated() {
@@ -52,7 +52,7 @@ extension CommandTests {
             }
         }
         // The export neither
-        let export = try b.ledger.exportText()
+        let export = try await b.ledger.exportText()
         for secret in codes + targets { #expect(!export.contains(secret)) }
     }
 
@@ -65,7 +65,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func aRightCodeGivesASingleUseGrant(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let (oid, code) = try await b.sendOTP(at: "2026-05-01T10:01:00Z")
         let v = try await b.run(.verifyOTP(user: "alice", otpId: oid, code: code), at: "2026-05-01T10:02:00Z")
@@ -79,7 +79,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func aGrantExpiresAtGrantExpiresAt(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let (oid, code) = try await b.sendOTP()
         let grant = try await b.run(.verifyOTP(user: "alice", otpId: oid, code: code)).grantId!
@@ -87,7 +87,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func aWrongCodeIsRefusedButItsFailureIsAppendedAndCounted(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let (oid, code) = try await b.sendOTP()
         let wrong = code == "123456" ? "654321" : "123456"
         // Thrown, with the otp.failed it appended (durably: it is in the log).
@@ -110,7 +110,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func aNewOTPSupersedesTheEarlierOneAndCodesExpire(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let first = try await b.sendOTP()
         let second = try await b.sendOTP(at: "2026-05-01T10:01:00Z")
         await #expect(b.code(.verifyOTP(user: "alice", otpId: first.otpId, code: first.code))?.code == .otpNotFound)
@@ -122,9 +122,9 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func theRateLimitIsOverARollingHour(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         for m in [0, 10, 20, 30, 40] { _ = try await b.sendOTP(at: "2026-05-01T10:\(m == 0 ? "00" : String(m)):00Z") }
-        let e = await await b.code(try .sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T10:59:59.999Z")
+        let e = await b.code(try .sendOTP(user: "alice", channel: "email", target: "alice@example.com"), at: "2026-05-01T10:59:59.999Z")
         #expect(e?.code == .otpRateLimited)
         #expect(e?.until == t("2026-05-01T11:00:00Z"))
         // Another user is not limited
@@ -136,7 +136,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func otpStepsAreNotBlockedByCooling(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         try await b.run(.revokeAll(user: "alice", reason: nil), at: "2026-05-01T10:01:00Z")
         let (oid, code) = try await b.sendOTP(at: "2026-05-01T10:02:00Z")
@@ -149,7 +149,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func namesCountGraphemeClusters(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone", name: "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}ab"))  // 3 characters
         try await b.run(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 50)), at: "2026-05-01T10:01:00Z")
         await #expect(b.code(.rename(user: "alice", deviceId: "phone", name: String(repeating: "e\u{301}", count: 51)), at: "2026-05-01T10:10:00Z")?.code == .invalidName)
@@ -158,7 +158,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func argumentsAreCheckedLikeFixtureFields(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         await #expect(b.code(try .requestVerification(user: "alice", deviceId: "x", name: nil, kind: "toaster", platform: nil))?.code == .invalidEvent)
         await #expect(b.code(try .requestVerification(user: "alice", deviceId: "x", name: "no", kind: nil, platform: nil))?.code == .invalidName)
@@ -172,7 +172,7 @@ extension CommandTests {
     // MARK: policy
 
     @Test(arguments: StorageKind.all) func setPolicyAppendsToTheSystemStreamAndChangesTheRules(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         var d = EventData()
         d[.challengeTtlSeconds] = .int(120)
         d[.otpMaxAttempts] = .int(2)
@@ -188,7 +188,7 @@ extension CommandTests {
     }
 
     @Test(arguments: StorageKind.all) func theResultJSONHasTheShapeOfTheSpec(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let r = try await b.run(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"))
         let j = r.json
         #expect(j["events"]?.arrayValue?.first == .object([("seq", .int(1)), ("type", .string("otp.issued"))]))

@@ -12,10 +12,10 @@ final class Bench {
     let ledger: Ledger
     var now = t("2026-05-01T10:00:00Z")
 
-    init(_ storage: StorageKind = .lmdb) throws {
+    init(_ storage: StorageKind = .lmdb) async throws {
         dir = Support.tempDir()
         // On PostgreSQL the directory keeps only the key files (the server key of OTPs).
-        ledger = storage == .lmdb ? try Ledger(lmdb: dir) : try storage.open(storage.freshStore(), keys: dir)
+        ledger = storage == .lmdb ? try await Ledger(lmdb: dir) : try await storage.open(storage.freshStore(), keys: dir)
     }
 
     @discardableResult
@@ -48,7 +48,7 @@ final class Bench {
 
     /// The OTP code sent for `user` (as the caller gets it), with its id.
     func sendOTP(_ user: String = "alice", at: String? = nil) async throws -> (otpId: String, code: String) {
-        let r = try await await run(.sendOTP(user: user, channel: "email", target: "alice@example.com"), at: at)
+        let r = try await run(.sendOTP(user: user, channel: "email", target: "alice@example.com"), at: at)
         return (r.otpId!, r.code!)
     }
 }
@@ -57,7 +57,7 @@ final class Bench {
     // MARK: register and via inference
 
     @Test(arguments: StorageKind.all) func aFirstDeviceIsRegisteredViaInitialWithItsNameTrimmed(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let r = try await b.run(b.register("phone", name: "  My Phone  "))
         #expect(r.events.map(\.event.type) == [.registered])
         #expect(r.events[0].event.data.string(.via) == "initial")
@@ -68,7 +68,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func aPendingDeviceIsRegisteredViaEmailLinkAndOpensCooling(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let rv = try await b.run(.requestVerification(user: "alice", deviceId: "laptop", name: " Work Laptop ", kind: "desktop", platform: "linux"), at: "2026-05-01T10:01:00Z")
         #expect(rv.events[0].event.data.string(.channel) == "email_link")
@@ -85,7 +85,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func aSecondDeviceWithoutProofIsVerificationRequired(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         await #expect(b.code(try b.register("laptop"), at: "2026-05-01T10:01:00Z")?.code == .verificationRequired)
         await #expect(b.code(try b.register("laptop", via: "email_link"))?.code == .verificationRequired)
@@ -93,25 +93,25 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func registrationRefusals(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
-        try await await b.run(b.register("phone"))
+        let b = try await Bench(storage)
+        try await b.run(b.register("phone"))
         await #expect(b.code(try b.register("phone", via: "admin"))?.code == .deviceExists)
         await #expect(b.code(try b.register("tablet", name: "ab", via: "admin"))?.code == .invalidName)
         await #expect(b.code(try b.register("tablet", via: "otp"))?.code == .invalidEvent)
         await #expect(b.code(try b.register("tablet", via: "admin", grant: "g1"))?.code == .invalidEvent)
         await #expect(b.code(try b.register("tablet", kind: "toaster"))?.code == .invalidEvent)
         await #expect(b.code(try b.register("tablet", grant: "g-unknown"))?.code == .grantInvalid)
-        try await await b.run(.requestVerification(user: "alice", deviceId: "tablet", name: nil, kind: nil, platform: nil))
-        try await await b.run(.revoke(user: "alice", deviceId: "tablet", reason: nil), at: "2026-05-01T10:01:00Z")
+        try await b.run(.requestVerification(user: "alice", deviceId: "tablet", name: nil, kind: nil, platform: nil))
+        try await b.run(.revoke(user: "alice", deviceId: "tablet", reason: nil), at: "2026-05-01T10:01:00Z")
         await #expect(b.code(try b.register("tablet", via: "admin"), at: "2026-05-01T10:30:00Z")?.code == .deviceRevoked)
         // Cooling (opened by the revoke at 10:01) carries its end
-        let e = await await b.code(try b.register("laptop", via: "admin"), at: "2026-05-01T10:05:00Z")
+        let e = await b.code(try b.register("laptop", via: "admin"), at: "2026-05-01T10:05:00Z")
         #expect(e?.code == .coolingPeriodActive)
         #expect(e?.until == t("2026-05-01T10:06:00Z"))
     }
 
     @Test(arguments: StorageKind.all) func theDeviceLimitCountsActiveDevices(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(.setPolicy(PolicySet(coolingSeconds: 0, maxDevices: 2)))
         try await b.run(b.register("a"))
         try await b.run(b.register("b", via: "admin"), at: "2026-05-01T10:01:00Z")
@@ -124,7 +124,7 @@ final class Bench {
     // MARK: trusted-device approval
 
     @Test(arguments: StorageKind.all) func aChallengeFromANewDeviceIsApprovedByATrustedDeviceAndRegistersIt(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let issued = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: StringMap([("ip", "198.51.100.4")])), at: "2026-05-01T10:01:00Z")
         let cid = try #require(issued.challengeId)
@@ -144,7 +144,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func aChallengeFromAnActiveDeviceIsApprovedAtOnceInOneAppend(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let r = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "phone", action: "transaction", context: nil), at: "2026-05-01T10:01:00Z")
         #expect(r.events.map(\.event.type) == [.challengeIssued, .challengeApproved])
@@ -155,7 +155,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func denialAndExpiryLookTheSameToTheRequester(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let c1 = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil)).challengeId!
         let c2 = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "y", action: "login", context: nil)).challengeId!
@@ -172,7 +172,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func theSweeperExpiresOnlyDueUnresolvedChallengesAsSystem(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let due = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "x", action: "login", context: nil)).challengeId!
         let later = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "y", action: "login", context: nil), at: "2026-05-01T10:00:30Z").challengeId!
@@ -190,7 +190,7 @@ final class Bench {
     // MARK: rename, revoke, access, push
 
     @Test(arguments: StorageKind.all) func renameRules(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone", name: "My Phone"))
         await #expect(b.code(.rename(user: "alice", deviceId: "phone", name: " My Phone "))?.code == .nameUnchanged)
         await #expect(b.code(.rename(user: "alice", deviceId: "phone", name: "x"))?.code == .invalidName)
@@ -204,7 +204,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func revokeRulesAndTheCallersSession(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         try await b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         await #expect(b.code(.revoke(user: "alice", deviceId: "phone", reason: nil), actor: "device:phone")?.code == .currentDeviceProtected)
@@ -220,7 +220,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func revokeAllRevokesPendingAndActiveDevicesAndEndsTheSession(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         try await b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         let r = try await b.run(.revokeAll(user: "alice", reason: "stolen"), actor: "device:phone", at: "2026-05-01T10:01:00Z")
@@ -231,7 +231,7 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func accessAndPushTokensNeedAnActiveDevice(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         try await b.run(.requestVerification(user: "alice", deviceId: "laptop", name: nil, kind: nil, platform: nil))
         try await b.run(.access(user: "alice", deviceId: "phone"), at: "2026-05-01T10:03:00Z")
@@ -248,8 +248,8 @@ final class Bench {
     }
 
     @Test(arguments: StorageKind.all) func aCommandAtAnEarlierTimeThanTheStreamIsTimeRegression(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
-        try await await b.run(b.register("phone"), at: "2026-05-01T10:00:00Z")
+        let b = try await Bench(storage)
+        try await b.run(b.register("phone"), at: "2026-05-01T10:00:00Z")
         await #expect(b.code(.access(user: "alice", deviceId: "phone"), at: "2026-05-01T09:59:59Z")?.code == .timeRegression)
         await #expect(b.code(.access(user: "$system", deviceId: "phone"))?.code == .invalidEvent)
     }

@@ -6,7 +6,7 @@ import Testing
 @Suite struct CommandValidationTests {
     /// A command appends only what `import` would accept, so every export re-imports.
     @Test(arguments: StorageKind.all) func commandFieldsGetTheImportChecks(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at: @Sendable () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
         func code(_ c: @autoclosure () throws -> Command) async -> ErrorCode? {
@@ -34,7 +34,7 @@ import Testing
     /// `invalid_event` and nothing is appended; the same commands with good values append,
     /// and everything they appended re-imports.
     @Test(arguments: StorageKind.all) func everyArgumentIsCheckedAsItsEventField(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at: @Sendable () -> Timestamp = { Timestamp(rfc3339: "2026-03-01T09:00:00Z")! }
         func code(_ c: Command, meta: StringMap? = nil) async -> ErrorCode? {

@@ -38,7 +38,7 @@ import Testing
         Self.expectSetupError(r, "swift build -c release --product authledger-bench")
     }
 
-    @Test func aStorePathThatIsAFileOrCannotBeMadeIsASetupError() throws {
+    @Test func aStorePathThatIsAFileOrCannotBeMadeIsASetupError() async throws {
         let dir = Support.tempDir("authledger-config")
         let file = dir + "/i-am-a-file"
         #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
@@ -51,7 +51,7 @@ import Testing
         // Neither message names the path
         #expect(!(try Self.al(["devices", "alice", "--store", file])).stderr.contains("i-am-a-file"))
         // The library says the same
-        #expect(throws: LedgerError(.configurationError, "the store path is not a directory")) { _ = try Ledger(lmdb: file) }
+        await #expect(throws: LedgerError(.configurationError, "the store path is not a directory")) { _ = try await Ledger(lmdb: file) }
     }
 
     @Test(arguments: ["postgresql://", "postgresql://host/db", "postgresql://u:secret@h:99999/db", "postgresql://u:secret@h/db?x=1"])

@@ -18,7 +18,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aRegisteredKeyShowsItsThumbprint(_ storage: StorageKind) async throws {
         for kind in [ProofKey.Kind.es256, .edDSA] {
-            let b = try Bench(storage)
+            let b = try await Bench(storage)
             let key = ProofKey(kind)
             try await b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: key.jwk))
             try await b.run(try b.register("tablet", via: "admin"), at: "2026-05-01T10:00:01Z")
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func badKeysAreInvalidEventAndNothingIsAppended() async throws {
-        let b = try Bench()
+        let b = try await Bench()
         let good = ProofKey(.es256).jwk
         let x = good["x"]!, y = good["y"]!
         var offCurveY = Base64URL.decode(y)!
@@ -64,7 +64,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func signedApprovalsAndDenialsVerifyForBothAlgorithms(_ storage: StorageKind) async throws {
         for kind in [ProofKey.Kind.es256, .edDSA] {
-            let b = try Bench(storage)
+            let b = try await Bench(storage)
             let key = ProofKey(kind)
             let (cid, nonce) = try await Self.challenged(b, key: key)
             let sig = key.answer(user: "alice", challengeId: cid, decision: "approve", deviceId: "phone", nonce: nonce, userVerified: true)
@@ -82,12 +82,12 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func forgedAnswersAreSignatureInvalidAndAppendNothing(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let key = ProofKey(.es256), other = ProofKey(.es256)
         let (cid, nonce) = try await Self.challenged(b, key: key)
         let head = try await b.ledger.head().seq
         func approve(_ sig: String, uv: Bool? = nil) async -> ErrorCode? {
-            await await b.code(.approve(user: "alice", challengeId: cid, deviceId: "phone", userVerified: uv, signature: sig))?.code
+            await b.code(.approve(user: "alice", challengeId: cid, deviceId: "phone", userVerified: uv, signature: sig))?.code
         }
         let right = key.answer(user: "alice", challengeId: cid, decision: "approve", deviceId: "phone", nonce: nonce)
         await #expect(approve(other.answer(user: "alice", challengeId: cid, decision: "approve", deviceId: "phone", nonce: nonce)) == .signatureInvalid)
@@ -110,14 +110,14 @@ import Testing
     }
 
     @Test func aSignatureFromADeviceWithoutAKeyOrForAChallengeWithoutNonceIsInvalid() async throws {
-        let b = try Bench()
+        let b = try await Bench()
         let key = ProofKey(.edDSA)
         try await b.run(b.register("phone"))
         let r = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "laptop", action: "login", context: nil))
         let sig = key.answer(user: "alice", challengeId: r.challengeId!, decision: "approve", deviceId: "phone", nonce: r.events[0].event.data.string(.nonce)!)
         await #expect(b.code(.approve(user: "alice", challengeId: r.challengeId!, deviceId: "phone", userVerified: nil, signature: sig))?.code == .signatureInvalid)
         // A challenge recorded without a nonce (before device proofs) cannot be answered with a signature
-        let b2 = try Bench()
+        let b2 = try await Bench()
         try await b2.ledger.importText([
             line("device.registered", at: "2026-05-01T09:00:00Z", data: #"{"deviceId":"phone","name":"Alice Phone","kind":"mobile","binding":"permanent","via":"initial","publicKey":\#(key.jwkText)}"#),
             line("challenge.issued", at: "2026-05-01T09:59:50Z", data: #"{"challengeId":"c1","action":"login","requestingDeviceId":"laptop","expiresAt":"2026-05-01T10:05:00Z"}"#),
@@ -129,9 +129,9 @@ import Testing
     }
 
     @Test func codesRankAsTheReferenceSays() async throws {
-        let b = try Bench()
+        let b = try await Bench()
         let key = ProofKey(.es256)
-        let (cid, _) = try await await Self.challenged(b, key: key)
+        let (cid, _) = try await Self.challenged(b, key: key)
         // existence and state before proof: an unknown challenge with a bad signature
         await #expect(b.code(.approve(user: "alice", challengeId: "nope", deviceId: "phone", userVerified: nil, signature: "x.y.z"))?.code == .challengeNotFound)
         // approver_not_trusted and signature_invalid are both authority: the approver's trust is checked first
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func requireSignedApprovalsRefusesUnsignedAnswersOfKeyedDevices(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let key = ProofKey(.es256)
         try await b.run(.setPolicy(PolicySet(requireSignedApprovals: true)))
         let (cid, nonce) = try await Self.challenged(b, key: key)
@@ -166,13 +166,13 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aKeyIsRotatedOnlyWithTheOldKeysSignatureOverTheNewThumbprint(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let old = ProofKey(.es256), new = ProofKey(.edDSA), thief = ProofKey(.es256)
         try await b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: old.jwk))
         let thumb = Array(new.thumbprint.utf8)
         #expect(thumb.count == 43)
         func rotate(_ sig: String, _ key: ProofKey = new, device: String = "phone") async -> ErrorCode? {
-            await await b.code(.rotateKey(user: "alice", deviceId: device, publicKey: key.jwk, signature: sig))?.code
+            await b.code(.rotateKey(user: "alice", deviceId: device, publicKey: key.jwk, signature: sig))?.code
         }
         await #expect(rotate(thief.sign(thumb)) == .signatureInvalid)
         await #expect(rotate(new.sign(thumb)) == .signatureInvalid)
@@ -195,21 +195,21 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func anExportWithSignaturesReimportsWithIdenticalHashes(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let key = ProofKey(.edDSA)
         let (cid, nonce) = try await Self.challenged(b, key: key)
         try await b.run(.approve(user: "alice", challengeId: cid, deviceId: "phone", userVerified: nil,
                            signature: key.answer(user: "alice", challengeId: cid, decision: "approve", deviceId: "phone", nonce: nonce)))
-        let export = try b.ledger.exportText()
-        let other = try storage.freshLedger()
+        let export = try await b.ledger.exportText()
+        let other = try await storage.freshLedger()
         try await other.importText(export)
-        #expect(try other.exportText() == export)
+        await #expect(try other.exportText() == export)
         // An export whose signature was edited is refused (its hash no longer matches), nothing appended
         let lines = export.split(separator: "\n").map(String.init)
         let sig = try await #require(try b.lastEvents(1).first?.event.data.string(.signature))
         let forged = String(sig.dropLast(2)) + (sig.hasSuffix("AA") ? "BA" : "AA")
         let edited = lines.map { $0.replacingOccurrences(of: sig, with: forged) }.joined(separator: "\n")
-        let third = try storage.freshLedger()
+        let third = try await storage.freshLedger()
         #expect(await refusal { _ = try await third.append(try EventDecoder.decodeLines(Array(edited.utf8), file: "x.jsonl").map(\.input)) }?.code == .chainMismatch)
         // …and in the fixture form (no hash to betray it) the signature itself is refused at its line
         let fixture = [lines[0], lines[1], line("challenge.approved", at: "2026-05-01T10:00:20Z",
@@ -224,7 +224,7 @@ import Testing
 /// whose hash was recomputed (so the chain alone would not betray it) is named by its seq.
 @Suite struct VerifySignatureTests {
     @Test(arguments: StorageKind.all) func verifyNamesTheFirstEventWhoseSignatureFails(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let key = ProofKey(.edDSA), thief = ProofKey(.edDSA)
         let (cid, nonce) = try await DeviceKeyTests.challenged(b, key: key)
         let head = try await b.ledger.head()

@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func registrationAndImportRefuseThemAndAppendNothing(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         for v in Self.refused {
             // When a registration carries the key
             let e = await b.code(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: Self.jwk(v.bytes)))
@@ -86,7 +86,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func rotationToOneIsRefusedEvenWhenSigned(_ storage: StorageKind) async throws {
         // Given a device with a real key
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let old = ProofKey(.edDSA)
         try await b.run(try .register(user: "alice", deviceId: "phone", name: "Alice Phone", publicKey: old.jwk))
         for v in Self.refused {

@@ -7,10 +7,10 @@ import Testing
 enum FeedFixture {
     /// A fresh store on `storage`, and the temporary directory to remove afterwards (the
     /// LMDB store, or a PostgreSQL store's key directory).
-    static func temporaryLedger(_ storage: StorageKind = .lmdb) throws -> (Ledger, String) {
+    static func temporaryLedger(_ storage: StorageKind = .lmdb) async throws -> (Ledger, String) {
         let store = storage.freshStore()
         let keys = storage.keyDirectory(for: store)
-        return (try storage.open(store, keys: keys), keys)
+        return (try await storage.open(store, keys: keys), keys)
     }
 
     static func inputs(_ lines: [String]) throws -> [EventInput] {
@@ -31,7 +31,7 @@ enum FeedFixture {
 
 @Suite struct EventFeedTests {
     @Test(arguments: StorageKind.all) func catchUpThenLiveWithoutGapOrDuplicate(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Given 1 + 5 events
         _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 5)))
@@ -52,7 +52,7 @@ enum FeedFixture {
     }
 
     @Test(arguments: StorageKind.all) func liveFromHeadDeliversOnlyLaterEvents(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         let feed = try await ledger.events(from: nil, filter: .all)
@@ -65,7 +65,7 @@ enum FeedFixture {
     }
 
     @Test(arguments: StorageKind.all) func userAndTypeFiltersFindTheRightEvents(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Interleaved streams: alice at odd positions after the registrations
         _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice"), FeedFixture.registerLine("bob")]))
@@ -87,7 +87,7 @@ enum FeedFixture {
     }
 
     @Test(arguments: StorageKind.all) func cancellingTheTaskEndsIteration(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let feed = try await ledger.events(from: nil, filter: .all, pollInterval: .seconds(60))
         let reader = Task {
@@ -99,7 +99,7 @@ enum FeedFixture {
     }
 
     @Test(arguments: StorageKind.all) func durableSubscriptionCheckpointsMoveForwardOnly(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")] + FeedFixture.accessLines("alice", count: 3)))
         let (s, created) = try await ledger.putSubscription(name: "push-sender", filter: EventFilter(user: "alice"))

@@ -12,7 +12,7 @@ import Testing
 
     /// Every event of every scenario, and of a store after erasure: payload ⇄ data is lossless.
     @Test func everyRecordedEventRoundTripsThroughItsPayload() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         for s in Self.scenarios {
             try await ledger.importText(String(contentsOf: Support.fixture("scenarios/\(s).jsonl"), encoding: .utf8))
         }
@@ -76,7 +76,7 @@ import Testing
 
     /// The command side appends exactly the payload it decided: typed in, typed out.
     @Test(arguments: StorageKind.all) func decidedEventsReadBackAsTheirPayloads(_ storage: StorageKind) async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+        let (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let at = t("2026-03-01T09:00:00Z")
         _ = try await ledger.perform(.register(Registration(user: "u", deviceId: "d1", name: "  Work laptop ", kind: .desktop,

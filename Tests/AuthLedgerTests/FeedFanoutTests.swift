@@ -7,7 +7,7 @@ import Testing
 /// filtered or not, each get every matching event once and in order.
 @Suite struct FeedFanoutTests {
     @Test func manySubscribersEachGetEveryEventInOrder() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+        let (ledger, dir) = try await FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // A small window, so that the slow subscribers fall behind it and read the log.
         ledger.feedHub.capacity = 24
@@ -52,7 +52,7 @@ import Testing
     /// does not wait (`next(idle: .zero)`, what a poll with `returnImmediately` does), even
     /// when the shared notifier has not read that commit yet.
     @Test func anAcknowledgedEventIsSeenByAReadThatDoesNotWait() async throws {
-        let (ledger, dir) = try FeedFixture.temporaryLedger()
+        let (ledger, dir) = try await FeedFixture.temporaryLedger()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         _ = try await ledger.append(try FeedFixture.inputs([FeedFixture.registerLine("alice")]))
         // A live subscriber keeps the hub busy with every commit.

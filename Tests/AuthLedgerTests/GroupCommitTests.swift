@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func concurrentSubmitsGetGapFreeSeqsInCommitOrderAndConsecutiveVersions(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let users = 24, perUser = 15
         let acked = try await withThrowingTaskGroup(of: (String, [RecordedEvent]).self) { group in
             for u in 0..<users {
@@ -108,7 +108,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aRefusedRequestInABatchRefusesOnlyItself(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         _ = try await ledger.append([register("alice")])
         let requests: [(String, AppendRequest)] = [
             ("ok1", AppendRequest([register("bob")])),
@@ -149,7 +149,7 @@ import Testing
     /// so only the refused request fails and the others are acknowledged at their seqs.
     @Test(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
     func aRequestPostgreSQLRefusesInABatchRefusesOnlyItself() async throws {
-        let ledger = try StorageKind.postgres.freshLedger()
+        let ledger = try await StorageKind.postgres.freshLedger()
         let pg = try #require(ledger.storage as? PostgresStorage)
         _ = try await ledger.append([register("alice")])
         _ = try pg.integers("ALTER TABLE \(pg.tables.events) ADD CONSTRAINT no_mallory CHECK (stream <> convert_to('mallory', 'UTF8'))")
@@ -189,7 +189,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func theWritersCachedStatesAreDroppedWhenSomeoneElseCommitted(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice")]))
         // Another writer (a transaction of its own, as another process would) moves alice on.
         try Self.appendAsAnotherWriter(ledger, [access("alice", at: 100)])
@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         // Appended outside this ledger's writer, so that its cache does not hold alice yet.
         try Self.appendAsAnotherWriter(ledger, [register("alice")])
         // Damage alice's maintained projection (as an older build or a bad disk might).
@@ -218,7 +218,7 @@ import Testing
     /// A replay rebuilds the states from the log: a state whose stream has no event goes,
     /// a damaged one is written again, an intact one keeps its bytes.
     @Test(arguments: StorageKind.all) func aReplayRemovesStatesWithoutEventsAndRewritesTheRest(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), access("alice", at: 5)]))
         let before = try ledger.storage.read { r in (try r.projectionState("alice"), try r.projectionState("bob")) }
         #expect(before.0 != nil && before.1 != nil)
@@ -242,7 +242,7 @@ import Testing
     /// once (LMDB deletes the keys not put again only when the transaction ends); a state
     /// put in a savepoint that failed stays cleared.
     @Test(arguments: StorageKind.all) func clearedStatesAreGoneForTheTransactionAndOnlyThosePutAgainStay(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), register("carol")]))
         struct Refused: Error {}
         let fresh: [UInt8] = StateCodec.encode(UserState(user: "alice"))
@@ -271,7 +271,7 @@ import Testing
         let path = storage.freshStore()
         var acked: [RecordedEvent] = []
         do {
-            let ledger = try storage.open(path)
+            let ledger = try await storage.open(path)
             acked = try await withThrowingTaskGroup(of: [RecordedEvent].self) { group in
                 for u in 0..<16 {
                     group.addTask {
@@ -285,7 +285,7 @@ import Testing
                 return all
             }
         }
-        let reopened = try storage.open(path)
+        let reopened = try await storage.open(path)
         let log = try await reopened.events()
         #expect(log.count == acked.count)
         let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
@@ -294,7 +294,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func partitionedReplayAppliesEachPolicyAtItsPosition(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         func policy(_ cooling: Int64, at seconds: Int64) -> EventInput {
             var d = EventData()
             d[.coolingSeconds] = .int(cooling)
@@ -314,7 +314,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func replayAfterConcurrentAppendsEqualsMaintainedProjections(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let users = (0..<20).map { "user\($0)" }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for user in users {

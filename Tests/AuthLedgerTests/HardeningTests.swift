@@ -17,7 +17,7 @@ import AuthLedgerTestSupport
 
     @Test(arguments: StorageKind.all) func aFarFutureRevokeAllSaturatesTheCoolingWindowAndTheUserStillAnswers(_ storage: StorageKind) async throws {
         // Given a user whose every device is revoked two minutes before the end of year 9999
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.register + "\n" + line("device.all_revoked", at: "9999-12-31T23:58:00Z", data: "{}"))
         // Then the cooling window ends at the last writable time, not beyond it
         let asOf = t("9999-12-31T23:59:00Z")
@@ -38,7 +38,7 @@ import AuthLedgerTestSupport
 
     @Test(arguments: ["1969-12-31T23:59:59.999Z", "0001-01-01T00:00:00Z", "1900-01-01T00:00:00+01:00"], StorageKind.all)
     func eventTimesBefore1970AreInvalidEvents(_ at: String, _ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let bad = line("device.registered", at: at,
                        data: #"{"deviceId":"iphone","name":"Alice iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#)
         #expect(await refusal { try await ledger.importText(bad) }?.code == .invalidEvent)
@@ -65,7 +65,7 @@ import AuthLedgerTestSupport
     struct Unexpected: Error {}
 
     @Test(arguments: StorageKind.all) func anyFailureOfOneRequestInABusyBatchFailsOnlyThatRequest(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.register)
         let results = Results()
         let group = DispatchGroup()
@@ -99,7 +99,7 @@ import AuthLedgerTestSupport
 
     // LMDB only: it reads the LMDB environment's last transaction id.
     @Test func aBatchWhoseEveryRequestIsRefusedDoesNotCommit() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         try await ledger.importText(Self.register)
         let env = try #require(ledger.storage as? LMDBStorage).environment
         let before = env.lastTransactionID
@@ -118,7 +118,7 @@ import AuthLedgerTestSupport
 
     @Test(arguments: ["", "$nobody", "bad\u{1}key"], StorageKind.all)
     func expectedVersionKeysThatCannotBeStreamsAreInvalid(_ key: String, _ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let e = try inputs(Self.register)
         do {
             _ = try await ledger.append(AppendRequest(e, expectedVersions: [key: 0]))
@@ -135,7 +135,7 @@ import AuthLedgerTestSupport
 
     @Test(arguments: StorageKind.all) func aFilteredCatchUpReadsPastEmptyPagesWithoutWaiting(_ storage: StorageKind) async throws {
         // Given 5,000 events that do not match a filter, then one that does
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         var text = [Self.register]
         for k in 0..<5_000 {
             let at = t("2026-03-01T10:00:00Z").adding(seconds: Int64(k)).formatted
@@ -156,7 +156,7 @@ import AuthLedgerTestSupport
     @Test func anEmptyServerKeyLeftByACrashIsReplacedNotFatal() async throws {
         // Given a store whose server.key creation was interrupted (an empty file)
         let dir = Support.tempDir()
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         #expect(FileManager.default.createFile(atPath: dir + "/server.key", contents: Data()))
         // Then OTPs still work, under a whole new key, and no temporary file is left
         let sent = try await ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { t("2026-03-01T09:00:00Z") })
@@ -172,12 +172,12 @@ import AuthLedgerTestSupport
 
     // MARK: Garbage stores, stale readers
 
-    @Test func aGarbageStoreFileIsAClearStorageErrorForTheLibraryAndTheCLI() throws {
+    @Test func aGarbageStoreFileIsAClearStorageErrorForTheLibraryAndTheCLI() async throws {
         let dir = Support.tempDir()
         var g = SystemRandomNumberGenerator()
         let junk = (0..<65_536).map { _ in UInt8.random(in: 0...255, using: &g) }
         #expect(FileManager.default.createFile(atPath: dir + "/data.mdb", contents: Data(junk)))
-        let e = refusal { _ = try Ledger(lmdb: dir) }
+        let e = await refusal { _ = try await Ledger(lmdb: dir) }
         #expect(e?.code == .storageError)
         #expect(e?.message.hasPrefix("cannot open the store") == true, "\(String(describing: e))")
         let r = try Rig.cli(["devices", "alice", "--store", dir])
@@ -189,7 +189,7 @@ import AuthLedgerTestSupport
     @Test func exportHoldsNoReadTransactionWhileItsReaderIsNotReading() async throws {
         // Given a store larger than a pipe's buffer
         let dir = Support.tempDir()
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         var text = [Self.register]
         for k in 0..<3_000 {
             let at = t("2026-03-01T10:00:00Z").adding(seconds: Int64(k)).formatted

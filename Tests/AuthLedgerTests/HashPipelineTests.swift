@@ -33,8 +33,8 @@ import Testing
 
     /// A ledger whose personal values are hashed in clear (no random salts), so that two
     /// stores given the same events store the same bytes and hashes.
-    static func unsalted() throws -> Ledger {
-        let ledger = try Support.freshLedger()
+    static func unsalted() async throws -> Ledger {
+        let ledger = try await Support.freshLedger()
         ledger.appendSwitches.sealPersonalData.store(false, ordering: .relaxed)
         return ledger
     }
@@ -43,14 +43,14 @@ import Testing
 
     @Test func aLargeRequestStoresWhatSmallRequestsStore() async throws {
         let lines = Self.events()
-        let large = try Self.unsalted(), small = try Self.unsalted()
+        let large = try await Self.unsalted(), small = try await Self.unsalted()
         let outcome = try await large.importText(lines.joined(separator: "\n"))
         for l in lines { try await small.importText(l) }
         // The large request went through the second thread; the small ones did not.
         #expect(Self.hashedByPipeline(large) == lines.count)
         #expect(Self.hashedByPipeline(small) == 0)
         // The same bytes, chain and tree
-        #expect(try large.exportText() == (try small.exportText()))
+        await #expect(try large.exportText() == (try small.exportText()))
         #expect(try await large.treeHead() == (try await small.treeHead()))
         #expect(try large.verify() == (try small.verify()))
         // And the outcome tells what was stored, in order
@@ -61,12 +61,12 @@ import Testing
 
     @Test func aLargeRequestWithCommitmentsVerifiesAndHoldsTheSameContent() async throws {
         let lines = Self.events(users: 7, each: 15)
-        let large = try Support.freshLedger(), small = try Support.freshLedger()
+        let large = try await Support.freshLedger(), small = try await Support.freshLedger()
         try await large.importText(lines.joined(separator: "\n"))
         for l in lines { try await small.importText(l) }
         #expect(Self.hashedByPipeline(large) == lines.count)
         _ = try large.verify()
-        #expect(try large.contentText() == (try small.contentText()))
+        await #expect(try large.contentText() == (try small.contentText()))
         // The second thread sealed them (fresh salts): every personal value has its
         // commitment and its own salt, read back from the values store, as inline sealing gives
         let a = try await large.events(), b = try await small.events()
@@ -82,13 +82,13 @@ import Testing
         var lines = Self.events(users: 5, each: 20)
         // An identical copy of an earlier event of the same request: a duplicate, not a second event
         lines.append(lines[70])
-        let ledger = try Self.unsalted()
+        let ledger = try await Self.unsalted()
         let outcome = try await ledger.importText(lines.joined(separator: "\n"))
         #expect(outcome.appended.count == lines.count - 1 && outcome.duplicates == 1)
         // The same id with other content is refused, and nothing of the request is appended
         var conflicting = Self.events(users: 5, each: 20).map { $0.replacingOccurrences(of: "00000000", with: "00000001") }
         conflicting.append(conflicting[10].replacingOccurrences(of: "\"d1\"}", with: "\"d2\"}"))
-        let fresh = try Self.unsalted()
+        let fresh = try await Self.unsalted()
         let e = await refusal { try await fresh.importText(conflicting.joined(separator: "\n")) }
         #expect(e?.code == .duplicateEventId && e?.index == conflicting.count - 1)
         #expect(try await fresh.head() == .empty)
@@ -99,14 +99,14 @@ import Testing
         var bad = lines
         // A rename of a device the user does not have, late in the request
         bad.insert(line("device.renamed", user: "user-2", at: "2026-03-01T09:00:00Z", data: #"{"deviceId":"nope","name":"x"}"#), at: 150)
-        let ledger = try Self.unsalted(), reference = try Self.unsalted()
+        let ledger = try await Self.unsalted(), reference = try await Self.unsalted()
         let e = await refusal { try await ledger.importText(bad.joined(separator: "\n")) }
         #expect(e != nil && e?.index == 150)
         #expect(try await ledger.head() == .empty)
         // Then the request without it appends from the same head as a store that never saw the refusal
         try await ledger.importText(lines.joined(separator: "\n"))
         try await reference.importText(lines.joined(separator: "\n"))
-        #expect(try ledger.exportText() == (try reference.exportText()))
+        await #expect(try ledger.exportText() == (try reference.exportText()))
         #expect(try ledger.verify() == (try reference.verify()))
     }
 
@@ -114,7 +114,7 @@ import Testing
         // Given the same events appended one by one, and as small and large requests in turn
         // (the second thread hashes the tree's nodes from the edge the earlier requests left)
         let lines = Self.events(users: 10, each: 30)
-        let mixed = try Self.unsalted(), single = try Self.unsalted()
+        let mixed = try await Self.unsalted(), single = try await Self.unsalted()
         for l in lines { try await single.importText(l) }
         var k = 0
         for (n, large) in [(5, false), (100, true), (3, false), (92, true), (1, false), (64, true)] {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct HistoryPageTests {
     /// alice and bob interleaved: alice's events are at the odd seqs 1, 3, 5, …
     static func ledger(_ n: Int, _ storage: StorageKind = .lmdb) async throws -> Ledger {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         var lines: [String] = []
         for k in 0..<n {
             for user in ["alice", "bob"] {
@@ -63,8 +63,8 @@ import Testing
 
     @Test func theCLIPagesWithAfterAndLimit() async throws {
         let store = Support.tempDir("authledger-cli") + "/store"
-        let ledger = try await await Self.ledger(5)
-        let export = try ledger.exportText()
+        let ledger = try await Self.ledger(5)
+        let export = try await ledger.exportText()
         #expect(try CLI.run(["import", "-", "--store", store], stdin: export).status == 0)
         let page = try CLI.run(["history", "alice", "--after", "3", "--limit", "2", "--json", "--store", store, "--now", "2026-04-01T00:00:00Z"])
         #expect(page.json?.arrayValue?.map { $0["seq"]! } == [.int(5), .int(7)])

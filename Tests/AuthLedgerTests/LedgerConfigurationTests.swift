@@ -11,7 +11,7 @@ import Testing
         let store = Support.tempDir(), keys = Support.tempDir()
         let config = Ledger.Configuration(serverKeyFile: keys + "/otp.key",
                                           checkpointKeyFile: keys + "/cp.key", origin: "config.example/log")
-        let ledger = try Ledger(lmdb: store, configuration: config)
+        let ledger = try await Ledger(lmdb: store, configuration: config)
         try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
         let size = try await ledger.head().seq
         _ = try ledger.secrets()
@@ -25,9 +25,9 @@ import Testing
         #expect(try ledger.checkpointSigner(origin: "other.example/log").origin == "other.example/log")
     }
 
-    @Test func theDefaultsAreTheStoreDirectoryAndTheDefaultOrigin() throws {
+    @Test func theDefaultsAreTheStoreDirectoryAndTheDefaultOrigin() async throws {
         let store = Support.tempDir()
-        let ledger = try Ledger(lmdb: store)
+        let ledger = try await Ledger(lmdb: store)
         _ = try ledger.secrets()
         #expect(try ledger.checkpointSigner().origin == CheckpointSigner.defaultOrigin)
         #expect(FileManager.default.fileExists(atPath: store + "/server.key"))
@@ -52,7 +52,7 @@ import Testing
     /// One partition or eight: the same maintained projections.
     @Test(arguments: [1, 8]) func replayWithAnyPartitionCountRebuildsTheSameState(_ parts: Int) async throws {
         let store = Support.tempDir()
-        let ledger = try Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
+        let ledger = try await Ledger(lmdb: store, configuration: .init(replayPartitions: parts))
         try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/03-device-management-cooling.jsonl"), encoding: .utf8))
         let before = (try await ledger.devices(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json, try await ledger.cooling(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json)
         try await ledger.replay()

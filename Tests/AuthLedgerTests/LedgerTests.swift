@@ -13,7 +13,7 @@ import Testing
 
     /// Every scenario fixture, in one store (five users, one policy stream).
     static func allScenarios(_ storage: StorageKind = .lmdb) async throws -> Ledger {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
             _ = try await ledger.append(try EventDecoder.decodeLines(bytes, file: name).map(\.input))
@@ -23,7 +23,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndTheSameContentIsSkipped(_ storage: StorageKind) async throws {
         // Given an event with an explicit id in the log
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
         // When the same event is appended again, alone and twice within one request
         let once = try await ledger.importText(Self.phone)
@@ -36,23 +36,23 @@ import Testing
 
     @Test(arguments: StorageKind.all) func anEventWithAKnownIdAndOtherContentIsDuplicateEventId(_ storage: StorageKind) async throws {
         // Given an event with an explicit id in the log
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         // When another event with that id is appended (the id differs only in case: ids are UUIDs)
         let other = Self.phone.replacingOccurrences(of: "My Phone", with: "My Other Phone")
             .replacingOccurrences(of: "b0000000", with: "B0000000")
         let e = await refusal { try await ledger.importText(other) }
         // Then it is refused and the log is unchanged
         #expect(e?.code == .duplicateEventId)
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
     }
 
     @Test(arguments: StorageKind.all) func aRefusedRequestAppendsNothingOfItsValidEvents(_ storage: StorageKind) async throws {
         // Given a store with one device
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         // When a request of three valid events and a fourth that breaks a rule is appended
         let text = [
             line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#),
@@ -70,7 +70,7 @@ import Testing
         #expect(e1?.code == .deviceNotFound && e1?.index == 2)
         #expect(e2?.code == .coolingPeriodActive && e2?.index == 3)
         #expect(e2?.until == t("2026-03-01T09:07:00Z"))
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try await ledger.policy() == Policy())
         #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["devices"]?.arrayValue?.first?["name"] == .string("My Phone"))
     }
@@ -78,13 +78,13 @@ import Testing
     @Test(arguments: StorageKind.all) func exportThenImportIntoAFreshStoreGivesTheSameChain(_ storage: StorageKind) async throws {
         // Given every scenario in one store, exported
         let source = try await Self.allScenarios(storage)
-        let export = try source.exportText()
+        let export = try await source.exportText()
         // When the export (recorded form, with seq, version, prev and hash) is imported into a fresh store
-        let target = try storage.freshLedger()
+        let target = try await storage.freshLedger()
         let outcome = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
         // Then the head, every hash and the export bytes are identical
         #expect(outcome.head == (try await source.head()))
-        #expect(try target.exportText() == export)
+        await #expect(try target.exportText() == export)
         #expect(try await target.verify() == source.head())
         // And importing it again is a no-op
         let again = try await target.append(try EventDecoder.decodeLines(Array(export.utf8)).map(\.input))
@@ -115,7 +115,7 @@ import Testing
         // Given a store whose second event carries a distinctive value, closed
         let dir = Support.tempDir()
         do {
-            let ledger = try Ledger(lmdb: dir)
+            let ledger = try await Ledger(lmdb: dir)
             try await ledger.importText([
                 Self.phone,
                 line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"tamper-me-7f3a"}"#),
@@ -139,7 +139,7 @@ import Testing
         try #require(hits > 0)
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         // Then verify refuses with tampered, naming seq 2
-        let e = refusal { _ = try Ledger(lmdb: dir).verify() }
+        let e = await refusal { _ = try await Ledger(lmdb: dir).verify() }
         #expect(e?.code == .tampered)
         #expect(e?.seq == 2)
     }
@@ -187,13 +187,13 @@ import Testing
     @Test(arguments: StorageKind.all) func maintainedStateEqualsReplayedStateWhetherAppendedInOneGoOrOneByOne(_ storage: StorageKind) async throws {
         // Given every scenario appended in one request per file, and again one event per request
         let batch = try await Self.allScenarios(storage)
-        let single = try storage.freshLedger()
+        let single = try await storage.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             let bytes = Array(try Data(contentsOf: Support.fixture("scenarios/\(name).jsonl")))
             for item in try EventDecoder.decodeLines(bytes, file: name) { _ = try await single.append([item.input]) }
         }
         // Then both logs hold the same events (salts are fresh in each), and each user's maintained state equals its replay from scratch
-        #expect(try batch.contentText() == single.contentText())
+        await #expect(try batch.contentText() == single.contentText())
         let asOf = t("2030-01-01T00:00:00Z")
         for user in ["alice", "bob", "carol", "dave", "erin"] {
             let maintained = try await single.state(of: user, asOf: asOf)
@@ -206,7 +206,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aPositionBeyondTheHeadMeansTheHead(_ storage: StorageKind) async throws {
         // Given a store with one event
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.phone)
         // When asked at position 1000
         let answer = try await ledger.devices(of: "alice", QueryOptions(position: 1000, asOf: t("2026-03-01T10:00:00Z"))).json
@@ -221,7 +221,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func expiryAndCoolingAreEvaluatedAtTheAsOfTime(_ storage: StorageKind) async throws {
         // Given a rename at 09:10 (cooling until 09:15) and a challenge expiring at 09:11
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText([
             Self.phone,
             line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
@@ -247,7 +247,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func aPolicyChangeAppliesFromItsPositionOn(_ storage: StorageKind) async throws {
         // Given a rename under the default cooling, then policy.set coolingSeconds 60, then a rename
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText([
             Self.phone,
             line("device.renamed", at: "2026-03-01T09:10:00Z", data: #"{"deviceId":"phone","name":"Phone Two"}"#),
@@ -270,7 +270,7 @@ import Testing
         // Given a challenge with meta and context, with an explicit id
         let id = "c0000000-0000-4000-8000-000000000001"
         let a = #"{"id":"\#(id)","type":"challenge.issued","user":"alice","at":"2026-03-01T09:00:00Z","data":{"challengeId":"c1","action":"login","requestingDeviceId":"x","expiresAt":"2026-03-01T09:01:00Z","context":{"ip":"192.0.2.1","app":"web"}},"meta":{"actor":"user","requestId":"r1"}}"#
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(a)
         // When the same event is appended with members in another order and the time in another zone
         let b = #"{"meta":{"requestId":"r1","actor":"user"},"data":{"context":{"app":"web","ip":"192.0.2.1"},"expiresAt":"2026-03-01T10:01:00+01:00","requestingDeviceId":"x","action":"login","challengeId":"c1"},"at":"2026-03-01T09:00:00.000999Z","user":"alice","type":"challenge.issued","id":"\#(id)"}"#
@@ -288,7 +288,7 @@ import Testing
     @Test(arguments: StorageKind.all) func aPolicyRecordedWithALaterClockStillGovernsTheEventsAfterIt(_ storage: StorageKind) async throws {
         // Given policy.set coolingSeconds 0 at seq 1 — its stream's clock reads 12:00 —
         // and then alice's renames at 09:01 and 09:02, accepted under that policy
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText([
             line("policy.set", user: nil, at: "2026-03-01T12:00:00Z", data: #"{"coolingSeconds":0}"#),
             LedgerTests.phone,
@@ -314,20 +314,20 @@ import Testing
     let registered = #"{"deviceId":"phone","name":"José's phone","kind":"mobile","binding":"permanent","via":"initial"}"#
 
     @Test(arguments: StorageKind.all) func aDecomposedUserKeyIsRefusedAndNothingIsAppended(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(line("device.registered", user: "jos\u{e9}", at: "2026-03-01T09:00:00Z", data: registered))
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         let decomposed = line("device.registered", user: "jose\u{301}", at: "2026-03-01T09:01:00Z", data: registered)
         await #expect(throws: LedgerError.self) { try await ledger.importText(decomposed) }
         do { try await ledger.importText(decomposed) } catch let e as LedgerError {
             #expect(e.code == .invalidEvent && e.field == "user")
         }
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try ledger.verify().seq == 1)
     }
 
     @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         await #expect(throws: LedgerError.self) {
             try await ledger.perform(.access(user: "jose\u{301}", deviceId: "phone"), clock: { t("2026-03-01T09:00:00Z") })
         }

@@ -40,8 +40,8 @@ import Testing
     static let aliceValues = ["Marguerite's iPhone", "Marguerite's Work Phone", "apns-7f3e9c1d-token", "apns-second-token-55",
                               "203.0.113.77", "198.51.100.23", "Quimper, FR", "+33***9871"]
 
-    static func exportLines(_ ledger: Ledger) throws -> [JSON] {
-        try ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+    static func exportLines(_ ledger: Ledger) async throws -> [JSON] {
+        try await ledger.exportText().split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
     }
 
     /// Context keys become RFC 6901 pointer tokens (`~` → `~0`, `/` → `~1`) and come back unchanged.
@@ -54,9 +54,9 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func recordedFormShowsValuesWithDisclosuresAndHashesCommitments(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
-        let lines = try Self.exportLines(ledger)
+        let lines = try await Self.exportLines(ledger)
         let registered = lines[0]
         #expect(registered["data"]?["name"] == .string("Marguerite's iPhone"))
         let disclosures = try #require(registered["disclosures"]?.objectValue)
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func storedEventBytesHoldNoPersonalValue(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
         try ledger.storage.read { r in
             try r.scan(from: 1) { _, bytes in
@@ -107,27 +107,27 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func exportReimportsWithIdenticalHashesAndSalts(_ storage: StorageKind) async throws {
-        let a = try storage.freshLedger()
+        let a = try await storage.freshLedger()
         try await a.importText(Self.history)
-        let text = try a.exportText()
-        let b = try storage.freshLedger()
+        let text = try await a.exportText()
+        let b = try await storage.freshLedger()
         let outcome = try await b.append(try inputs(text))
         #expect(outcome.head == (try await a.head()))
-        #expect(try b.exportText() == text)
+        await #expect(try b.exportText() == text)
         try b.verify()
     }
 
     @Test(arguments: StorageKind.all) func editedDisclosureIsAChainMismatch(_ storage: StorageKind) async throws {
-        let a = try storage.freshLedger()
+        let a = try await storage.freshLedger()
         try await a.importText(Self.history)
-        let text = try a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
-        let b = try storage.freshLedger()
+        let text = try await a.exportText().replacingOccurrences(of: "Marguerite's iPhone", with: "Marguerite's Phone!")
+        let b = try await storage.freshLedger()
         #expect(await refusal { _ = try await b.append(try inputs(text)) }?.code == .chainMismatch)
         #expect(try await b.head() == .empty)
     }
 
     @Test(arguments: StorageKind.all) func fixtureFormMayNotCarryCommitmentsOrErasures(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let sd = String(repeating: "A", count: 43)
         let commitment = line("device.registered", at: "2026-03-01T09:00:00Z",
                               data: #"{"deviceId":"d","name":{"_sd":"\#(sd)"},"kind":"mobile","binding":"permanent","via":"initial"}"#)
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func reappendingTheSameIdAndContentIsANoOp(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let id = "0190f0b2-6c1e-7d2a-8f00-000000000001"
         let event = line("device.registered", at: "2026-03-01T09:00:00Z",
                          data: #"{"deviceId":"iphone","name":"Alice's iPhone","kind":"mobile","binding":"permanent","via":"initial"}"#,
@@ -177,7 +177,7 @@ import Testing
     @Test func erasureLeavesNoByteOfTheValuesInAnyFileOfTheStore() async throws {
         let path = Support.tempDir()
         do {
-            let ledger = try Ledger(lmdb: path)
+            let ledger = try await Ledger(lmdb: path)
             try await ledger.importText(Self.history)
             // Churn: the values are copied into many pages (and freed pages) before the erasure.
             for k in 0..<200 {
@@ -196,7 +196,7 @@ import Testing
             #expect(outcome.erasedEvents == 206)
             // Leaves are unchanged: the chain up to the erasure is the same.
             var seen = 0
-            try ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
+            try await ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
             #expect(seen == Int(headBefore.seq))
             #expect(try await ledger.events(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
             try ledger.verify()
@@ -207,7 +207,7 @@ import Testing
         }
         // Bob's values are untouched, and the store still opens and verifies.
         #expect(!Self.occurrences("Bartholomew's Pixel", in: after).isEmpty)
-        let reopened = try Ledger(lmdb: path)
+        let reopened = try await Ledger(lmdb: path)
         try reopened.verify()
     }
 
@@ -215,7 +215,7 @@ import Testing
     /// LMDB's freed pages (copy-on-write), where the byte scan finds them.
     @Test func deletingWithoutRewritingLeavesTheBytesInTheStore() async throws {
         let path = Support.tempDir()
-        let ledger = try Ledger(lmdb: path)
+        let ledger = try await Ledger(lmdb: path)
         try await ledger.importText(Self.history)
         let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
         #expect(records.count == 5)
@@ -227,7 +227,7 @@ import Testing
     /// read before it (PostgreSQL: a scan's page kept the values; the DELETE goes with the
     /// transaction's other writes, sent here by the scan after it).
     @Test(arguments: StorageKind.all) func readsAfterAnErasureInItsTransactionSeeTheValuesGone(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
         let (before, erased, after, scanned) = try ledger.storage.write { w in
             var n = 0
@@ -249,7 +249,7 @@ import Testing
     @Test func anInterruptedPurgeIsFinishedWhenTheStoreIsOpened() async throws {
         let path = Support.tempDir()
         do {
-            let ledger = try Ledger(lmdb: path)
+            let ledger = try await Ledger(lmdb: path)
             try await ledger.importText(Self.history)
             try ledger.storage.write { w in
                 _ = try w.erasePersonalValues(user: "alice", before: .max)
@@ -257,7 +257,7 @@ import Testing
             }
             #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
         }
-        let reopened = try Ledger(lmdb: path)
+        let reopened = try await Ledger(lmdb: path)
         #expect(Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
         #expect(try reopened.storage.read { try $0.metaValue(Ledger.purgePendingKey) } == nil)
     }
@@ -285,7 +285,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func answersAfterErasureShowNullAndErased(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
         _ = try await ledger.erase("alice", now: t("2026-03-01T09:06:30Z"))
         let o = QueryOptions(asOf: t("2026-03-01T09:06:40Z"))
@@ -312,15 +312,15 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func exportAfterErasureShowsCommitmentsAndReimports(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
-        let before = try Self.exportLines(ledger)
+        let before = try await Self.exportLines(ledger)
         _ = try await ledger.erase("alice", reason: "request", now: t("2026-03-01T09:06:30Z"))
         // A later re-registration of the user is not erased.
         try await ledger.importText(line("device.registered", at: "2026-03-01T09:30:00Z",
                                    data: #"{"deviceId":"tablet","name":"New Tablet","kind":"tablet","binding":"permanent","via":"admin"}"#))
-        let text = try ledger.exportText()
-        let lines = try Self.exportLines(ledger)
+        let text = try await ledger.exportText()
+        let lines = try await Self.exportLines(ledger)
         for v in Self.aliceValues { #expect(!text.contains(v)) }
         #expect(lines[0]["disclosures"] == nil)
         #expect(lines[0]["data"]?["name"]?["_sd"] != nil)
@@ -337,16 +337,16 @@ import Testing
         try ledger.verify()
 
         // Export → import of the erased store: identical hashes, same answers.
-        let copy = try storage.freshLedger()
+        let copy = try await storage.freshLedger()
         #expect(try await copy.append(try inputs(text)).head == (try await ledger.head()))
-        #expect(try copy.exportText() == text)
+        await #expect(try copy.exportText() == text)
         try copy.verify()
         #expect(try await copy.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json == answer)
     }
 
     /// The Merkle tree's leaves are the chain's: erasure changes no root and no proof.
     @Test(arguments: StorageKind.all) func rootsAndProofsAreTheSameAfterErasure(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
         let head = try await ledger.head().seq
         let root = try await ledger.treeHead(size: head)
@@ -361,7 +361,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         #expect(await refusal { _ = try await ledger.erase("nobody") }?.code == .userNotFound)
         #expect(try await ledger.head() == .empty)
     }
@@ -370,8 +370,8 @@ import Testing
     /// the compaction swapped the store's file: it reopens, and its appends are not lost.
     @Test func anotherOpenLedgerFollowsTheCompactedStore() async throws {
         let path = Support.tempDir()
-        let a = try Ledger(lmdb: path)
-        let b = try Ledger(lmdb: path)
+        let a = try await Ledger(lmdb: path)
+        let b = try await Ledger(lmdb: path)
         try await a.importText(Self.history)
         #expect(try await b.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json["erased"] == nil)
         _ = try await a.erase("alice", now: t("2026-03-01T09:30:00Z"))
@@ -379,7 +379,7 @@ import Testing
         try await b.importText(line("device.accessed", user: "bob", at: "2026-03-01T09:40:00Z", data: #"{"deviceId":"pixel"}"#))
         _ = try await b.append(AppendRequest(try inputs(line("device.accessed", user: "bob", at: "2026-03-01T09:41:00Z", data: #"{"deviceId":"pixel"}"#))))
         #expect(try await a.head().seq == 10)
-        let c = try Ledger(lmdb: path)
+        let c = try await Ledger(lmdb: path)
         #expect(try await c.head().seq == 10)
         try c.verify()
     }
@@ -387,11 +387,11 @@ import Testing
     /// The chain re-derived by code we did not write: tools/verify-export.py with the
     /// PyPI `rfc8785` JCS implementation (tools/test installs it), before and after erasure.
     @Test func chainVerifiesWithAnIndependentJCS() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         try await ledger.importText(Self.history)
         for phase in ["before erasure", "after erasure"] {
             let file = Support.tempDir() + "/export.jsonl"
-            try ledger.exportText().write(toFile: file, atomically: true, encoding: .utf8)
+            try await ledger.exportText().write(toFile: file, atomically: true, encoding: .utf8)
             let python = ProcessInfo.processInfo.environment["AUTHLEDGER_PYTHON"]
                 ?? Support.root.appendingPathComponent(".build/python/bin/python3").path
             #expect(FileManager.default.isExecutableFile(atPath: python), "run tools/test (it installs rfc8785 into .build/python)")

@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func aLoneCommitIsAnsweredOnlyAfterAnExplicitSync() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         ledger.pipelinesCommits = true
         let before = ledger.writerStats
         // One request and nothing after it: no next commit syncs it, so the writer must.
@@ -23,14 +23,14 @@ import Testing
     }
 
     @Test func withoutPipeliningNoExplicitSyncIsMade() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         ledger.pipelinesCommits = false
         try await Self.register(ledger, "alice")
         #expect(ledger.writerStats.idleSyncs == 0)
     }
 
     @Test func everyRequestOfABurstIsAnsweredAndRecordedInOrder() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         ledger.pipelinesCommits = true
         let users = (0..<8).map { "user\($0)" }
         for u in users { try await Self.register(ledger, u) }

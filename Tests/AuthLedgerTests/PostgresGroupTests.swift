@@ -48,12 +48,12 @@ struct PostgresGroupTests {
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
         try await StorageKind.postgres.open(store).importText(LedgerTests.phone)
-        let admin = try PostgresStorage(url: store)
+        let admin = try await PostgresStorage(url: store)
         try Self.downgradeToVersion2(admin, schema)
         _ = try admin.integers("DROP FUNCTION \(schema).append_group")
         _ = try admin.integers("UPDATE \(schema).schema_version SET version = 1")
         // When it is opened again
-        let ledger = try StorageKind.postgres.open(store)
+        let ledger = try await StorageKind.postgres.open(store)
         // Then it is at the latest version, with the function, and appends through it
         #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [Int64(PostgresSchema.latest)])
         #expect(PostgresSchema.latest >= 2)
@@ -70,10 +70,10 @@ struct PostgresGroupTests {
         // 97 (so tiles end inside groups), their 1,400-odd Merkle hashes one row each in `tree`
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
-        let lmdb = try StorageKind.lmdb.freshLedger()
+        let lmdb = try await StorageKind.lmdb.freshLedger()
         var next = 0
         do {
-            let ledger = try StorageKind.postgres.open(store)
+            let ledger = try await StorageKind.postgres.open(store)
             for size in [1, 97, 3, 60, 250, 1, 2, 186, 100] {
                 _ = try await ledger.append(Self.registrations(next..<(next + size)))
                 next += size
@@ -81,11 +81,11 @@ struct PostgresGroupTests {
             _ = try await lmdb.importText(try ledger.exportText())
         }
         let n = UInt64(next)
-        let admin = try PostgresStorage(url: store)
+        let admin = try await PostgresStorage(url: store)
         try Self.downgradeToVersion2(admin, schema)
         #expect(try admin.integers("SELECT count(*) FROM \(schema).tree") == [Int64(MerkleTree.storedHashCount(n))])
         // When it is opened by this version
-        let ledger = try StorageKind.postgres.open(store)
+        let ledger = try await StorageKind.postgres.open(store)
         // Then it is at version 3: `tiles` holds the hashes 128 to a row, `tree` is gone
         #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [3])
         #expect(try admin.integers("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'tree'") == [0])
@@ -112,7 +112,7 @@ struct PostgresGroupTests {
         #expect(storage.connections.blockingWaits.value - waits <= 3 + (hashes.count + 127) / 128)
         // And appends go on in tiles, as LMDB's do
         _ = try await ledger.append(Self.registrations(next..<(next + 300)))
-        let copy = try StorageKind.lmdb.freshLedger()
+        let copy = try await StorageKind.lmdb.freshLedger()
         _ = try await copy.importText(try ledger.exportText())
         #expect(try ledger.verify().seq == n + 300)
         #expect(try Self.storedHashes(ledger) == Self.storedHashes(copy))
@@ -125,19 +125,19 @@ struct PostgresGroupTests {
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
         _ = try await StorageKind.postgres.open(store).append(Self.registrations(0..<5))
-        let admin = try PostgresStorage(url: store)
+        let admin = try await PostgresStorage(url: store)
         try Self.downgradeToVersion2(admin, schema)
         _ = try admin.integers("DELETE FROM \(schema).tree WHERE idx = 1")
         #expect(try admin.integers("SELECT count(*) FROM \(schema).tree") == [Int64(MerkleTree.storedHashCount(5) - 1)])
         // When it is opened by this version, then it is refused, and the store stays at version 2, untouched
-        #expect(refusal { _ = try StorageKind.postgres.open(store) }?.code == .storageError)
+        await #expect(refusal { _ = try await StorageKind.postgres.open(store) }?.code == .storageError)
         #expect(try admin.integers("SELECT version FROM \(schema).schema_version") == [2])
         #expect(try admin.integers("SELECT count(*) FROM pg_tables WHERE schemaname = '\(schema)' AND tablename = 'tiles'") == [0])
     }
 
     @Test func theFrontierKeptBetweenGroupsIsReadAgainWhenAnotherServerAppended() async throws {
         // Given two ledgers (servers) on one store
-        let (_, a, b) = try PostgresStorageTests.twoLedgers()
+        let (_, a, b) = try await PostgresStorageTests.twoLedgers()
         // When they take turns, each appending groups of 7 (the frontier changes shape every
         // time), a ledger appending twice in a row (its kept frontier is current) and after
         // the other (its kept frontier is stale)
@@ -162,7 +162,7 @@ struct PostgresGroupTests {
         #expect(try a.storage.read { try $0.treeHashCount() } == MerkleTree.storedHashCount(n))
         #expect(try a.storage.read { try Ledger.storedTreeMatchesLog($0, through: n) })
         // And an LMDB store fed the same export has the same root and head
-        let lmdb = try StorageKind.lmdb.freshLedger()
+        let lmdb = try await StorageKind.lmdb.freshLedger()
         _ = try await lmdb.importText(try a.exportText())
         #expect(try await lmdb.head() == a.head())
         #expect(try lmdb.storage.read { r in try Ledger.storedTreeMatchesLog(r, through: n) })
@@ -170,7 +170,7 @@ struct PostgresGroupTests {
 
     @Test func aWriterDropsOnlyTheStatesOfTheStreamsAnotherServerAppendedTo() async throws {
         // Given two ledgers (servers) on one store, each with alice and bob registered
-        let (_, a, b) = try PostgresStorageTests.twoLedgers()
+        let (_, a, b) = try await PostgresStorageTests.twoLedgers()
         let at = t("2026-05-01T10:00:00Z")
         for user in ["alice", "bob", "carol"] {
             _ = try await a.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
@@ -199,7 +199,7 @@ struct PostgresGroupTests {
     @Test(arguments: [1, 3_000])
     func aRecordReadAheadAsAbsentIsSeenOnceAnEarlierRequestOfTheGroupWroteIt(_ others: Int) async throws {
         // Given a user with a device
-        let ledger = try StorageKind.postgres.freshLedger()
+        let ledger = try await StorageKind.postgres.freshLedger()
         let at = t("2026-05-01T10:00:00Z")
         _ = try await ledger.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"), clock: { at })
         // When one request issues and approves a challenge for a laptop (the approved challenge
@@ -233,7 +233,7 @@ struct PostgresGroupTests {
 extension PostgresGroupTests {
     @Test func everyKindOfWriteGroupReadsOnlyWhatItsLoadStepNamedInThreeRoundTripsAtMost() async throws {
         // Given a PostgreSQL ledger, and the round trips and refused unloaded reads of its write groups
-        let pg = try StorageKind.postgres.freshLedger()
+        let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         var trips: [(String, Int, groups: Int)] = []
         func measured(_ name: String, groups: Int = 1, _ op: () async throws -> Void) async throws {
@@ -293,7 +293,7 @@ extension PostgresGroupTests {
             let erased = try await pg.erase("alice", now: at)
             #expect(erased.erasedEvents == 5)
         }
-        let copy = try StorageKind.postgres.freshLedger()
+        let copy = try await StorageKind.postgres.freshLedger()
         let copied = try #require(copy.storage as? PostgresStorage)
         #expect(try await copy.append(try inputs(try pg.exportText())).head == pg.head())
         // Then no group read anything its load step had not named

@@ -47,11 +47,11 @@ struct PostgresReplayTests {
         if history == "scenarios" {
             ledger = try await LedgerTests.allScenarios(.postgres)
         } else {
-            ledger = try StorageKind.postgres.freshLedger()
+            ledger = try await StorageKind.postgres.freshLedger()
             try await ledger.importText(PersonalDataTests.history)
         }
         let store = try #require((ledger.storage as? PostgresStorage)?.location)
-        let admin = try PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
+        let admin = try await PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
         let before = try Self.digests(admin, store.schema)
         let root = try await ledger.treeHead().root
         let states = try Self.states(ledger)

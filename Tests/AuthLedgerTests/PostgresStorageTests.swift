@@ -38,7 +38,7 @@ struct PostgresStorageTests {
 
     @Test func twoLedgersOnOneDatabaseAppendGapFreeInOneOrder() async throws {
         // Given two ledgers (two servers) on the same PostgreSQL store
-        let (_, a, b) = try Self.twoLedgers()
+        let (_, a, b) = try await Self.twoLedgers()
         for (ledger, user) in [(a, "alice"), (b, "bob")] {
             _ = try await ledger.perform(.register(user: user, deviceId: "phone", name: "Phone", kind: "mobile", platform: nil,
                                                    appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil),
@@ -69,7 +69,7 @@ struct PostgresStorageTests {
 
     @Test func aLedgerSeesAnotherServersAppendBeforeItsNextCommand() async throws {
         // Given two ledgers on one store, and a device registered through the second, used through the first
-        let (_, a, b) = try Self.twoLedgers()
+        let (_, a, b) = try await Self.twoLedgers()
         let at = t("2026-05-01T10:00:00Z")
         _ = try await b.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"),
                                 clock: { at })
@@ -89,14 +89,14 @@ struct PostgresStorageTests {
     /// feed on the second ledger that polls only once an hour (so only a commit
     /// notification can wake it in time). Returns the store, the first ledger and the task.
     /// Two ledgers (two servers) on one fresh PostgreSQL store, sharing its key files.
-    static func twoLedgers() throws -> (store: String, Ledger, Ledger) {
+    static func twoLedgers() async throws -> (store: String, Ledger, Ledger) {
         let store = StorageKind.postgres.freshStore()
         let keys = Support.tempDir()
-        return (store, try StorageKind.postgres.open(store, keys: keys), try StorageKind.postgres.open(store, keys: keys))
+        return (store, try await StorageKind.postgres.open(store, keys: keys), try await StorageKind.postgres.open(store, keys: keys))
     }
 
     static func twoLedgersAndAnHourlyFeed() async throws -> (String, Ledger, Task<UInt64?, Error>) {
-        let (store, a, b) = try Self.twoLedgers()
+        let (store, a, b) = try await Self.twoLedgers()
         let feed = try await b.events(from: nil, filter: .all, pollInterval: .seconds(3600))
         let first = Task { () -> UInt64? in
             for try await e in feed { return e.seq }
@@ -127,7 +127,7 @@ struct PostgresStorageTests {
         let (store, a, first) = try await Self.twoLedgersAndAnHourlyFeed()
         // When an administrator terminates the second ledger's listening connection
         let schema = String(store[store.range(of: "schema=")!.upperBound...])
-        let admin = try PostgresStorage(url: store)
+        let admin = try await PostgresStorage(url: store)
         var terminated: [Int64] = [], polls = 0
         while terminated.first ?? 0 == 0, polls < 600 {
             if polls > 0 { try await Task.sleep(for: .milliseconds(100)) }
@@ -147,7 +147,7 @@ struct PostgresStorageTests {
 
     @Test func twoServersSweepingTheSameDueChallengeExpireItOnce() async throws {
         // Given a challenge past its expiry, and two ledgers (servers) on the store
-        let (_, a, b) = try Self.twoLedgers()
+        let (_, a, b) = try await Self.twoLedgers()
         let at = t("2026-05-01T10:00:00Z")
         _ = try await a.perform(.register(user: "alice", deviceId: "phone", name: "Phone", kind: "mobile"),
                                 clock: { at })
@@ -171,22 +171,22 @@ struct PostgresStorageTests {
         // Given a store opened once (schema created)
         let store = StorageKind.postgres.freshStore()
         let schema = try PostgresLocation(url: store).schema
-        let ledger = try StorageKind.postgres.open(store)
+        let ledger = try await StorageKind.postgres.open(store)
         try await ledger.importText(LedgerTests.phone)
         // When it is opened again, then nothing is migrated twice and the log is there
         #expect(try await StorageKind.postgres.open(store).head().seq == 1)
-        let storage = try PostgresStorage(url: store)
+        let storage = try await PostgresStorage(url: store)
         let versions = try Self.sql(storage, "SELECT version FROM \(schema).schema_version")
         #expect(versions == [Int64(PostgresSchema.latest)])
         // When the schema says a later version than this build knows
         _ = try Self.sql(storage, "UPDATE \(schema).schema_version SET version = version + 1")
         // Then opening it is refused with a clear storage error
-        let e = refusal { _ = try StorageKind.postgres.open(store) }
+        let e = await refusal { _ = try await StorageKind.postgres.open(store) }
         #expect(e?.code == .storageError)
         #expect(e?.message.contains("newer") == true)
     }
 
-    @Test func noErrorShowsThePasswordOfTheURL() throws {
+    @Test func noErrorShowsThePasswordOfTheURL() async throws {
         let url = try #require(StorageKind.postgresURL)
         var location = try PostgresLocation(url: url)
         let password = try #require(location.password)
@@ -195,7 +195,7 @@ struct PostgresStorageTests {
         let wrong = url.replacingOccurrences(of: ":\(password)@", with: ":\(location.password!)@")
         let closed = url.replacingOccurrences(of: ":\(location.port)/", with: ":1/")
         for bad in [wrong, closed] {
-            let e = refusal { _ = try PostgresStorage(url: bad) }
+            let e = await refusal { _ = try await PostgresStorage(url: bad) }
             #expect(e?.code == .storageError)
             #expect(e.map { !$0.message.contains(password) } == true, "\(e?.message ?? "")")
             let r = try CLI.run(["verify", "--store", bad])

@@ -13,7 +13,7 @@ import Testing
     @Test(arguments: scenarios, StorageKind.all)
     func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) async throws {
         let (events, expectations) = try ScenarioFixtureTests.load(name)
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         #expect(try await ledger.append(events).appended.count == events.count)
         #expect(expectations.count >= 4)
         for e in expectations {

@@ -43,7 +43,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
 
     @Test(arguments: StorageKind.all) func stateBytesDoNotGrowWithSettledChallengesAndOTPs(_ storage: StorageKind) async throws {
         // Given one user with 150 settled challenges and 5 OTPs, another with ten times as many
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.past(150, user: "short"))
         try await ledger.importText(Self.past(1500, user: "long"))
         // Then their maintained states are the same size, but for a few more digits in the
@@ -58,7 +58,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
 
     @Test(arguments: StorageKind.all) func settledRecordsStillAnswerEveryRule(_ storage: StorageKind) async throws {
         // Given a user whose old challenges, OTPs and grants have left the state
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.past(50))
         let later = at(50 * 30 + 600)
         func refused(_ type: String, _ data: String) async -> String? {
@@ -100,7 +100,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
 
     @Test(arguments: StorageKind.all) func pendingAndSweeperStillSeeUnresolvedChallenges(_ storage: StorageKind) async throws {
         // Given settled challenges and two unresolved ones (one past its expiry)
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.past(20))
         try await ledger.importText([
             line("challenge.issued", at: at(700), data: #"{"challengeId":"old","action":"login","requestingDeviceId":"x","expiresAt":"\#(at(760))"}"#),
@@ -118,7 +118,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
 
     @Test(arguments: StorageKind.all) func verifyChecksTheIndexesAndReplayRebuildsThem(_ storage: StorageKind) async throws {
         // Given a store with settled challenges, OTPs and grants
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.past(30))
         let head = try ledger.verify()
         let c5 = try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json
@@ -155,7 +155,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
     /// A rebuild stores every state and record again: the same bytes the appends kept, for
     /// many users and for the longest user keys, whose index keys are digests.
     @Test(arguments: StorageKind.all) func replayStoresTheSameRecordsAndStatesAsTheAppends(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let users = (0..<40).map { "user\(($0 * 7919) % 40)" } + [String(repeating: "\u{1F600}", count: 128), "\u{1F600}"]
         for user in users { try await ledger.importText(Self.past(31, user: user)) }
         let before = try Self.stored(ledger, users, challenges: 31)
@@ -170,7 +170,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // Given a store whose indexes are missing and whose layout mark is absent (as before the indexes)
         let dir = Support.tempDir()
         do {
-            let ledger = try Ledger(lmdb: dir)
+            let ledger = try await Ledger(lmdb: dir)
             try await ledger.importText(Self.past(5))
             try ledger.storage.write { w in
                 try w.clearRecords()
@@ -178,7 +178,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
             }
         }
         // When it is opened again
-        let ledger = try Ledger(lmdb: dir)
+        let ledger = try await Ledger(lmdb: dir)
         // Then its projections were rebuilt: verify passes and a settled challenge answers
         #expect(try await ledger.verify().seq == ledger.head().seq)
         #expect(try await ledger.challenge("c1", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json["outcome"] == .string("denied"))

@@ -58,7 +58,7 @@ import Testing
             return
         }
         // When the whole file is imported into a fresh store
-        let fresh = try storage.freshLedger()
+        let fresh = try await storage.freshLedger()
         let whole = await Self.refusedAt(fresh, items)
         // Then it is refused at the manifest's line with its code, and nothing is appended
         #expect(whole.code == c.code)
@@ -67,10 +67,10 @@ import Testing
         #expect(try await fresh.head().seq == 0)
 
         // Given a store holding the valid prefix
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let prefix = items.filter { $0.line < c.line }
         _ = try await ledger.append(prefix.map(\.input))
-        let before = try ledger.exportText()
+        let before = try await ledger.exportText()
         let headBefore = try await ledger.head()
         // When the refused rest is imported
         let rest = await Self.refusedAt(ledger, items.filter { $0.line >= c.line })
@@ -78,7 +78,7 @@ import Testing
         #expect(rest.code == c.code)
         #expect(rest.line == c.line)
         if let until = c.until { #expect(rest.until == until) }
-        #expect(try ledger.exportText() == before)
+        await #expect(try ledger.exportText() == before)
         #expect(try await ledger.head() == headBefore)
         #expect(try ledger.verify() == headBefore)
     }

@@ -52,7 +52,7 @@ import Testing
     @Test(arguments: cases.indices, StorageKind.all)
     func historiesJustInsideARuleAreAccepted(_ i: Int, _ storage: StorageKind) async throws {
         let (why, lines) = Self.cases[i]
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let e = await refusal { try await ledger.importText(lines.joined(separator: "\n")) }
         #expect(e == nil, "\(why): \(e.map { "\($0)" } ?? "")")
         #expect(try await ledger.head().seq == UInt64(lines.count))

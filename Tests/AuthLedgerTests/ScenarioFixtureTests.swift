@@ -54,7 +54,7 @@ import Testing
     func answersMatchTheHandDerivedExpectations(_ name: String, _ storage: StorageKind) async throws {
         // Given the scenario imported into a fresh store
         let (events, expectations) = try Self.load(name)
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let outcome = try await ledger.append(events)
         #expect(outcome.appended.count == events.count)
         #expect(expectations.count >= 4, "a scenario is checked at several positions and times")
@@ -77,7 +77,7 @@ import Testing
     func reimportingTheScenarioIsANoOpAndTheExportIsStable(_ name: String, _ storage: StorageKind) async throws {
         // Given the scenario imported (its events carry explicit ids)
         let (events, _) = try Self.load(name)
-        let a = try storage.freshLedger(), b = try storage.freshLedger()
+        let a = try await storage.freshLedger(), b = try await storage.freshLedger()
         _ = try await a.append(events)
         _ = try await b.append(events)
         // When it is imported again
@@ -86,7 +86,7 @@ import Testing
         // (with their own salts: personal values get fresh ones in each store, SPEC 1.5)
         #expect(again.appended.isEmpty)
         #expect(again.duplicates == events.count)
-        #expect(try a.contentText() == b.contentText())
+        await #expect(try a.contentText() == b.contentText())
         #expect(try a.verify().seq == UInt64(events.count))
     }
 }

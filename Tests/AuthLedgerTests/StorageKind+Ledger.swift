@@ -7,12 +7,12 @@ import Testing
 
 extension StorageKind {
     /// Opens `store` (from `freshStore`); a PostgreSQL store keeps its key files in `keys`.
-    func open(_ store: String, keys: String? = nil) throws -> Ledger {
-        try Ledger(store: store, configuration: .init(keyDirectory: keys ?? keyDirectory(for: store)))
+    func open(_ store: String, keys: String? = nil) async throws -> Ledger {
+        try await Ledger(store: store, configuration: .init(keyDirectory: keys ?? keyDirectory(for: store)))
     }
 
     /// A ledger on a new empty store.
-    func freshLedger() throws -> Ledger { try open(freshStore()) }
+    func freshLedger() async throws -> Ledger { try await open(freshStore()) }
 }
 
 /// Says so when the PostgreSQL half of the suites does not run, and fails where it must
@@ -29,7 +29,7 @@ extension StorageKind {
         // Where a database is named, it is really there: a store opens and takes an event.
         if StorageKind.postgresURL != nil {
             #expect(StorageKind.all == [.lmdb, .postgres])
-            let ledger = try StorageKind.postgres.freshLedger()
+            let ledger = try await StorageKind.postgres.freshLedger()
             _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                 data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
             #expect(try ledger.verify().seq == 1)

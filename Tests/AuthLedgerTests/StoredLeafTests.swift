@@ -133,7 +133,7 @@ import AuthLedgerTestSupport
     /// Over a whole log of the scenarios: every stored event's direct leaf is the leaf the
     /// Merkle tree stored when it was appended.
     @Test func everyScenarioEventHashesToItsStoredTreeLeaf() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         for name in ScenarioFixtureTests.scenarios {
             _ = try await ledger.append(AppendRequest(try ScenarioFixtureTests.load(name).events))
         }

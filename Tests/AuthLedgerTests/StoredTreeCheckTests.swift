@@ -30,7 +30,7 @@ import Testing
         let leafIndexes = Set([0, n / 2, n - 1]).map { MerkleTree.storedHashIndex(level: 0, UInt64($0)) }
         for index in Set(leafIndexes + [stored - 1, stored / 2]) {
             try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, index.bigEndianBytes, [UInt8](repeating: 9, count: 32)) }
-            let reopened = try Ledger(lmdb: path)
+            let reopened = try await Ledger(lmdb: path)
             for chunk in [1, 3, 64] {
                 #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
                 #expect(try !Self.replayFindsTreeIntact(reopened, n, chunk: chunk), "replay's pieces: hash \(index) of \(stored), chunk \(chunk)")
@@ -57,7 +57,7 @@ import Testing
         let root = try await ledger.treeHead().root
         for seq in [1, 17, UInt64(n)] as [UInt64] {
             try Self.flipEventByte(path, seq: seq, at: offset)
-            let changed = try Ledger(lmdb: path)
+            let changed = try await Ledger(lmdb: path)
             for chunk in [1, 3, 64] {
                 let e = Self.refusal { _ = try Self.replayFindsTreeIntact(changed, n, chunk: chunk) }
                 #expect(e?.code == .tampered && e?.seq == seq && e?.message == message, "seq \(seq), chunk \(chunk): \(String(describing: e))")
@@ -65,7 +65,7 @@ import Testing
             let e = await Self.refusal { try await changed.replay() }
             #expect(e?.code == .tampered && e?.seq == seq, "seq \(seq): \(String(describing: e))")
             try Self.flipEventByte(path, seq: seq, at: offset)
-            let restored = try Ledger(lmdb: path)
+            let restored = try await Ledger(lmdb: path)
             #expect(try Self.replayFindsTreeIntact(restored, n, chunk: 3))
             try await restored.replay()
             #expect(try await restored.treeHead().root == root)

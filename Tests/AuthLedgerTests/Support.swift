@@ -16,7 +16,7 @@ enum Support {
     }
 
     /// A ledger on a fresh temporary store.
-    static func freshLedger() throws -> Ledger { try Ledger(lmdb: tempDir()) }
+    static func freshLedger() async throws -> Ledger { try await Ledger(lmdb: tempDir()) }
 
     /// The built CLI (tools/test builds it with `swift build --build-tests`).
     static var binary: String {
@@ -58,9 +58,9 @@ extension Ledger {
 
     /// The export without `disclosures`, `prev` and `hash`: the events' clear content, the
     /// same in two stores fed the same fixture (each salts personal values afresh, SPEC 1.5).
-    func contentText() throws -> String {
+    func contentText() async throws -> String {
         var out = ""
-        try forEachEvent { e in
+        try await forEachEvent { e in
             let members = e.json.objectValue!.filter { !["disclosures", "prev", "hash"].contains($0.0) }
             out += JSON.object(members).serialized() + "\n"
             return true
@@ -69,9 +69,9 @@ extension Ledger {
     }
 
     /// The export as `authledger export` writes it.
-    func exportText() throws -> String {
+    func exportText() async throws -> String {
         var out = ""
-        try forEachEvent { e in out += e.json.serialized() + "\n"; return true }
+        try await forEachEvent { e in out += e.json.serialized() + "\n"; return true }
         return out
     }
 }

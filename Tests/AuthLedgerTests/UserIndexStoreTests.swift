@@ -22,7 +22,7 @@ import Testing
 
     /// A ledger with `n` users in three batches, the index brought up to date after each.
     func indexed(_ storage: StorageKind, users n: Int) async throws -> (Ledger, [String]) {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let users = (0..<n).map { "user\($0)" }
         #expect(try await ledger.updateUserIndex() == nil, "an empty log has nothing to index")
         for batch in 0..<3 {
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aProofAnswersAtTheIndexedSizeNotTheHead(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         _ = try await ledger.append(group.script("alice", 4) + [group.register("bob")])
         try await ledger.updateUserIndex()
         let before = try await ledger.userIndexAnswer("alice")
@@ -166,7 +166,7 @@ import Testing
     @Test func twoLedgersOnOnePostgreSQLStoreShareOneIndexLog() async throws {
         guard StorageKind.all.contains(.postgres) else { return }
         let store = StorageKind.postgres.freshStore(), keys = StorageKind.postgres.keyDirectory(for: store)
-        let one = try StorageKind.postgres.open(store, keys: keys), two = try StorageKind.postgres.open(store, keys: keys)
+        let one = try await StorageKind.postgres.open(store, keys: keys), two = try await StorageKind.postgres.open(store, keys: keys)
         try await withThrowingTaskGroup(of: Void.self) { g in
             for (k, ledger) in [one, two].enumerated() {
                 g.addTask {
@@ -223,7 +223,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aUserProofFoldsToItsEntryAndBothCheckpoints(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         await #expect(throws: LedgerError.self) { try await ledger.userProof("alice") }
         _ = try await ledger.append(group.script("alice", 4) + (0..<30).map { group.register("u\($0)") })
         try await ledger.updateUserIndex()

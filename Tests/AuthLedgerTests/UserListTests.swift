@@ -13,7 +13,7 @@ import Testing
 
     /// The users of `keys`: user k has k + 1 events, each at its own minute; a policy first.
     static func populated(_ storage: StorageKind) async throws -> Ledger {
-        let ledger = try storage.open(storage.freshStore(), keys: Support.tempDir())
+        let ledger = try await storage.open(storage.freshStore(), keys: Support.tempDir())
         var lines = [line("policy.set", user: nil, at: "2026-05-01T08:00:00Z", data: #"{"coolingSeconds":0}"#)]
         for (k, user) in keys.enumerated() {
             lines.append(line("device.registered", user: user, at: "2026-05-01T09:00:00Z",

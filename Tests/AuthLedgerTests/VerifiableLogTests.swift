@@ -13,8 +13,8 @@ import Testing
 @Suite struct VerifiableLogTests {
     /// A store with `n` events: a user with a device accessed again and again.
     static func ledger(events n: Int, path: String = Support.tempDir("vlog")) async throws -> Ledger {
-        let ledger = try Ledger(lmdb: path)
-        try await await append(ledger, from: 1, count: n)
+        let ledger = try await Ledger(lmdb: path)
+        try await append(ledger, from: 1, count: n)
         return ledger
     }
 
@@ -42,9 +42,9 @@ import Testing
     }
 
     /// The leaf hashes of the export, computed from `C` (`leafInput`) of every event.
-    static func leaves(_ ledger: Ledger) throws -> [Hash32] {
+    static func leaves(_ ledger: Ledger) async throws -> [Hash32] {
         var out: [Hash32] = []
-        try ledger.forEachEvent { e in
+        try await ledger.forEachEvent { e in
             out.append(MerkleTree.leafHash(RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)))
             return true
         }
@@ -54,7 +54,7 @@ import Testing
     @Test(arguments: StorageKind.all) func theEntryBytesHashToTheChainsLeaf(_ storage: StorageKind) async throws {
         // Given the recorded scenarios (every event type), the bytes C served as entries
         let ledger = try await LedgerTests.allScenarios(storage)
-        try ledger.forEachEvent { e in
+        try await ledger.forEachEvent { e in
             // Then SHA-256(0x00 ‖ C) is the leaf the chain hashes, and C is the JCS of the recorded form without prev and hash
             let c = RecordedEvent.leafInput(e.event, seq: e.seq, version: e.version)
             #expect(MerkleTree.leafHash(c) == Hash32(bytes: Array(RecordedEvent.leaf(e.event, seq: e.seq, version: e.version))))
@@ -65,10 +65,10 @@ import Testing
 
     @Test(arguments: StorageKind.all) func theStoredTreeHasEveryRootOfTheRFCRecursion(_ storage: StorageKind) async throws {
         // Given a log of 70 events appended in batches of uneven sizes
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         var n = 0
         for batch in [1, 2, 5, 8, 13, 21, 20] { try await Self.append(ledger, from: n + 1, count: batch); n += batch }
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         #expect(leaves.count == 70)
         // Then the root of every size equals RFC 9162's MTH over the leaves
         for size in 0...70 {
@@ -82,7 +82,7 @@ import Testing
     @Test func everyInclusionAndConsistencyProofVerifies() async throws {
         // Given a log of 40 events
         let ledger = try await Self.ledger(events: 40)
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         for size in 1...40 {
             let root = Self.mth(leaves[0..<size])
             for seq in 1...size {
@@ -139,15 +139,51 @@ import Testing
         let root = try await Self.ledger(events: 33, path: path).treeHead().root
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.clear(tree) }
         // Then opening it builds the tree again, and verify passes
-        let reopened = try Ledger(lmdb: path)
+        let reopened = try await Ledger(lmdb: path)
         #expect(try await reopened.treeHead().root == root)
         try reopened.verify()
         // And replay rebuilds a damaged tree
         try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, UInt64(3).bigEndianBytes, [UInt8](repeating: 7, count: 32)) }
-        #expect(refusal { try Ledger(lmdb: path).verify() }?.code == .tampered)
+        await #expect(refusal { try await Ledger(lmdb: path).verify() }?.code == .tampered)
         try await Ledger(lmdb: path).replay()
-        try Ledger(lmdb: path).verify()
+        try await Ledger(lmdb: path).verify()
         #expect(try await Ledger(lmdb: path).treeHead().root == root)
+    }
+
+    @Test(arguments: StorageKind.all) func aStoreWhoseTreeIsGoneGetsItBackOnOpen(_ storage: StorageKind) async throws {
+        // Given a store of 33 events whose tree is gone (a store from before the tree)
+        let store = storage.freshStore()
+        let keys = storage.keyDirectory(for: store)
+        let root: Hash32
+        do {
+            let ledger = try await storage.open(store, keys: keys)
+            try await Self.append(ledger, from: 1, count: 33)
+            root = try await ledger.treeHead().root
+            try ledger.storage.write { w in try w.clearTree() }
+            await ledger.close()
+        }
+        // Then opening it builds the tree again (PostgreSQL: its log read in runs), and verify passes
+        Ledger.replayRun = 8
+        defer { Ledger.replayRun = 4096 }
+        let reopened = try await storage.open(store, keys: keys)
+        #expect(try await reopened.treeHead().root == root)
+        try reopened.verify()
+    }
+
+    @Test(arguments: StorageKind.all) func replayRebuildsATreeThatIsNotTheLogs(_ storage: StorageKind) async throws {
+        // Given a store of 40 events whose tree is gone
+        let ledger = try await storage.freshLedger()
+        try await Self.append(ledger, from: 1, count: 40)
+        let root = try await ledger.treeHead().root
+        try ledger.storage.write { w in try w.clearTree() }
+        #expect(refusal { try ledger.verify() }?.code == .tampered)
+        // When the projections are replayed (PostgreSQL: the log in runs, read again for the tree)
+        Ledger.replayRun = 6
+        defer { Ledger.replayRun = 4096 }
+        try await ledger.replay()
+        // Then the tree is the log's again
+        #expect(try await ledger.treeHead().root == root)
+        try ledger.verify()
     }
 
     static func tamperTree(_ store: String, _ body: (Transaction, Database) throws -> Void) throws {
@@ -168,7 +204,7 @@ import Testing
             try txn.put(tree, key, v)
         }
         // Then verify names the node and the seq at which it was found
-        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
+        let e = try await #require(refusal { try await Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered)
         let first = index << UInt64(level) + 1, last = (index + 1) << UInt64(level)
         #expect(e.seq == last)
@@ -185,7 +221,7 @@ import Testing
         try Self.tamperTree(path) { txn, tree in
             try txn.put(tree, MerkleTree.storedHashCount(6).bigEndianBytes, [UInt8](repeating: 0, count: 32))
         }
-        let e = try #require(refusal { try Ledger(lmdb: path).verify() })
+        let e = try await #require(refusal { try await Ledger(lmdb: path).verify() })
         #expect(e.code == .tampered && e.seq == 7 && e.message.contains("beyond the log"))
     }
 
@@ -203,7 +239,7 @@ import Testing
             r.hash = RecordedEvent.computeHash(r.event, seq: seq, version: r.version, prev: r.prev)
             try txn.put(events, seq.bigEndianBytes, EventCodec.encode(r))
         }
-        #expect(refusal { try Ledger(lmdb: path).verify() }?.seq == 5)
+        await #expect(refusal { try await Ledger(lmdb: path).verify() }?.seq == 5)
     }
 
     @Test func storedHashIndexesAreTlogs() {
@@ -233,7 +269,7 @@ import Testing
     @Test func hashTilesAndEntryBundlesHoldTheTree() async throws {
         // Given 300 events: one full level-0 tile and a partial one
         let ledger = try await Self.ledger(events: 300)
-        let leaves = try Self.leaves(ledger)
+        let leaves = try await Self.leaves(ledger)
         let full = try await ledger.hashTile(level: 0, index: 0, width: 256)
         #expect(full == leaves[0..<256].flatMap(\.bytes))
         #expect(try await ledger.hashTile(level: 0, index: 1, width: 44) == leaves[256..<300].flatMap(\.bytes))

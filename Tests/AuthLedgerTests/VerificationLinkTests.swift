@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aRequestRecordsTheLinkHashAndAnswersTheTokenOnce(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let r = try await Self.request(b, at: "2026-05-01T10:01:00Z")
         let token = try #require(r.token)
@@ -30,7 +30,7 @@ import Testing
         #expect(data.time(.linkExpiresAt) == t("2026-05-01T10:11:00Z"))
         #expect(r.json["token"] == .string(token))
         // The token is in no event and no export: only its keyed hash is
-        #expect(!(try b.ledger.exportText()).contains(token))
+        await #expect(!(try b.ledger.exportText()).contains(token))
         #expect(data.string(.linkHash) != token)
         // Two requests never share a token
         let r2 = try await Self.request(b, "tablet")
@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func redeemingRegistersTheDeviceOnceViaEmailLink(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let r = try await Self.request(b, at: "2026-05-01T10:01:00Z")
         // The command side appends via: email_link only by redeeming
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func onlyTheLatestUnexpiredLinkOfAPendingDeviceWorks(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         try await b.run(b.register("phone"))
         let first = try await Self.request(b, at: "2026-05-01T10:01:00Z")
         let second = try await Self.request(b, at: "2026-05-01T10:02:00Z")
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aRequestWithoutANameNeedsOneAtRedemption() async throws {
-        let b = try Bench()
+        let b = try await Bench()
         try await b.run(b.register("phone"))
         let r = try await Self.request(b, name: nil, at: "2026-05-01T10:01:00Z")
         #expect(await refusal { _ = try await Self.redeem(b, r.token!) }?.code == .invalidName)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func importedRequestsWithoutALinkKeepTheOldRuleAndIdsAreUnique() async throws {
-        let b = try Bench()
+        let b = try await Bench()
         let base = [
             line("device.registered", at: "2026-05-01T09:00:00Z", data: #"{"deviceId":"phone","name":"Alice Phone","kind":"mobile","binding":"permanent","via":"initial"}"#),
             line("device.verification_requested", at: "2026-05-01T09:01:00Z", data: #"{"deviceId":"laptop","verificationId":"v1"}"#),
@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func anImportedRequestWithALinkNeedsItsVerificationIdInTime(_ storage: StorageKind) async throws {
-        let b = try Bench(storage)
+        let b = try await Bench(storage)
         let hash = String(repeating: "cd", count: 32)
         try await b.ledger.importText([
             line("device.registered", at: "2026-05-01T09:00:00Z", data: #"{"deviceId":"phone","name":"Alice Phone","kind":"mobile","binding":"permanent","via":"initial"}"#),

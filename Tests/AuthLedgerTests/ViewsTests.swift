@@ -14,7 +14,7 @@ import Testing
 
     @Test(arguments: StorageKind.all) func devicesAreOrderedByRegistrationOrRequestTimeThenDeviceId(_ storage: StorageKind) async throws {
         // Given devices registered at the same time (no cooling) and pending ones requested around them
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText([
             line("policy.set", user: nil, at: "2026-04-01T09:00:00Z", data: #"{"coolingSeconds":0}"#),
             Self.ev("device.verification_requested", "09:59:00", #"{"deviceId":"zz-early"}"#),
@@ -40,7 +40,7 @@ import Testing
     /// `JSONEncoder`, not only the ledger's own writer — to the documents the CLI and the
     /// HTTP API print.
     @Test func typedAnswersCarryTheValuesAndEncodeToTheDocuments() async throws {
-        let ledger = try Support.freshLedger()
+        let ledger = try await Support.freshLedger()
         for name in ["02-trusted-device-approval", "03-device-management-cooling"] {
             try await ledger.importText(try String(contentsOf: Support.fixture("scenarios/\(name).jsonl"), encoding: .utf8))
         }
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func anUnknownUserHasEmptyAnswers(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.reg("phone", "10:00:00", via: "initial"))
         let o = QueryOptions(asOf: t("2026-04-01T11:00:00Z"))
         #expect(try await ledger.devices(of: "nobody", o).json["devices"] == .array([]))
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func theChallengeViewHidesTheOutcomeFromTheRequester(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         try await ledger.importText([
             Self.reg("phone", "10:00:00", via: "initial"),
             Self.ev("challenge.issued", "10:01:00", #"{"challengeId":"c1","action":"update_profile","requestingDeviceId":"web","expiresAt":"2026-04-01T10:02:00Z","context":{"app":"portal","bindingMessage":"Change e-mail"}}"#),

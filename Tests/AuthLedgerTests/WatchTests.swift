@@ -17,8 +17,8 @@ final class WatchBench: Sendable {
     let dir: String
     private let clock = MovingClock()
 
-    init(_ storage: StorageKind) throws {
-        (ledger, dir) = try FeedFixture.temporaryLedger(storage)
+    init(_ storage: StorageKind) async throws {
+        (ledger, dir) = try await FeedFixture.temporaryLedger(storage)
         ledger.setWatchClock { [clock] in clock.now }
     }
 
@@ -69,7 +69,7 @@ extension LedgerWatch {
 
 @Suite(.timeLimit(.minutes(2))) struct WatchTests {
     @Test(arguments: StorageKind.all) func aWatchSendsTheAnswerAtAPositionThenEachChange(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         let w = try await b.ledger.watch(.devices("alice"))
         let first = try await w.expectNext()
@@ -90,7 +90,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func eachProjectionIsWatchable(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         let w = try await b.ledger.watch([.cooling("alice"), .pending("alice"), .devices("alice"), .pending("alice")])
         #expect(w.targets.count == 3)
@@ -116,7 +116,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func aSharedTargetIsEvaluatedOncePerCommitHoweverManyWatchIt(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         var watches: [LedgerWatch] = []
         for _ in 0..<50 { watches.append(try await b.ledger.watch(.devices("alice"))) }
@@ -136,7 +136,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func aSlowWatcherSkipsToTheLatestAndNeverGoesBack(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         let w = try await b.ledger.watch(.devices("alice", includeRevoked: true))
         _ = try await w.expectNext()
@@ -153,7 +153,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func resumingSendsOnlyWhatChangedSinceThePosition(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         try await b.register("phone", user: "bob")
         // Nothing of alice changed since 1: no update, only progress
@@ -173,7 +173,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func answersThatChangeWithTimeAloneAreSentAtTheSamePosition(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         try await b.register("laptop", via: "admin")
         let id = try await b.issue()
@@ -196,7 +196,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func theRequesterWaitsForTheAnswer(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         let approved = try await b.issue()
         async let answer = b.ledger.awaitAnswer(user: "alice", challenge: approved, timeout: .seconds(30), asRequester: true)
@@ -220,7 +220,7 @@ extension LedgerWatch {
     }
 
     @Test(arguments: StorageKind.all) func anErasureChangesTheAnswer(_ storage: StorageKind) async throws {
-        let b = try WatchBench(storage)
+        let b = try await WatchBench(storage)
         try await b.register("phone")
         let w = try await b.ledger.watch(.devices("alice"))
         _ = try await w.expectNext()

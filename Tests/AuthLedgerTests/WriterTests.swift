@@ -7,7 +7,7 @@ import Testing
 @Suite struct WriterTests {
     @Test(arguments: StorageKind.all) func concurrentCommandsOnTheSystemClockNeverMoveAStreamBackwards(_ storage: StorageKind) async throws {
         // Given two users with a device each
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         for user in ["alice", "bob"] {
             _ = try await ledger.perform(.register(user: user, deviceId: "phone", name: "Phone of \(user)", kind: "mobile", platform: nil,
                                                    appId: nil, pushToken: nil, binding: "permanent", via: nil, grantId: nil, challengeId: nil))
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func aWrongCodeThroughTheWriterKeepsItsFailure(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let now = t("2026-05-01T10:00:00Z")
         let sent = try await ledger.perform(.sendOTP(user: "alice", channel: "email", target: "alice@example.com"), clock: { now })
         let wrong = sent.code == "111111" ? "222222" : "111111"
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test(arguments: StorageKind.all) func submitIsAtomicAndIdempotentLikeAppend(_ storage: StorageKind) async throws {
-        let ledger = try storage.freshLedger()
+        let ledger = try await storage.freshLedger()
         let good = try inputs(LedgerTests.phone)
         let first = try await ledger.append(AppendRequest(good))
         let again = try await ledger.append(AppendRequest(good))

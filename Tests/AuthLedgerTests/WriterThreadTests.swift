@@ -35,7 +35,7 @@ import Testing
         let path = Support.tempDir("writer-thread")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let spy = ThreadSpy(try LMDBStorage(path: path))
-        let ledger = try Ledger(storage: spy, path: path)
+        let ledger = try await Ledger(storage: spy, path: path)
         spy.writer.withLock { $0 = ledger.writer }
         let at = t("2026-03-01T09:00:00Z")
         _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
@@ -56,7 +56,7 @@ import Testing
     @Test(.timeLimit(.minutes(1))) func aWriteStartedByACommitObserverIsCommitted() async throws {
         let path = Support.tempDir("writer-inline")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try Ledger(lmdb: path)
+        let ledger = try await Ledger(lmdb: path)
         let once = Mutex(false)
         let (written, wrote) = AsyncStream.makeStream(of: Bool.self)
         _ = ledger.addCommitObserver { head in
@@ -78,7 +78,7 @@ import Testing
     @Test func commandsAndAppendsInterleaveIntoOneChain() async throws {
         let path = Support.tempDir("writer-mixed")
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let ledger = try Ledger(lmdb: path)
+        let ledger = try await Ledger(lmdb: path)
         let n = 40
         await withTaskGroup(of: Void.self) { group in
             for k in 0..<n {

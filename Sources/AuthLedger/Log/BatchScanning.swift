@@ -4,27 +4,18 @@ import AuthLedgerCore
 /// per row (PostgreSQL: a network message and a generic decode per row). The replay then
 /// scans the log once and hands each run to all its partitions and to its tree check,
 /// instead of every partition scanning the whole log (`Ledger+ReplayOnce.swift`); a backend
-/// that scans in place (LMDB) does not offer it.
-package protocol BatchScanning {
-    /// Sends the read of events `from..<from + count` (all stored: `seq` is gap-free) with
-    /// their personal values and the stored tree hashes their leaves complete
-    /// (`LogBatch.treeRange`), and returns without waiting for them: the caller decodes the
-    /// previous run while this one is on its way. Calling the result waits for the run.
-    func events(from: UInt64, count: Int) throws -> () throws -> LogBatch
-    /// Whether a tree hash is stored outside indexes `0..<count` (a quick check where a count
-    /// of the hashes would read them all: with every index of the range read and found,
-    /// none outside means exactly `count` hashes).
-    func treeHashesOutside(_ count: UInt64) throws -> Bool
-}
-
-/// The replay's one scan read without any thread waiting for the store (PostgreSQL: its
-/// answers awaited), on a connection of its own, in one snapshot.
+/// that scans in place (LMDB) does not offer it. The runs are read without any thread
+/// waiting for the store (PostgreSQL: its answers awaited), on a connection of their own,
+/// in one snapshot.
 package protocol AsyncBatchScanning: StorageBackend {
     /// Calls `start` with whether a tree hash is stored outside `0..<storedHashCount(through)`
-    /// (`BatchScanning.treeHashesOutside`), then `put` with events 1…`through` in runs of
-    /// `run` events (`BatchScanning.events`), in order, until it returns false. The next
-    /// run's read is in flight while `put` takes the current one.
-    func scanRuns(through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
+    /// (a quick check where a count of the hashes would read them all: with every index of
+    /// the range read and found, none outside means exactly that count), then `put` with
+    /// events `from`…`through` in runs of `run` events (their personal values, and the
+    /// stored tree hashes their leaves complete: `LogBatch.treeRange`), in order, until it
+    /// returns false, all in one consistent snapshot. The next run's read is in flight while
+    /// `put` takes the current one.
+    func scanRuns(from: UInt64, through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
     /// A write transaction that first awaits `work` with the head it locked (a replay's
     /// `scanRuns`, while no other writer can append), then runs `body` with its value; as
     /// `writeGroup`, durable when it returns; `body` reads nothing but what `work` gave it.

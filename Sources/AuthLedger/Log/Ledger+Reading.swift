@@ -19,10 +19,36 @@ extension Ledger {
     // MARK: Reading the log
 
     /// Visits recorded events with `seq >= from` (optionally of one user) until `body` returns
-    /// false, the calling thread waiting for the store (whole-log work: an export, the CLI).
+    /// false, in one consistent snapshot (whole-log work: an export, the CLI). LMDB walks its
+    /// pages in place; PostgreSQL reads the log in runs, each awaited while the next is on its
+    /// way (`AsyncBatchScanning.scanRuns`), and one user's stream in one load: no thread
+    /// waits for the store.
     public func forEachEvent(from: UInt64 = 1, user: String? = nil, through: UInt64 = .max,
-                             _ body: (RecordedEvent) throws -> Bool) throws {
-        try storage.read { r in try Ledger.forEachEvent(r, from: from, user: user, through: through, body) }
+                             _ body: (RecordedEvent) throws -> Bool) async throws {
+        guard user == nil, let scanning = storage as? AsyncBatchScanning else {
+            return try await read(ReadLoad(streams: user.map { [$0] } ?? [])) { r in
+                try Ledger.forEachEvent(r, from: from, user: user, through: through, body)
+            }
+        }
+        let last = min(through, try await head().seq)
+        guard max(from, 1) <= last else { return }
+        var failure: (any Error)?
+        try await scanning.scanRuns(from: from, through: last, run: Ledger.replayRun, start: { _ in }) { batch in
+            var more = true
+            do {
+                try batch.forEach { seq, bytes, personal in
+                    guard more else { return }
+                    var e = try EventCodec.decode(bytes, seq: seq)
+                    if e.event.personal != nil, e.event.user != nil, let personal { try PersonalCodec.disclose(personal, into: &e.event, seq: seq) }
+                    more = try body(e)
+                }
+            } catch {
+                failure = error
+                return false
+            }
+            return more
+        }
+        if let failure { throw failure }
     }
 
     static func forEachEvent(_ r: any StorageReader, from: UInt64, user: String?, through: UInt64,

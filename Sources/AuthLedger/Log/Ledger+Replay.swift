@@ -20,11 +20,6 @@ extension Ledger {
         return try await writer.exclusive { [self] in try replayOnWriter(progress: progress) }
     }
 
-    /// The replay of opening a store whose projections are behind (`init`, which is not async).
-    func replayOnOpen() throws -> UInt64 {
-        try writer.exclusive { [self] in try replayOnWriter(progress: nil) }
-    }
-
     /// Two partitions per core by default: smaller pieces keep every core busy to the end.
     private var replayParts: Int { max(1, min(configuration.replayPartitions ?? 2 * ProcessInfo.processInfo.activeProcessorCount, 8)) }
 
@@ -54,11 +49,7 @@ extension Ledger {
             let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
             let (box, leaves) = (scan.box, scan.leaves)
             let report = progress.map { p in UncheckedSendable(p) }
-            if w is BatchScanning {
-                replayOnce(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
-            } else {
-                replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
-            }
+            replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             return try Ledger.writeReplay(w, head: head, scan, progress: progress)
         }
     }

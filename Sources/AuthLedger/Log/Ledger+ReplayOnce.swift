@@ -7,56 +7,52 @@ extension Ledger {
     nonisolated(unsafe) static var replayRun = 4096
 
     /// The replay's partitions and its tree check fed by one scan of the log, for a backend
-    /// whose scan is dear per row (`BatchScanning`: PostgreSQL). The log is read in runs,
-    /// the next run's read in flight while the consumers decode the current one; each
-    /// partition folds its own users' events of every run, the tree check hashes every
-    /// event and compares with the stored hashes the run brought. The results land where
-    /// the partitions' own scans put them (`box`, `leaves`). Here the calling thread reads
-    /// the log, waiting for each run (`replayOnOpen`); `replayOnceAsync` awaits them.
-    func replayOnce(parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
-                    progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) {
-        let feed = ReplayFeed(consumers: parts + 1)
-        let consumers = consume(feed, parts: parts, through: through, box: box, leaves: leaves, progress: progress)
-        do {
-            try storage.read { r in try Ledger.scanRuns(r, through: through, into: feed) }
-            feed.finish()
-        } catch {
-            feed.finish(error)
-        }
-        consumers.wait()
-    }
-
-    /// `replayOnce` with the log read by `scanning` without any thread waiting for the store
-    /// (the calling task awaits each run; only the consumers' threads hold it back, when
-    /// they are `ReplayFeed`'s runs behind).
+    /// whose scan is dear per row and that reads it in runs without any thread waiting
+    /// (`AsyncBatchScanning`: PostgreSQL). The log is read in runs, the next run's read in
+    /// flight while the consumers decode the current one; each partition folds its own
+    /// users' events of every run, the tree check hashes every event and compares with the
+    /// stored hashes the run brought. The calling task awaits each run; only the consumers'
+    /// threads hold it back, when they are `ReplayFeed`'s runs behind.
     func replayOnceAsync(_ scanning: any AsyncBatchScanning, parts: Int, through: UInt64,
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) async -> ReplayScan {
         let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
         let feed = ReplayFeed(consumers: parts + 1)
         let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress)
         do {
-            try await scanning.scanRuns(through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
+            try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
             feed.finish()
         } catch {
             feed.finish(error)
         }
         await consumers.finished()
+        if case let .failure(e)? = scan.leaves.result, e is StaleTree {
+            // A tree that is not the log's: its leaves from a second scan, awaited.
+            do {
+                scan.leaves.result = .success(try await Ledger.leafHashes(scanning, through: through, checkingChain: true))
+            } catch {
+                scan.leaves.result = .failure(error)
+            }
+        }
         return scan
     }
 
+    /// The tree check's finding that the stored tree is not the log's: its leaves are read
+    /// again after the scan (`replayOnceAsync`).
+    struct StaleTree: Error {}
+
     /// Starts the consumers of `feed`: `parts` partitions and the tree check, on threads of
     /// their own; the group is left when they all ended.
+    /// A tree that is not the log's is rebuilt from the leaves, read again by the caller
+    /// after the scan (a rare case: the check's result is then `StaleTree`).
     private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> ReplayFeed.Consumers {
-        let storage = self.storage
-        return ReplayFeed.threads(parts + 1) { k in
+        ReplayFeed.threads(parts + 1) { k in
             if k == parts {
-                // A tree that is not the log's is rebuilt from the leaves, read again (a
-                // rare case, and a blocking read on this thread).
                 leaves.result = Result {
-                    try Ledger.treeCheck(feed) ? nil : try storage.read { r in try Ledger.leafHashes(r, through: through, checkingChain: true) }
+                    if try Ledger.treeCheck(feed) { return nil }
+                    throw StaleTree()
                 }
-                if case .failure = leaves.result { feed.stop() }
+                if case let .failure(e) = leaves.result, !(e is StaleTree) { feed.stop() }
                 return
             }
             do {
@@ -74,25 +70,6 @@ extension Ledger {
                 box.set(k, .failure(error))
                 feed.stop()
             }
-        }
-    }
-
-    /// Reads events 1…`through` in runs into `feed`, two reads in flight.
-    private static func scanRuns(_ r: any StorageReader, through: UInt64, into feed: ReplayFeed) throws {
-        guard let scan = r as? BatchScanning else { throw LedgerError(.storageError, "the store does not read the log in runs") }
-        feed.begin(treeInside: try !scan.treeHashesOutside(MerkleTree.storedHashCount(through)))
-        var next: UInt64 = 1
-        func request() throws -> (() throws -> LogBatch)? {
-            guard next <= through else { return nil }
-            let n = Int(min(UInt64(replayRun), through - next + 1))
-            defer { next += UInt64(n) }
-            return try scan.events(from: next, count: n)
-        }
-        var current = try request()
-        while let wait = current {
-            let following = try request()
-            guard feed.put(try wait()) else { return }
-            current = following
         }
     }
 

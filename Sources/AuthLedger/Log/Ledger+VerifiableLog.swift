@@ -222,17 +222,58 @@ extension Ledger {
     /// Builds the Merkle tree of a store that has none (a store from before the tree).
     /// A tree that is there but does not match is left for `verify` to name and
     /// `replay` to rebuild: opening a store never hides tampering.
-    func ensureTree() throws {
-        let (head, count) = try storage.read { r in (try r.head().seq, try r.treeHashCount()) }
+    func ensureTree() async throws {
+        var load = ReadLoad()
+        load.treeSize = true
+        let (head, count) = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
-        try writer.exclusive { [self] in
-            try storage.write { w in
-                let head = try w.head().seq
-                guard try w.treeHashCount() == 0, head > 0 else { return }
-                try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+        guard let scanning = storage as? AsyncBatchScanning else {
+            return try await writer.exclusive { [self] in
+                try storage.write { w in
+                    let head = try w.head().seq
+                    guard try w.treeHashCount() == 0, head > 0 else { return }
+                    try Ledger.rebuildTree(w, leaves: try Ledger.leafHashes(w, through: head))
+                }
             }
         }
+        // PostgreSQL: the write locks the head, the tree's size is read again and the log
+        // scanned in runs while it waits (no other writer can append meanwhile).
+        try await writer.exclusiveAsync { [self] in
+            try await scanning.writeAwaiting({ [self] head -> [UInt8]? in
+                var load = ReadLoad()
+                load.treeSize = true
+                let count = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in try r.treeHashCount() }
+                guard count == 0, head.seq > 0 else { return nil }
+                return try await Ledger.leafHashes(scanning, through: head.seq)
+            }) { w, leaves in
+                if let leaves { try Ledger.rebuildTree(w, leaves: leaves) }
+            }
+        }
+    }
+
+    /// `leafHashes` over a store that scans in runs (`AsyncBatchScanning`): no thread waits.
+    static func leafHashes(_ scanning: any AsyncBatchScanning, through: UInt64, checkingChain: Bool = false) async throws -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(Int(through) * 32)
+        var leaves = StoredLeaf()
+        var chain = checkingChain ? ChainCheck() : nil
+        var failure: (any Error)?
+        try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { _ in }) { batch in
+            do {
+                try batch.forEach { seq, bytes, _ in
+                    let leaf = try leaves.leafOrDecode(bytes, seq: seq)
+                    try chain?.add(bytes, leaf: leaf, seq: seq)
+                    leaf.withUnsafeBytes { out.append(contentsOf: $0) }
+                }
+                return true
+            } catch {
+                failure = error
+                return false
+            }
+        }
+        if let failure { throw failure }
+        return out
     }
 
     /// The leaf hashes of events 1…`through`, 32 bytes each, recomputed from the events.

@@ -25,14 +25,15 @@ public final class Ledger: Sendable {
     let feedHub = FeedHub()
 
     /// A ledger over `storage` — a driver's store — with the files beside the log in `path` (nil: none).
-    package convenience init(storage: any StorageBackend, path: String? = nil) throws {
-        try self.init(storage: storage, configuration: Configuration(keyDirectory: path))
+    package convenience init(storage: any StorageBackend, path: String? = nil) async throws {
+        try await self.init(storage: storage, configuration: Configuration(keyDirectory: path))
     }
 
     /// A ledger over `storage` (the store a driver opened) with `configuration`'s settings.
     /// Maintained projections that are behind the log (an older format, an interrupted
-    /// rebuild) are rebuilt before the ledger is handed out.
-    package init(storage: any StorageBackend, configuration: Configuration) throws {
+    /// rebuild) are rebuilt before the ledger is handed out. Every step awaits its store (on
+    /// PostgreSQL no thread waits for it); the work that writes runs on the writer's task.
+    package init(storage: any StorageBackend, configuration: Configuration) async throws {
         self.storage = storage
         self.configuration = configuration
         self.writer = Writer(storage: storage)
@@ -40,24 +41,25 @@ public final class Ledger: Sendable {
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
         // Several servers on one shared store (PostgreSQL): the others' commits wake this one's feeds.
         (storage as? any CommitNotifying)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
-        let (head, checkpoint, layout) = try storage.read { r in
+        let (head, checkpoint, layout) = try await storage.readAsync({ ReadLoad(meta: [Ledger.projectionLayoutKey]) },
+                                                                    then: { _ in ReadLoad() }) { r in
             (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
         }
         if head.seq != checkpoint {
             logger.notice("projections behind the log; rebuilding", metadata: ["head": "\(head.seq)", "checkpoint": "\(checkpoint)"])
-            _ = try replayOnOpen()
+            try await replay()
         } else if head.seq > 0 && layout == Ledger.layoutWithoutStreamHashes {
             // States written before stream hashes: computed from the log, the states kept.
-            try buildStreamHashesOnOpen(head: head.seq)
+            try await buildStreamHashesOnOpen(head: head.seq)
         } else if head.seq > 0 && layout != Ledger.projectionLayout {
             // A store written before challenges, OTPs and grants had their own indexes
             // (replay rebuilds the Merkle tree too).
             logger.notice("projections in an older layout; rebuilding", metadata: ["head": "\(head.seq)"])
-            _ = try replayOnOpen()
+            try await replay()
         } else {
-            try ensureTree()
+            try await ensureTree()
         }
-        try finishPendingPurge()
+        try await finishPendingPurge()
         feedHub.attach(self)
         _ = addCommitObserver { [commits = feedHub.commits] _ in commits.ring() }
     }
@@ -91,10 +93,8 @@ public final class Ledger: Sendable {
         _ = observers.withLock { $0.all.removeValue(forKey: id) }
     }
 
-    func notifyCommit(_ head: Head? = nil) {
-        let fs = observers.withLock { Array($0.all.values) }
-        guard !fs.isEmpty, let h = head ?? (try? storage.read({ try $0.head() })) else { return }
-        for f in fs { f(h) }
+    func notifyCommit(_ head: Head) {
+        for f in observers.withLock({ Array($0.all.values) }) { f(head) }
     }
 
     /// The log's head: its last `seq` and that event's chain hash.

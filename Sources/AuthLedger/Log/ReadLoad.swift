@@ -25,6 +25,8 @@ package struct ReadLoad {
     package var statesFrom: (key: String, limit: Int)?
     /// Every projection state (`scanProjectionStates(_:)`).
     package var allStates = false
+    /// The count of stored Merkle tree hashes (`treeHashCount()`).
+    package var treeSize = false
 
     package init() {}
 

@@ -39,7 +39,7 @@ final class ReplayFeed: @unchecked Sendable {
     }
 
     /// The scan tells, before its first run, whether the stored tree has no hash outside the
-    /// log's (`BatchScanning.treeHashesOutside`).
+    /// log's (`AsyncBatchScanning.scanRuns`'s `start`).
     func begin(treeInside: Bool) {
         condition.lock()
         inside = treeInside

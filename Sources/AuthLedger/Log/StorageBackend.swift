@@ -35,11 +35,10 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// check passed throws `GroupStatementRefused`. Default: `start` and `body` in one `write`.
     func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                  _ body: (any StorageWriter) throws -> T) async throws -> T
-    /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure).
-    func purgeDeleted() throws
-    /// `purgeDeleted` for the writer's task: the calling thread does not wait on another
-    /// thread's I/O. Default: `purgeDeleted` (LMDB's copy is the calling thread's own work).
-    func purgeDeletedAsync() async throws
+    /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure),
+    /// on the writer's task: the calling thread does not wait on another thread's I/O (LMDB's
+    /// compacted copy is the calling thread's own work: its synchronous method never suspends).
+    func purgeDeleted() async throws
     /// Stops what the backend runs in the background (a commit listener) and closes its
     /// connections; the backend is not used afterwards. Default: nothing to stop.
     func close() async
@@ -49,7 +48,6 @@ extension StorageBackend {
     package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                         _ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }
-    package func purgeDeletedAsync() async throws { try purgeDeleted() }
     package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                          _ body: (any StorageWriter) throws -> T) async throws -> T {
         try write { w in

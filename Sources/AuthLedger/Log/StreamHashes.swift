@@ -1,5 +1,6 @@
 import AuthLedgerCore
 import Crypto
+import Logging
 
 /// The head of a user's stream hash chain (section 14 of the reference): `s_N`, the hash
 /// after the user's `N` events (`s_k = SHA-256(s_{k-1} ‖ leaf_k)`, `s_0` zero), and `last`,
@@ -106,27 +107,80 @@ extension Ledger {
     /// scan (a store written before stream hashes, layout 2): the states themselves are
     /// kept as they are, byte for byte, and no rule runs (an old log that today's rules
     /// refuse still opens, and `verify` names it). Progress is logged every 2^20 events.
-    func buildStreamHashesOnOpen(head: UInt64) throws {
+    func buildStreamHashesOnOpen(head: UInt64) async throws {
         logger.notice("user states without stream hashes; computing them from the log", metadata: ["head": "\(head)"])
-        let n = try writer.exclusive { [self] in
-            try storage.write { w in
-                var heads: [String: StreamHead] = [:]
-                var leaves = StoredLeaf()
-                try w.scan(from: 1) { seq, bytes in
-                    guard seq <= head else { return false }
-                    guard let user = EventCodec.user(bytes) else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
-                    if !user.isEmpty { heads[user] = heads[user, default: .start].adding(try leaves.leafOrDecode(bytes, seq: seq), seq: seq) }
-                    if seq % 1_048_576 == 0 { logger.notice("stream hashes", metadata: ["done": "\(seq)", "of": "\(head)"]) }
-                    return true
+        let logger = self.logger
+        let n: Int
+        if let scanning = storage as? AsyncBatchScanning {
+            // PostgreSQL: the write locks the head; the log is scanned in runs and the
+            // users' states read while it waits, then written with their heads.
+            n = try await writer.exclusiveAsync { [storage] in
+                try await scanning.writeAwaiting({ locked -> ([String: StreamHead], [String: [UInt8]?]) in
+                    var fold = StreamHeadsFold(through: head, logger: logger)
+                    var failure: (any Error)?
+                    try await scanning.scanRuns(from: 1, through: head, run: Ledger.replayRun, start: { _ in }) { batch in
+                        do {
+                            try batch.forEach { seq, bytes, _ in _ = try fold.add(seq, bytes) }
+                            return true
+                        } catch {
+                            failure = error
+                            return false
+                        }
+                    }
+                    if let failure { throw failure }
+                    let users = Array(fold.heads.keys)
+                    let states = try await storage.readAsync({ ReadLoad(states: users) }, then: { _ in ReadLoad() }) { r in
+                        try Dictionary(uniqueKeysWithValues: users.map { ($0, try r.projectionState($0)) })
+                    }
+                    return (fold.heads, states)
+                }) { w, scanned in
+                    try Ledger.putStreamHeads(w, scanned.0) { scanned.1[$0] ?? nil }
                 }
-                for (user, h) in heads {
-                    guard let bytes = try w.projectionState(user) else { continue }
-                    try w.putProjectionState(user, try StateCodec.withStreamHead(bytes, h))
+            }
+        } else {
+            n = try await writer.exclusive { [storage] in
+                try storage.write { w in
+                    var fold = StreamHeadsFold(through: head, logger: logger)
+                    try w.scan(from: 1) { seq, bytes in try fold.add(seq, bytes) }
+                    return try Ledger.putStreamHeads(w, fold.heads) { try w.projectionState($0) }
                 }
-                try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout)
-                return heads.count
             }
         }
         logger.notice("stream hashes computed", metadata: ["users": "\(n)", "head": "\(head)"])
+    }
+
+    /// Puts every user's stream head in front of its stored state (`state`), and the layout
+    /// with stream hashes; returns the count of users.
+    private static func putStreamHeads(_ w: any StorageWriter, _ heads: [String: StreamHead],
+                                       state: (String) throws -> [UInt8]?) throws -> Int {
+        for (user, h) in heads {
+            guard let bytes = try state(user) else { continue }
+            try w.putProjectionState(user, try StateCodec.withStreamHead(bytes, h))
+        }
+        try w.putMetaValue(Ledger.projectionLayoutKey, Ledger.projectionLayout)
+        return heads.count
+    }
+}
+
+/// Every user's stream head over the log's events 1…`through`, one event at a time
+/// (`buildStreamHashesOnOpen`); progress is logged every 2^20 events.
+private struct StreamHeadsFold {
+    let through: UInt64
+    let logger: Logger
+    var heads: [String: StreamHead] = [:]
+    var leaves = StoredLeaf()
+
+    init(through: UInt64, logger: Logger) {
+        self.through = through
+        self.logger = logger
+    }
+
+    /// Adds event `seq`; false past `through`.
+    mutating func add(_ seq: UInt64, _ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        guard seq <= through else { return false }
+        guard let user = EventCodec.user(bytes) else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
+        if !user.isEmpty { heads[user] = heads[user, default: .start].adding(try leaves.leafOrDecode(bytes, seq: seq), seq: seq) }
+        if seq % 1_048_576 == 0 { logger.notice("stream hashes", metadata: ["done": "\(seq)", "of": "\(through)"]) }
+        return true
     }
 }

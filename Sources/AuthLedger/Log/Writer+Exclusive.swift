@@ -1,27 +1,12 @@
 import AuthLedgerCore
 import Foundation
 
-/// The writer's synchronous and exclusive entry points: work handed to the writer thread
-/// while the caller waits (a thread, or a suspended task), and run inline when the caller
-/// is the writer thread itself.
+/// The writer's exclusive entry points: work handed to the writer, run alone after the work
+/// queued before it, while the calling task is suspended.
 extension Writer {
-    /// Runs `work` (which opens its own write transactions) on the writer thread, alone,
-    /// after the work queued before it, and waits for it; on the writer thread itself,
-    /// runs it at once (waiting would wait forever).
-    func exclusive<T>(_ work: @escaping () throws -> T) throws -> T {
-        if isCurrentThread { return try work() }
-        let outcome = ExclusiveOutcome<T>()
-        enqueue(Pending(work: .alone({ outcome.result = Result { try work() } }), done: { r in
-            // A closed ledger refuses without running it.
-            if outcome.result == nil, case let .failure(e) = r { outcome.result = .failure(e) }
-            outcome.done.signal()
-        }))
-        outcome.done.wait()
-        return try outcome.result!.get()
-    }
-
-    /// `exclusive` for async callers: the work runs alone on the writer thread while the
-    /// calling task is suspended (no thread of the cooperative pool waits for it).
+    /// Runs `work` (which opens its own write transactions) alone on the writer thread,
+    /// after the work queued before it, while the calling task is suspended (no thread of
+    /// the cooperative pool waits for it).
     func exclusive<T: Sendable>(_ work: @escaping () throws -> T) async throws -> T {
         try await exclusiveAsync { try work() }
     }
@@ -43,10 +28,9 @@ extension Writer {
     }
 }
 
-/// The result of exclusive work, handed from the writer thread to the waiting caller.
-// @unchecked: `result` is written once on the writer thread before `done` is signalled,
-// and read by the caller only after waiting on it.
+/// The result of exclusive work, handed from the writer's task to its `done`.
+// @unchecked: `result` is written once by the work, and read by `done`, which the writer
+// calls after the work ended.
 final class ExclusiveOutcome<T>: @unchecked Sendable {
     var result: Result<T, Error>?
-    let done = DispatchSemaphore(value: 0)
 }

@@ -38,8 +38,7 @@ extension Ledger {
                 }, body)
             } catch let e as GroupStatementRefused { throw e.error }
             notifyCommit(outcome.head)
-            try await storage.purgeDeletedAsync()
-            try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
+            try await purgeErasedBytes()
             return outcome
         }
     }
@@ -77,13 +76,17 @@ extension Ledger {
     }
 
     /// Rewrites the store so no deleted byte remains in its files, then clears the flag.
-    func purgeErasedBytes() throws {
-        try storage.purgeDeleted()
-        try storage.write { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
+    private func purgeErasedBytes() async throws {
+        try await storage.purgeDeleted()
+        try await storage.writeAsync { w in try w.putMetaValue(Ledger.purgePendingKey, nil) }
     }
 
-    /// Finishes a purge an erasure could not (a crash between its commit and the purge).
-    func finishPendingPurge() throws {
-        if try storage.read({ try $0.metaValue(Ledger.purgePendingKey) }) != nil { try writer.exclusive { [self] in try purgeErasedBytes() } }
+    /// Finishes a purge an erasure could not (a crash between its commit and the purge),
+    /// alone on the writer's task.
+    func finishPendingPurge() async throws {
+        let pending = try await storage.readAsync({ ReadLoad(meta: [Ledger.purgePendingKey]) }, then: { _ in ReadLoad() }) { r in
+            try r.metaValue(Ledger.purgePendingKey) != nil
+        }
+        if pending { try await writer.exclusiveAsync { [self] in try await purgeErasedBytes() } }
     }
 }

@@ -24,7 +24,7 @@ import Testing
     @Test(arguments: StorageKind.all) func manyTasksInOneProcessKeepAGapFreeOrderAndConsistentProjections(_ storage: StorageKind) async throws {
         // Given a store with a shared user and one user per task
         let store = try Rig.store(storage, "conc")
-        let ledger = try Ledger(store: store)
+        let ledger = try await Ledger(store: store)
         let tasks = Rig.knob("AUTHLEDGER_CONCURRENCY_TASKS", 64)
         try await Self.registerInitial(ledger, "shared")
         for t in 0..<tasks { try await Self.registerInitial(ledger, "own\(t)") }
@@ -61,7 +61,7 @@ import Testing
     @Test(arguments: StorageKind.all) func anExpectedVersionRaceHasExactlyOneWinner(_ storage: StorageKind) async throws {
         // Given a user at some version
         let store = try Rig.store(storage, "race")
-        let ledger = try Ledger(store: store)
+        let ledger = try await Ledger(store: store)
         try await Self.registerInitial(ledger, "alice")
         let racers = 8
         for round in 0..<Rig.knob("AUTHLEDGER_RACE_ROUNDS", 20) {

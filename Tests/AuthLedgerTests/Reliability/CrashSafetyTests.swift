@@ -105,7 +105,7 @@ import Testing
         // Then every copy opens, verifies, and is a prefix of the final log
         let final = try await Rig.events(store)
         for copy in copies {
-            let ledger = try Ledger(lmdb: copy)
+            let ledger = try await Ledger(lmdb: copy)
             let head = try ledger.verify()
             #expect(head.seq > 0)
             let events = try await ledger.events()

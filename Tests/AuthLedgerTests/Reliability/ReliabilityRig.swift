@@ -206,7 +206,7 @@ enum StoreCheck {
     /// `projectionsOf` limits the projection-versus-replay comparison to those users (nil: every user).
     static func check(store: String, report: StressReport, projectionsOf: Set<String>? = nil) async throws -> Findings {
         var f = Findings()
-        let ledger = try Ledger(store: store)
+        let ledger = try await Ledger(store: store)
         do { try ledger.verify() } catch { f.problems.append("verify: \(error)") }
         let events = try await ledger.events()
         f.events = events.count

@@ -18,7 +18,7 @@ import Testing
         // Given a store opened and dropped 50 times, with an append through the writer thread each time
         let store = try Rig.tempDir("res") + "/store"
         for i in 0..<50 {
-            let ledger = try Ledger(lmdb: store)
+            let ledger = try await Ledger(lmdb: store)
             _ = try await ledger.perform(.setPolicy(PolicySet(coolingSeconds: Int64(i))))
         }
         // Then, once the writer threads have wound down, no mapping of its data.mdb is left

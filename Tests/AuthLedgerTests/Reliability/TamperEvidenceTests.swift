@@ -16,7 +16,7 @@ import Testing
     /// A store holding `Rig.baseFixture` (10 events).
     static func populated(_ storage: StorageKind = .lmdb) async throws -> String {
         let store = try Rig.store(storage, "tamper")
-        let ledger = try Ledger(store: store)
+        let ledger = try await Ledger(store: store)
         _ = try await ledger.append(try EventDecoder.decodeLines(Array(Rig.baseFixture.utf8)).map(\.input))
         return store
     }
@@ -33,9 +33,9 @@ import Testing
     }
 
     /// The seq `verify` names, or nil when it passes.
-    static func verifyNames(_ store: String) throws -> UInt64? {
+    static func verifyNames(_ store: String) async throws -> UInt64? {
         do {
-            try Ledger(lmdb: store).verify()
+            try await Ledger(lmdb: store).verify()
             return nil
         } catch let e as LedgerError {
             #expect(e.code == .tampered)
@@ -57,7 +57,7 @@ import Testing
             try txn.put(db, seq.bigEndianBytes, EventCodec.encode(r))
         }
         // Then verify names exactly that seq
-        #expect(try Self.verifyNames(store) == seq)
+        await #expect(try Self.verifyNames(store) == seq)
     }
 
     @Test(arguments: [2, 6, 9] as [UInt64])
@@ -71,14 +71,14 @@ import Testing
             try txn.put(db, seq.bigEndianBytes, EventCodec.encode(r))
         }
         // Then the next event no longer links to it
-        #expect(try Self.verifyNames(store) == seq + 1)
+        await #expect(try Self.verifyNames(store) == seq + 1)
     }
 
     @Test(arguments: [1, 5, 10] as [UInt64])
     func aDeletedEventIsNamed(seq: UInt64) async throws {
         let store = try await Self.populated()
         try Self.tamper(store) { txn, db in _ = try txn.delete(db, seq.bigEndianBytes) }
-        #expect(try Self.verifyNames(store) == seq)
+        await #expect(try Self.verifyNames(store) == seq)
     }
 
     @Test(arguments: [1, 3, 9] as [UInt64])
@@ -89,7 +89,7 @@ import Testing
             try txn.put(db, seq.bigEndianBytes, b)
             try txn.put(db, (seq + 1).bigEndianBytes, a)
         }
-        #expect(try Self.verifyNames(store) == seq)
+        await #expect(try Self.verifyNames(store) == seq)
     }
 
     @Test(arguments: [1, 7] as [UInt64])
@@ -105,7 +105,7 @@ import Testing
             forged.hash = RecordedEvent.computeHash(forged.event, seq: seq, version: forged.version, prev: forged.prev)
             try txn.put(db, seq.bigEndianBytes, EventCodec.encode(forged))
         }
-        #expect(try Self.verifyNames(store) == seq)
+        await #expect(try Self.verifyNames(store) == seq)
     }
 
     @Test func anEventAppendedBehindTheHeadIsNamed() async throws {
@@ -121,13 +121,13 @@ import Testing
             extra.hash = RecordedEvent.computeHash(extra.event, seq: 11, version: extra.version, prev: extra.prev)
             try txn.put(db, UInt64(11).bigEndianBytes, EventCodec.encode(extra))
         }
-        #expect(try Self.verifyNames(store) == 11)
+        await #expect(try Self.verifyNames(store) == 11)
     }
 
     @Test func aTruncatedLogIsNamed() async throws {
         let store = try await Self.populated()
         try Self.tamper(store) { txn, db in _ = try txn.delete(db, UInt64(10).bigEndianBytes) }
-        #expect(try Self.verifyNames(store) == 10)
+        await #expect(try Self.verifyNames(store) == 10)
     }
 
     @Test func everyByteFlipInAStoredEventIsNamed() async throws {
@@ -147,12 +147,12 @@ import Testing
                     try Self.tamper(store) { txn, db in try txn.put(db, seq.bigEndianBytes, flipped) }
                     // Then verify names that seq (undecodable, a broken link or a wrong hash):
                     // every stored event has exactly one encoding
-                    if try Self.verifyNames(store) != seq { escaped.append("seq \(seq) byte \(i) ^ \(mask)") }
+                    if try await Self.verifyNames(store) != seq { escaped.append("seq \(seq) byte \(i) ^ \(mask)") }
                     flips += 1
                 }
             }
             try Self.tamper(store) { txn, db in try txn.put(db, seq.bigEndianBytes, original) }
-            #expect(try Self.verifyNames(store) == nil)
+            await #expect(try Self.verifyNames(store) == nil)
         }
         #expect(flips > 1_000)
         #expect(escaped.isEmpty, "\(escaped.count) flips passed verify: \(escaped.prefix(20))")
@@ -165,7 +165,7 @@ import Testing
             atPath: Rig.root.appendingPathComponent("Fuzz/corpus/stored-event/regression-map-count-overflow").path)))
         try Self.tamper(store) { txn, db in try txn.put(db, UInt64(2).bigEndianBytes, found) }
         // Then verify names seq 2, and reading the log refuses with tampered instead of stopping the process
-        #expect(try Self.verifyNames(store) == 2)
+        await #expect(try Self.verifyNames(store) == 2)
         await #expect(throws: LedgerError.self) { try await Ledger(lmdb: store).events() }
     }
 
@@ -178,7 +178,7 @@ import Testing
             r.event.at = Timestamp(milliseconds: milliseconds)
             try txn.put(db, UInt64(3).bigEndianBytes, EventCodec.encode(r))
         }
-        #expect(try Self.verifyNames(store) == 3)
+        await #expect(try Self.verifyNames(store) == 3)
         await #expect(throws: LedgerError.self) { try await Ledger(lmdb: store).events() }
     }
 
@@ -201,7 +201,7 @@ import Testing
         // When the file is edited with the store closed
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         // Then verify names seq 2
-        #expect(try Self.verifyNames(store) == 2)
+        await #expect(try Self.verifyNames(store) == 2)
     }
 
     // MARK: Maintained projections
@@ -228,7 +228,7 @@ import Testing
         let before = try await Ledger(lmdb: store).devices(of: "bob", QueryOptions(asOf: .max)).json
         #expect(before["devices"]?.arrayValue?.count == 1, "the tampered projection is what queries answer from")
         // Then verify names bob's last event, seq 10
-        #expect(try Self.verifyNames(store) == 10)
+        await #expect(try Self.verifyNames(store) == 10)
     }
 
     @Test func aProjectionForAUserWithoutEventsIsNamed() async throws {
@@ -238,7 +238,7 @@ import Testing
         var ghost = UserState(user: "mallory")
         ghost.devices["evil"] = DeviceRecord(deviceId: "evil", status: .active)
         try env.write { txn in try txn.put(streams, Self.stateKey("mallory"), StateCodec.encode(ghost)) }
-        #expect(try Self.verifyNames(store) == 11)
+        await #expect(try Self.verifyNames(store) == 11)
     }
 
     // MARK: Exports

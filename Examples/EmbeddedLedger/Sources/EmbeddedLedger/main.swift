@@ -7,7 +7,7 @@ import Foundation
 
 let store = CommandLine.arguments.dropFirst().first
     ?? NSTemporaryDirectory() + "embedded-ledger-" + UUID().uuidString
-let ledger = try Ledger(lmdb: store)
+let ledger = try await Ledger(lmdb: store)
 
 // A user's first device needs no proof (`via` is `initial`); a second one is approved by it.
 let now = Timestamp.now()
