@@ -48,5 +48,9 @@ import Testing
         #expect(a.nonce.utf8.count == 22 && a.code.utf8.count == 6 && a.code.allSatisfy(\.isNumber))
         // Codes are uniform over six digits: 2,000 draws cover far more than a few values.
         #expect(Set((0..<2000).map { _ in OTPSecrets.newCode() }).count > 1500)
+        // The same for a decision's code, drawn with its other values under one lock.
+        let many = (0..<2000).map { _ in DecisionDraws() }
+        #expect(Set(many.map(\.code)).count > 1500)
+        #expect(Set(many.map(\.id)).count == 2000 && Set(many.map(\.linkToken)).count == 2000 && Set(many.map(\.nonce)).count == 2000)
     }
 }

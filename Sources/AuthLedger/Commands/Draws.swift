@@ -32,11 +32,26 @@ struct PooledRandom: RandomNumberGenerator {
     mutating func next() -> UInt64 { RandomBits.shared.next2().0 }
 }
 
+/// Words drawn beforehand, then the shared pool once they are used up (a uniform sample
+/// may need more than one).
+struct DrawnWords: RandomNumberGenerator {
+    var words: [UInt64]
+    var k = 0
+    mutating func next() -> UInt64 {
+        defer { k += 1 }
+        return k < words.count ? words[k] : RandomBits.shared.next2().0
+    }
+}
+
 extension DecisionDraws {
-    /// Fresh draws for one decision.
+    /// Fresh draws for one decision, taken from the pool under one lock (id 2 words, link
+    /// token 4, nonce 2, code 1 or more).
     package init() {
-        self.init(id: EventID.random().description, linkToken: LinkToken.random(),
-                  nonce: ChallengeNonce.nonce(RandomBits.shared.next2()), code: OTPSecrets.newCode())
+        var w = DrawnWords(words: RandomBits.shared.next(10))
+        let id = EventID(version7: Timestamp.now().milliseconds, bits: (w.next(), w.next()))
+        let token = LinkToken.token((0..<4).flatMap { _ in w.next().bigEndianBytes8 })
+        let nonce = ChallengeNonce.nonce((w.next(), w.next()))
+        self.init(id: id.description, linkToken: token, nonce: nonce, code: OTPSecrets.code(Int.random(in: 0..<1_000_000, using: &w)))
     }
 }
 

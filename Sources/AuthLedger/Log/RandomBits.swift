@@ -16,8 +16,16 @@ package final class RandomBits: Sendable {
     private let pool = Mutex(Pool())
 
     package func next2() -> (UInt64, UInt64) {
-        pool.withLock { p in
-            if p.next + 2 > p.buffer.count {
+        let w = next(2)
+        return (w[0], w[1])
+    }
+
+    /// `count` words (at most the pool's 512) taken under one lock: a decision's draws
+    /// together, so that concurrent writers do not queue on the pool once per value.
+    package func next(_ count: Int) -> [UInt64] {
+        precondition(count > 0 && count <= 512)
+        return pool.withLock { p in
+            if p.next + count > p.buffer.count {
                 // The kernel's CSPRNG, 256 bytes per getentropy call (swift-crypto's
                 // SymmetricKey and SystemRandomNumberGenerator both make one call per word).
                 p.buffer.withUnsafeMutableBytes { b in
@@ -33,8 +41,8 @@ package final class RandomBits: Sendable {
                 }
                 p.next = 0
             }
-            p.next += 2
-            return (p.buffer[p.next - 2], p.buffer[p.next - 1])
+            p.next += count
+            return Array(p.buffer[(p.next - count)..<p.next])
         }
     }
 }
