@@ -14,8 +14,13 @@ extension EventID {
 extension LinkToken {
     /// A fresh token: 32 bytes from the system CSPRNG, base64url (43 characters).
     public static func random() -> String {
-        let (a, b) = RandomBits.shared.next2(), (c, d) = RandomBits.shared.next2()
-        return token(a.bigEndianBytes8 + b.bigEndianBytes8 + c.bigEndianBytes8 + d.bigEndianBytes8)
+        var g = PooledRandom()
+        return random(using: &g)
+    }
+
+    /// A token of four words of `g`.
+    static func random(using g: inout some RandomNumberGenerator) -> String {
+        token((0..<4).flatMap { _ in g.next().bigEndianBytes8 })
     }
 }
 
@@ -27,15 +32,11 @@ extension OTPSecrets {
     }
 }
 
-/// `RandomBits` as a generator (the standard library's uniform sampling over it).
+/// `RandomBits` as a generator (the standard library's uniform sampling over it): the
+/// words drawn beforehand, if any, then the shared pool once they are used up (a uniform
+/// sample may need more than one).
 struct PooledRandom: RandomNumberGenerator {
-    mutating func next() -> UInt64 { RandomBits.shared.next2().0 }
-}
-
-/// Words drawn beforehand, then the shared pool once they are used up (a uniform sample
-/// may need more than one).
-struct DrawnWords: RandomNumberGenerator {
-    var words: [UInt64]
+    var words: [UInt64] = []
     var k = 0
     mutating func next() -> UInt64 {
         defer { k += 1 }
@@ -47,9 +48,9 @@ extension DecisionDraws {
     /// Fresh draws for one decision, taken from the pool under one lock (id 2 words, link
     /// token 4, nonce 2, code 1 or more).
     package init() {
-        var w = DrawnWords(words: RandomBits.shared.next(10))
+        var w = PooledRandom(words: RandomBits.shared.next(10))
         let id = EventID(version7: Timestamp.now().milliseconds, bits: (w.next(), w.next()))
-        let token = LinkToken.token((0..<4).flatMap { _ in w.next().bigEndianBytes8 })
+        let token = LinkToken.random(using: &w)
         let nonce = ChallengeNonce.nonce((w.next(), w.next()))
         self.init(id: id.description, linkToken: token, nonce: nonce, code: OTPSecrets.code(Int.random(in: 0..<1_000_000, using: &w)))
     }

@@ -16,13 +16,15 @@ package final class RandomBits: Sendable {
     private let pool = Mutex(Pool())
 
     package func next2() -> (UInt64, UInt64) {
-        let w = next(2)
-        return (w[0], w[1])
+        take(2) { ($0[$0.startIndex], $0[$0.startIndex + 1]) }
     }
 
     /// `count` words (at most the pool's 512) taken under one lock: a decision's draws
     /// together, so that concurrent writers do not queue on the pool once per value.
-    package func next(_ count: Int) -> [UInt64] {
+    package func next(_ count: Int) -> [UInt64] { take(count) { Array($0) } }
+
+    /// `body` over `count` fresh words of the pool, under its lock (no copy for `next2`).
+    private func take<T>(_ count: Int, _ body: (ArraySlice<UInt64>) -> T) -> T {
         precondition(count > 0 && count <= 512)
         return pool.withLock { p in
             if p.next + count > p.buffer.count {
@@ -42,7 +44,7 @@ package final class RandomBits: Sendable {
                 p.next = 0
             }
             p.next += count
-            return Array(p.buffer[(p.next - count)..<p.next])
+            return body(p.buffer[(p.next - count)..<p.next])
         }
     }
 }
