@@ -6,7 +6,7 @@ import Synchronization
 /// The `watch` phase: watches of projections (reference §5.7) on a ledger of its own.
 /// Watches held and their memory, commit-to-watcher latency with many watchers at a fixed
 /// commit rate, the challenge wait's latency, and the cost of idle watchers to appends
-/// (the same appends with and without them, alternated, in this run).
+/// (the same appends with and without them, in alternated rounds of this run).
 struct BenchWatch {
     let dir: String
     /// Watches held (one per user's devices answer).
@@ -17,8 +17,9 @@ struct BenchWatch {
     var seconds = 5.0
     /// Challenges waited for.
     var waits = 200
-    /// Appends per run of the idle-watcher comparison (and concurrent writers).
-    var appends = 20_000
+    /// Appends per turn of the idle-watcher comparison (and concurrent writers), and its rounds.
+    var appends = 10_000
+    var idleRounds = 5
     var writers = 64
 
     func run() async throws -> [(String, Double)] {
@@ -28,13 +29,57 @@ struct BenchWatch {
         try await seed(ledger, users)
         var out: [(String, Double)] = []
 
-        // Idle appends without watchers first (the baseline of the same run).
-        let plainA = try await appendRate(ledger, users)
-
-        // Watches held: one per user, none consumed.
+        // Watches held: one per user, none consumed; their memory and opening rate.
         let before = BenchRun.memory().anon
         let t0 = ContinuousClock.now
-        let held = try await withThrowingTaskGroup(of: [LedgerWatch].self) { group in
+        var held = try await holdWatches(ledger, users)
+        let opened = t0.duration(to: .now)
+        let after = BenchRun.memory().anon
+        out += [("watchers_held", Double(held.count)), ("bytes_per_watch", (after - before) * 1024 * 1024 / Double(held.count)),
+                ("watches_opened_per_s", Double(held.count) / opened.seconds)]
+
+        // The cost of idle watchers to appends (the watchers idle: nobody takes the updates),
+        // in alternated rounds: the same appends with every user watched and with no watch
+        // at all (every watch ended), in turns whose order flips each round, so that a
+        // loaded machine's drift falls on both sides. The cost is the median of the rounds'
+        // own ratios (one run of each side varied by ±20% on the shared machine).
+        var plainRates: [Double] = [], watchedRates: [Double] = [], costs: [Double] = []
+        for round in 0..<idleRounds {
+            var plain = 0.0, watched = 0.0
+            for watchedTurn in round % 2 == 0 ? [true, false] : [false, true] {
+                if watchedTurn {
+                    if held.isEmpty { held = try await holdWatches(ledger, users) }
+                    watched = try await appendRate(ledger, users)
+                } else {
+                    for w in held { w.cancel() }
+                    held = []
+                    plain = try await appendRate(ledger, users)
+                }
+            }
+            plainRates.append(plain)
+            watchedRates.append(watched)
+            costs.append((plain / watched - 1) * 100)
+        }
+        if held.isEmpty { held = try await holdWatches(ledger, users) }
+        // Commit-to-watcher latency: `watchers` consumers of their own users' devices.
+        let lat = try await latency(ledger, Array(users.prefix(watchers)), held: held)
+        out += [("commit_to_watcher_p50_ms", lat.p50), ("commit_to_watcher_p99_ms", lat.p99),
+                ("commit_to_watcher_delivered", Double(lat.delivered)), ("commits", Double(lat.commits)),
+                ("commits_per_s_achieved", lat.rate)]
+        let w = try await challengeWaits(ledger)
+        out += [("challenge_wait_p50_ms", w.p50), ("challenge_wait_p99_ms", w.p99)]
+        withExtendedLifetime(held) {}
+        out += [("append_events_per_s_no_watchers", BenchRun.percentile(plainRates.sorted(), 0.5)),
+                ("append_events_per_s_100k_idle_watchers", BenchRun.percentile(watchedRates.sorted(), 0.5)),
+                ("append_cost_with_idle_watchers_pct", BenchRun.percentile(costs.sorted(), 0.5)),
+                ("append_cost_with_idle_watchers_pct_min", costs.min() ?? 0),
+                ("append_cost_with_idle_watchers_pct_max", costs.max() ?? 0)]
+        return out
+    }
+
+    /// One watch of each user's devices, opened from 16 tasks.
+    func holdWatches(_ ledger: Ledger, _ users: [String]) async throws -> [LedgerWatch] {
+        try await withThrowingTaskGroup(of: [LedgerWatch].self) { group in
             let chunk = users.count / 16 + 1
             for k in stride(from: 0, to: users.count, by: chunk) {
                 let slice = users[k..<min(users.count, k + chunk)]
@@ -48,27 +93,6 @@ struct BenchWatch {
             for try await ws in group { all += ws }
             return all
         }
-        let opened = t0.duration(to: .now)
-        let after = BenchRun.memory().anon
-        out += [("watchers_held", Double(held.count)), ("bytes_per_watch", (after - before) * 1024 * 1024 / Double(held.count)),
-                ("watches_opened_per_s", Double(held.count) / opened.seconds)]
-
-        // Appends with every user watched (the watchers idle: nobody takes the updates).
-        let withA = try await appendRate(ledger, users)
-        // Commit-to-watcher latency: `watchers` consumers of their own users' devices.
-        let lat = try await latency(ledger, Array(users.prefix(watchers)), held: held)
-        out += [("commit_to_watcher_p50_ms", lat.p50), ("commit_to_watcher_p99_ms", lat.p99),
-                ("commit_to_watcher_delivered", Double(lat.delivered)), ("commits", Double(lat.commits)),
-                ("commits_per_s_achieved", lat.rate)]
-        let w = try await challengeWaits(ledger)
-        out += [("challenge_wait_p50_ms", w.p50), ("challenge_wait_p99_ms", w.p99)]
-        withExtendedLifetime(held) {}
-        // Again without watchers, so drift of a loaded machine shows.
-        let plainAfter = try await appendRate(ledger, users)
-        let plain = (plainA + plainAfter) / 2
-        out += [("append_events_per_s_no_watchers", plain), ("append_events_per_s_100k_idle_watchers", withA),
-                ("append_cost_with_idle_watchers_pct", (plain / withA - 1) * 100)]
-        return out
     }
 
     /// One device per user, in batches.
