@@ -137,7 +137,7 @@ extension Ledger {
 
         struct Folded {
             var state: UserState
-            var stream = StreamHead.start
+            var stream = StreamFold()
             init(_ user: String) { state = UserState(user: user) }
         }
 
@@ -180,7 +180,7 @@ extension Ledger {
             var records: [(RecordKind, String, String, [UInt8])] = []
             states.reserveCapacity(users.count)
             while let (user, f) = users.popFirst() {
-                states.append((user, StateCodec.encode(f.state.compacted(), stream: f.stream)))
+                states.append((user, StateCodec.encode(f.state.compacted(), stream: f.stream.head)))
                 for (kind, id, bytes) in f.state.encodedRecords() { records.append((kind, user, id, bytes)) }
             }
             return ReplayPartition(states: states, records: records, system: system, userEvents: n)
@@ -192,6 +192,6 @@ extension Ledger.PartitionFold.Folded {
     /// One more event of the user: the state evolved, the stream's hash over its leaf hash.
     mutating func add(_ e: Event, policy: Policy, leaf: UnsafeRawBufferPointer, seq: UInt64) throws {
         try state.evolve(e, policy: policy)
-        stream = stream.adding(leafBytes: leaf, seq: seq)
+        stream.add(leafBytes: leaf, seq: seq)
     }
 }

@@ -40,6 +40,31 @@ package struct StreamHead: Sendable, Equatable {
     }
 }
 
+/// A stream's head while many events are folded into it (a replay's partitions): the hash
+/// kept as a digest, so that an event costs its SHA-256 and no array; `head` makes the
+/// `StreamHead` (the same hashes as `StreamHead.adding`).
+struct StreamFold {
+    private var hash: SHA256Digest?
+    private(set) var last: UInt64 = 0
+
+    init() {}
+
+    /// One more event, of leaf hash `leaf` (32 bytes) at `seq`.
+    mutating func add(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) {
+        var h = SHA256()
+        if let hash {
+            hash.withUnsafeBytes { h.update(bufferPointer: $0) }
+        } else {
+            Hash32.zero.bytes.withUnsafeBytes { h.update(bufferPointer: $0) }
+        }
+        h.update(bufferPointer: leaf)
+        hash = h.finalize()
+        last = seq
+    }
+
+    var head: StreamHead { hash.map { StreamHead(hash: Hash32(bytes: Array($0)), last: last) } ?? .start }
+}
+
 /// A step of a user's stream hash chain waiting in a transaction (`AppendSession.streamLeaves`):
 /// a leaf to fold in, or the head the hashing thread folded a run of leaves into (`HashPipeline`).
 enum StreamStep {
