@@ -77,7 +77,7 @@ struct AsyncWriteTests {
         let everyone = users + (0..<64).map { "writer-\($0)" }
         #expect(try await Self.views(pg, everyone) == Self.views(lmdb, everyone))
         #expect(try await pg.treeHead().root == lmdb.treeHead().root)
-        #expect(try pg.verify() == head)
+        #expect(try await pg.verify() == head)
     }
 
     @Test func aCommandsGroupLoadsItsUserFirstAndRunsOnce() async throws {
@@ -169,7 +169,7 @@ struct AsyncWriteTests {
         // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
         let lines = try await PersonalDataTests.exportLines(pg)
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
-        #expect(try pg.verify() == outcomes[1].head)
+        #expect(try await pg.verify() == outcomes[1].head)
         let copy = try await StorageKind.lmdb.freshLedger()
         #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
@@ -234,7 +234,7 @@ struct AsyncWriteTests {
         #expect(try await upgraded.read(ReadLoad(meta: [Ledger.purgePendingKey, Ledger.projectionLayoutKey])) { r in
             try r.metaValue(Ledger.purgePendingKey) == nil && r.metaValue(Ledger.projectionLayoutKey) == Ledger.projectionLayout
         })
-        try upgraded.verify()
+        try await upgraded.verify()
         await upgraded.close()
     }
 }

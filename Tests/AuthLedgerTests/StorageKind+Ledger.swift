@@ -32,7 +32,7 @@ extension StorageKind {
             let ledger = try await StorageKind.postgres.freshLedger()
             _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                 data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
-            #expect(try ledger.verify().seq == 1)
+            #expect(try await ledger.verify().seq == 1)
         }
     }
 }

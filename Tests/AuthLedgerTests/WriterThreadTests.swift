@@ -95,6 +95,6 @@ import Testing
             }
         }
         #expect(try await ledger.head().seq == UInt64(n))
-        try ledger.verify()
+        try await ledger.verify()
     }
 }
