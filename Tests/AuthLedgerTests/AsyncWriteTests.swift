@@ -78,6 +78,19 @@ struct AsyncWriteTests {
         #expect(try await Self.views(pg, everyone) == Self.views(lmdb, everyone))
         #expect(try await pg.treeHead().root == lmdb.treeHead().root)
         #expect(try await pg.verify() == head)
+        // When the user index is brought up to the head on both, in two steps (the second
+        // over pages the first wrote)
+        let firstPG = try await pg.updateUserIndex(), firstLMDB = try await lmdb.updateUserIndex()
+        #expect(firstPG != nil && firstPG == firstLMDB && firstPG?.size == head.seq)
+        _ = try await pg.append(try inputs(lines[240...].joined(separator: "\n")))
+        _ = try await lmdb.append(try inputs(lines[240...].joined(separator: "\n")))
+        let second = try await pg.updateUserIndex(), secondLMDB = try await lmdb.updateUserIndex()
+        // Then PostgreSQL's entries are LMDB's, and its update and verify made no blocking wait
+        // and read nothing their load steps had not named
+        #expect(second != nil && second == secondLMDB && second?.size == head.seq + 16)
+        #expect(try await pg.verify() == pg.head())
+        #expect(storage.connections.blockingWaits.value == waits)
+        #expect(storage.unloadedReads.value == unloaded)
     }
 
     @Test func aCommandsGroupLoadsItsUserFirstAndRunsOnce() async throws {

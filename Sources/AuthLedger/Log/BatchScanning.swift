@@ -17,13 +17,23 @@ package protocol AsyncBatchScanning: StorageBackend {
     /// `put` takes the current one.
     func scanRuns(from: UInt64, through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws
     /// A write transaction that first awaits `work` with the head it locked (a replay's
-    /// `scanRuns`, while no other writer can append), then runs `body` with its value; as
-    /// `writeGroup`, durable when it returns; `body` reads nothing but what `work` gave it.
-    func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S,
+    /// `scanRuns`, while no other writer can append), then loads what `load` names over its
+    /// value (as a `writeGroup`'s load step: one round trip, none when it names nothing),
+    /// then runs `body` with its value; as `writeGroup`, durable when it returns; `body`
+    /// reads nothing but what `work` gave it and `load` loaded.
+    func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S, load: (S) -> StorageLoad,
                                                  _ body: (any StorageWriter, S) throws -> T) async throws -> T
     /// Runs `body` over one consistent snapshot read in awaited steps (`SnapshotReading`:
     /// `verify`), on a connection of its own; no thread waits for the store.
     func snapshot<T: Sendable>(_ body: (any SnapshotReading) async throws -> T) async throws -> T
+}
+
+extension AsyncBatchScanning {
+    /// `writeAwaiting` whose body reads nothing but what `work` gave it.
+    package func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S,
+                                                         _ body: (any StorageWriter, S) throws -> T) async throws -> T {
+        try await writeAwaiting(work, load: { _ in StorageLoad() }, body)
+    }
 }
 
 /// Events `first..<first + count` of the log as stored, with their personal values.
