@@ -95,7 +95,7 @@ import Testing
 
     static func replayFindsTreeIntact(_ ledger: Ledger, _ n: Int, chunk: Int) throws -> Bool {
         let leaves = LeafBuffer()
-        ledger.replayInPieces(parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)
+        ledger.replayInPieces(try ledger.inPlace, parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)
         return try leaves.result!.get() == nil
     }
 

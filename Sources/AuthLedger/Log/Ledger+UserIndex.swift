@@ -37,7 +37,8 @@ extension Ledger {
     @discardableResult
     package func updateUserIndex() async throws -> UserIndexEntry? {
         guard let scanning = storage as? AsyncBatchScanning else {
-            return try await writer.exclusive { [self] in try storage.write { w in try Ledger.updateUserIndex(w) } }
+            let storage = try inPlace
+            return try await writer.exclusive { try storage.write { w in try Ledger.updateUserIndex(w) } }
         }
         return try await writer.exclusiveAsync {
             try await scanning.writeAwaiting({ head in try await Ledger.userIndexUpdate(scanning, head: head) },

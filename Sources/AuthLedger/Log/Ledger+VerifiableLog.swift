@@ -229,7 +229,8 @@ extension Ledger {
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         guard let scanning = storage as? AsyncBatchScanning else {
-            return try await writer.exclusive { [self] in
+            let storage = try inPlace
+            return try await writer.exclusive {
                 try storage.write { w in
                     let head = try w.head().seq
                     guard try w.treeHashCount() == 0, head > 0 else { return }

@@ -22,7 +22,7 @@ extension Ledger {
         if let scanning = storage as? AsyncBatchScanning {
             return try await scanning.snapshot { try await Ledger.verify($0) }
         }
-        let storage = self.storage
+        let storage = try inPlace
         let thread = DedicatedThread(name: "authledger-verify")
         defer { thread.stop() }
         return try await withCheckedThrowingContinuation { c in
@@ -32,7 +32,7 @@ extension Ledger {
 
     /// `verify` on a store that reads in place (LMDB): one read transaction, the index
     /// entries of each event looked up in its indexes.
-    private static func verifyInPlace(_ storage: any StorageBackend) throws -> Head {
+    private static func verifyInPlace(_ storage: any InPlaceStorage) throws -> Head {
         try storage.read { r in
             var check = LogCheck(indexed: try UserIndexPages.position(r).size)
             try r.scan(from: 0) { seq, bytes in
