@@ -222,11 +222,11 @@ public enum LMDBBackup {
 
     // MARK: Pieces
 
-    /// Opens the store at `store`, verifies it in full off the cooperative pool, closes it.
+    /// Opens the store at `store`, verifies it in full (off the cooperative pool: `verify` takes a thread), closes it.
     static func verified(store: String, configuration: Ledger.Configuration) async throws -> Head {
         let ledger = try await Ledger(lmdb: store, configuration: configuration)
         do {
-            let head = try await offloaded { try ledger.verify() }
+            let head = try await ledger.verify()
             await ledger.close()
             return head
         } catch {

@@ -23,7 +23,7 @@ import LMDB
 ///
 /// Several processes may open one store; LMDB's lock serialises writers, and the head
 /// is always read inside the write transaction, never cached.
-package final class LMDBStorage: StorageBackend, PipelinedCommits, ReaderSlots, Sendable {
+package final class LMDBStorage: InPlaceStorage, PipelinedCommits, ReaderSlots, Sendable {
     /// The LMDB environment (the store's directory) with its named databases.
     public let environment: Environment
     /// Lets go of the map's pages as the store grows (appends read the pages they extend

@@ -103,3 +103,62 @@ extension PostgresAccess {
         return out
     }
 }
+
+extension PostgresAccess {
+    /// Sends the two statements of a run of `verify` (`IndexedRun`): the first `count` events
+    /// from seq `from` on, with their personal values and index keys, and the tree hashes
+    /// the leaves from `max(from, 1)` on complete.
+    static func sendIndexedRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        let tree = LogBatch.treeRange(from: max(from, 1), count: count)
+        let events = PostgresStatement("""
+            SELECT array_agg(r.seq), array_agg(r.version), array_agg(r.bytes), array_agg(r.p), array_agg(r.id), array_agg(r.stream) FROM (
+                SELECT e.seq, e.version, e.bytes, p.bytes AS p, e.id, e.stream FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+                WHERE e.seq >= $1 ORDER BY e.seq LIMIT $2) r
+            """, doing: "scan the log") { $0.append(PostgresLoaded.key(from)); $0.append(Int64(count)) }
+        let sent = [events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }
+        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
+    }
+
+    /// The run from the answers of `sendIndexedRun`.
+    static func indexedRun(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> IndexedRun {
+        let cells = try Self.cells(answers[0], doing: "scan the log", location: location)
+        guard cells.count == 6 else { throw Self.malformed("scan the log") }
+        // The events', personal values', ids' and streams' arrays side by side in one buffer.
+        var data: [UInt8] = []
+        data.reserveCapacity(cells[2...].reduce(0) { $0 + $1.count })
+        var columns: [[Range<Int>?]] = []
+        for cell in cells[2...] {
+            let base = data.count
+            data += cell
+            columns.append(try data.withUnsafeBytes { try Self.elements(UnsafeRawBufferPointer(rebasing: $0[base...]), base: base) })
+        }
+        let seqs = try cells[0].withUnsafeBytes { try Self.integers($0) }
+        let versions = try cells[1].withUnsafeBytes { try Self.integers($0) }
+        guard versions.count == seqs.count, columns.allSatisfy({ $0.count == seqs.count }) else { throw Self.malformed("scan the log") }
+        var events: [IndexedRun.Event] = []
+        events.reserveCapacity(seqs.count)
+        for k in seqs.indices {
+            guard let bytes = columns[0][k], let id = columns[2][k], let stream = columns[3][k] else { throw Self.malformed("scan the log") }
+            events.append(IndexedRun.Event(seq: seqs[k], bytes: bytes, personal: columns[1][k], id: id, stream: stream, version: versions[k]))
+        }
+        let tiles: PostgresQueryResult
+        do { tiles = try answers[1].get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
+        let range = LogBatch.treeRange(from: max(from, 1), count: count)
+        var tree = [UInt8](repeating: 0, count: 32 * range.count)
+        var stored = [Bool](repeating: false, count: range.count)
+        try PostgresRows.forEachTreeHash(tiles.rows, in: range, doing: "scan the tree") { index, hash in
+            let k = Int(index - range.lowerBound)
+            tree.replaceSubrange((32 * k)..<(32 * k + 32), with: hash)
+            stored[k] = true
+        }
+        return IndexedRun(data: data, events: events, treeIndexes: range, tree: tree, stored: stored)
+    }
+
+    /// The elements of an array of int8 in binary form (`elements`), none NULL.
+    private static func integers(_ a: UnsafeRawBufferPointer) throws -> [UInt64] {
+        try elements(a, base: 0).map { range in
+            guard let range, range.count == 8 else { throw malformed("scan the log") }
+            return UInt64(bigEndian: a.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
+        }
+    }
+}

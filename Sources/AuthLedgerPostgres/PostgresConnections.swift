@@ -13,12 +13,13 @@ import PostgresNIO
 /// Async paths — a read (`readAsync`), the writer's groups, the sweeper's expiry, an
 /// erasure and its VACUUM, a replay's write and its scan, opening a store, an export —
 /// lease a pooled connection for their transaction (`withSession`) and await every answer
-/// (the schema's migration: a connection of its own, `withDedicated`). The callers of the
-/// synchronous storage API (`read`, `write`: `verify`, the user index's update) still wait for PostgresNIO on their own thread
+/// (the schema's migration: a connection of its own, `withDedicated`). The storage
+/// protocols have no synchronous read or write; the driver's own (`PostgresStorage.read`,
+/// `write`, `integers`), which only tests call, wait for PostgresNIO on the calling thread
 /// (`PostgresSession.answer`), on a connection opened for them and closed after
 /// (`acquire`/`release`): PostgresClient leases only to async callers, and blocking a
-/// thread on a Swift task could starve the cooperative pool. Those callers are the next
-/// step of issue 34 (the synchronous storage API goes). The connections run on an event
+/// thread on a Swift task could starve the cooperative pool. They are the last step of
+/// issue 34 (they go, with what only they use). The connections run on an event
 /// loop group of their own (one thread), never shared with the HTTP server's, so no wait
 /// can block the loop that must complete it. `blockingWaits` counts the waits (tests check
 /// that async reads, appends, the sweeper's expiry, an erasure and a replay add none).

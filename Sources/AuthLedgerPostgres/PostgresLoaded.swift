@@ -25,6 +25,12 @@ final class PostgresLoaded: StorageReader {
     var statesFrom: (key: String, rows: [(String, [UInt8])], complete: Bool)?
     var allStates: [(String, [UInt8])]?
     var treeSize: UInt64?
+    /// The meta key prefixes loaded in full (`ReadLoad.metaPrefixes`), whether every record
+    /// was (`ReadLoad.allRecords`), and the counts (`ReadLoad.counts`).
+    var metaPrefixes: [String] = []
+    var allRecords = false
+    var eventCount: Int?
+    var recordCounts: [Int16: Int]?
 
     private func notLoaded(_ what: String) -> LedgerError {
         LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load")
@@ -92,11 +98,18 @@ final class PostgresLoaded: StorageReader {
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
 
     func metaValue(_ key: String) throws -> [UInt8]? {
-        guard let value = meta[key] else { throw notLoaded("the meta value \(key)") }
+        guard let value = meta[key] else {
+            if metaPrefixes.contains(where: key.hasPrefix) { return nil }
+            throw notLoaded("the meta value \(key)")
+        }
         return value
     }
 
-    func indexCounts() throws -> (events: Int, ids: Int, streams: Int) { throw notLoaded("the index counts") }
+    func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
+        // The id and stream indexes are unique indexes of the events table: one entry per row.
+        guard let eventCount else { throw notLoaded("the index counts") }
+        return (eventCount, eventCount, eventCount)
+    }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
         guard let bytes = personal[seq] else { throw notLoaded("the personal values of event \(seq)") }
@@ -109,12 +122,16 @@ final class PostgresLoaded: StorageReader {
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
         guard let bytes = records[PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)] else {
+            if allRecords { return nil }
             throw notLoaded("a \(kind) record")
         }
         return bytes
     }
 
-    func recordCount(_ kind: RecordKind) throws -> Int { throw notLoaded("the record counts") }
+    func recordCount(_ kind: RecordKind) throws -> Int {
+        guard let recordCounts else { throw notLoaded("the record counts") }
+        return recordCounts[Int16(kind.rawValue), default: 0]
+    }
 
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         guard let hash = tree.lookup(index) else { throw notLoaded("tree hash \(index)") }
@@ -209,6 +226,39 @@ extension PostgresLoaded {
                     if let (version, seq) = latest { streams[name, default: PostgresFetched()].add([(version, seq)], from: version, through: version) }
                 }
                 statesFrom = (from, got, rows.count < limit)
+            }))
+        }
+        for prefix in Set(wanted.metaPrefixes) where !metaPrefixes.contains(prefix) {
+            let st = t.metaPrefixed(prefix)
+            out.append((st, { [unowned self] rows in
+                for row in rows {
+                    let (key, value) = try PostgresRows.decode2(row, ByteBuffer.self, ByteBuffer.self, doing: st.doing)
+                    meta[String(decoding: key.readableBytesView, as: UTF8.self)] = .some(Array(value.readableBytesView))
+                }
+                metaPrefixes.append(prefix)
+            }))
+        }
+        if wanted.allRecords && !allRecords {
+            let st = t.allRecords
+            out.append((st, { [unowned self] rows in
+                for row in rows {
+                    let (kind, owner, id, bytes): (Int16, ByteBuffer, ByteBuffer, ByteBuffer)
+                    do { (kind, owner, id, bytes) = try row.decode((Int16, ByteBuffer, ByteBuffer, ByteBuffer).self) } catch {
+                        throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(st.doing))")
+                    }
+                    let key = PostgresPendingWrites.RecordKey(kind: kind, owner: String(decoding: owner.readableBytesView, as: UTF8.self),
+                                                              id: String(decoding: id.readableBytesView, as: UTF8.self))
+                    records[key] = .some(Array(bytes.readableBytesView))
+                }
+                allRecords = true
+            }))
+        }
+        if wanted.counts && eventCount == nil {
+            let events = t.eventCount, kinds = t.recordCounts
+            out.append((events, { [unowned self] in eventCount = Int(try PostgresRows.integer($0, doing: events.doing) ?? 0) }))
+            out.append((kinds, { [unowned self] rows in
+                recordCounts = try Dictionary(rows.map { try PostgresRows.decode2($0, Int16.self, Int64.self, doing: kinds.doing) }.map { ($0, Int($1)) },
+                                              uniquingKeysWith: +)
             }))
         }
         if wanted.allStates && allStates == nil {

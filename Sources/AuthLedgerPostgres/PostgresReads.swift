@@ -156,6 +156,17 @@ extension PostgresTables {
         PostgresStatement("SELECT count(*) FROM \(records) WHERE kind = $1", doing: "count records") { $0.append(kind) }
     }
 
+    /// `(key, value)` of the meta values whose key starts with `prefix` (its last byte below 0xff).
+    func metaPrefixed(_ prefix: String) -> PostgresStatement {
+        var upper = Array(prefix.utf8)
+        upper[upper.count - 1] += 1
+        return PostgresStatement("SELECT key, value FROM \(meta) WHERE key >= $1 AND key < $2", doing: "read meta values") {
+            $0.append(PostgresAccess.text(prefix)); $0.append(PostgresAccess.bytes(upper))
+        }
+    }
+
+    var allRecords: PostgresStatement { PostgresStatement("SELECT kind, owner, id, bytes FROM \(records)", doing: "read the records") }
+    var recordCounts: PostgresStatement { PostgresStatement("SELECT kind, count(*) FROM \(records) GROUP BY kind", doing: "count records") }
     var eventCount: PostgresStatement { PostgresStatement("SELECT count(*) FROM \(events)", doing: "count the events") }
     var treeCount: PostgresStatement {
         PostgresStatement("SELECT coalesce(sum(length(hashes) / 32), 0)::int8 FROM \(tiles)", doing: "count the tree hashes")

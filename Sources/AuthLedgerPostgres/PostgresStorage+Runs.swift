@@ -39,3 +39,65 @@ extension PostgresStorage: AsyncBatchScanning {
         }
     }
 }
+
+extension PostgresStorage {
+    /// `verify`'s snapshot (`AsyncBatchScanning.snapshot`): one REPEATABLE READ READ ONLY
+    /// transaction on a pooled connection, BEGIN sent with the head and the checkpoint;
+    /// each step's statements sent together and their answers awaited. COMMIT (or
+    /// ROLLBACK) is awaited; a failure is the ledger's `storage_error`.
+    package func snapshot<T: Sendable>(_ body: (any SnapshotReading) async throws -> T) async throws -> T {
+        try await connections.withSession { s in
+            let snapshot = PostgresSnapshot(s, tables)
+            let result: T
+            do {
+                let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
+                let loaded = snapshot.reads
+                let head = tables.headRow
+                try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
+                                      + loaded.statements(ReadLoad(meta: ["checkpoint"]), tables), begun: begun)
+                result = try await body(snapshot)
+            } catch {
+                await s.end("ROLLBACK")
+                throw (error as? PostgresFailure)?.ledgerError ?? error
+            }
+            await s.end("COMMIT")
+            return result
+        }
+    }
+}
+
+/// The steps of a snapshot (`SnapshotReading`) on its session.
+final class PostgresSnapshot: SnapshotReading {
+    let session: PostgresSession
+    let tables: PostgresTables
+    let reads = PostgresLoaded()
+
+    init(_ session: PostgresSession, _ tables: PostgresTables) {
+        self.session = session
+        self.tables = tables
+    }
+
+    var loaded: any StorageReader { reads }
+
+    func load(_ load: ReadLoad) async throws {
+        try await reads.load(session, reads.statements(load, tables))
+    }
+
+    /// Each run is the first `run` rows from a seq on (a keyset page): a gap or a stray seq
+    /// is in the run that reaches it. The next run is asked for from where the current one
+    /// ends if it has no gap (a run with one fails `verify`'s check); a short run ends the log.
+    func indexedRuns(from: UInt64, run: Int, _ put: (IndexedRun) throws -> Bool) async throws {
+        var next = from
+        func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64) {
+            defer { next = max(next, 1) + UInt64(run) }
+            return (PostgresAccess.sendIndexedRun(session, tables, from: next, count: run), next)
+        }
+        var current = request()
+        while true {
+            let following = request()
+            let got = try PostgresAccess.indexedRun(try await current.0.get(), from: current.from, count: run, location: session.location)
+            guard try put(got), got.events.count == run else { break }
+            current = following
+        }
+    }
+}

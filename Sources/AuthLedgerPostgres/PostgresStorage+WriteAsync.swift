@@ -26,14 +26,20 @@ extension PostgresStorage {
         } catch let e as GroupStatementRefused { throw e.error }
     }
 
-    /// A replay's write (`AsyncBatchScanning.writeAwaiting`): a group's transaction, whose
-    /// body runs after `work` was awaited with the locked head (the scan runs on other
-    /// connections meanwhile). The body reads nothing it did not get from `work`.
-    package func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S,
+    /// A replay's or the user index's write (`AsyncBatchScanning.writeAwaiting`): a group's
+    /// transaction, whose body runs after `work` was awaited with the locked head (its scan
+    /// runs on other connections meanwhile) and what `load` names was loaded (a group's
+    /// load step). The body reads nothing it did not get from `work` or `load`.
+    package func writeAwaiting<S: Sendable, T: Sendable>(_ work: (Head) async throws -> S, load: (S) -> StorageLoad,
                                                          _ body: (any StorageWriter, S) throws -> T) async throws -> T {
         var value: S?
         do {
-            return try await groupTransaction(prepare: { access in value = try await work(try access.head()) }) { w in
+            return try await groupTransaction(prepare: { access in
+                let got = try await work(try access.head())
+                value = got
+                let wanted = load(got)
+                if !wanted.isEmpty { try await access.load(wanted) }
+            }) { w in
                 try body(w, value!)
             }
         } catch let e as GroupStatementRefused { throw e.error }

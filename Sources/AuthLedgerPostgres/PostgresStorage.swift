@@ -63,7 +63,9 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         }
     }
 
-    /// Runs `body` in a repeatable-read transaction: a consistent snapshot of the store.
+    /// Runs `body` in a repeatable-read transaction: a consistent snapshot of the store,
+    /// the calling thread waiting for each answer. No library path calls it (the storage
+    /// protocols have no synchronous read); tests do, until it goes.
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
     }

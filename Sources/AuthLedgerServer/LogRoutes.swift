@@ -51,7 +51,7 @@ extension LedgerServer {
                 throw HTTPRefusal(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
             }
             defer { verifySlots.release() }
-            let head = try await offload { try ledger.verify() }
+            let head = try await ledger.verify()
             return JSONResponse.make(.object([
                 ("ok", .bool(true)),
                 ("head", .object([("seq", .int(Int64(head.seq))), ("hash", .string(head.hash.description))])),

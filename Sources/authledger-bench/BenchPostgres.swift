@@ -103,7 +103,7 @@ struct BenchPostgres {
             out.append(("query_devices", [("p50_us", q.p50), ("p99_us", q.p99)]))
         }
         if wanted("verify") {
-            let seconds = try BenchRun.seconds { _ = try ledger.verify() }
+            let seconds = try await BenchRun.seconds { _ = try await ledger.verify() }
             out.append(("verify", [("events_per_s", Double(try await ledger.head().seq) / seconds)]))
         }
         return out

@@ -38,7 +38,7 @@ import Testing
         #expect(try await ledger.replay() == 3)
         let erased = try await ledger.erase("alice", now: Self.at.adding(seconds: 7200))
         #expect(erased.event.event.type == .userErased && erased.erasedEvents == 1)
-        #expect(try ledger.verify().seq == 4)
+        #expect(try await ledger.verify().seq == 4)
     }
 
     @Test func closeFinishesTheQueuedWritesAndRefusesLaterOnes() async throws {

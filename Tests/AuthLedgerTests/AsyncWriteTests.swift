@@ -77,7 +77,20 @@ struct AsyncWriteTests {
         let everyone = users + (0..<64).map { "writer-\($0)" }
         #expect(try await Self.views(pg, everyone) == Self.views(lmdb, everyone))
         #expect(try await pg.treeHead().root == lmdb.treeHead().root)
-        #expect(try pg.verify() == head)
+        #expect(try await pg.verify() == head)
+        // When the user index is brought up to the head on both, in two steps (the second
+        // over pages the first wrote)
+        let firstPG = try await pg.updateUserIndex(), firstLMDB = try await lmdb.updateUserIndex()
+        #expect(firstPG != nil && firstPG == firstLMDB && firstPG?.size == head.seq)
+        _ = try await pg.append(try inputs(lines[240...].joined(separator: "\n")))
+        _ = try await lmdb.append(try inputs(lines[240...].joined(separator: "\n")))
+        let second = try await pg.updateUserIndex(), secondLMDB = try await lmdb.updateUserIndex()
+        // Then PostgreSQL's entries are LMDB's, and its update and verify made no blocking wait
+        // and read nothing their load steps had not named
+        #expect(second != nil && second == secondLMDB && second?.size == head.seq + 16)
+        #expect(try await pg.verify() == pg.head())
+        #expect(storage.connections.blockingWaits.value == waits)
+        #expect(storage.unloadedReads.value == unloaded)
     }
 
     @Test func aCommandsGroupLoadsItsUserFirstAndRunsOnce() async throws {
@@ -169,7 +182,7 @@ struct AsyncWriteTests {
         // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
         let lines = try await PersonalDataTests.exportLines(pg)
         #expect(Array(lines.prefix(hashesBefore.count).map { $0["hash"] }) == hashesBefore)
-        #expect(try pg.verify() == outcomes[1].head)
+        #expect(try await pg.verify() == outcomes[1].head)
         let copy = try await StorageKind.lmdb.freshLedger()
         #expect(try await copy.append(try inputs(try pg.exportText())).head == outcomes[1].head)
         let q = QueryOptions(asOf: t("2026-03-02T00:00:00Z"))
@@ -234,7 +247,7 @@ struct AsyncWriteTests {
         #expect(try await upgraded.read(ReadLoad(meta: [Ledger.purgePendingKey, Ledger.projectionLayoutKey])) { r in
             try r.metaValue(Ledger.purgePendingKey) == nil && r.metaValue(Ledger.projectionLayoutKey) == Ledger.projectionLayout
         })
-        try upgraded.verify()
+        try await upgraded.verify()
         await upgraded.close()
     }
 }

@@ -28,7 +28,7 @@ import Testing
             #expect(d["tablet"]?["hasKey"] == .bool(false))
             #expect(d["tablet"]?["keyThumbprint"] == .null)
             // The maintained state (with the key) equals a replay of the log
-            #expect(try b.ledger.verify().seq == 2)
+            #expect(try await b.ledger.verify().seq == 2)
             try await b.ledger.replay()
             await #expect(try b.devices()["phone"]?["keyThumbprint"] == .string(key.thumbprint))
         }
@@ -76,7 +76,7 @@ import Testing
             let deny = key.answer(user: "alice", challengeId: c2.challengeId!, decision: "deny", deviceId: "phone", nonce: n2)
             try await b.run(.deny(user: "alice", challengeId: c2.challengeId!, deviceId: "phone", signature: deny))
             // verify re-checks both signatures; a replay accepts them too
-            #expect(try b.ledger.verify().seq == 5)
+            #expect(try await b.ledger.verify().seq == 5)
             try await b.ledger.replay()
         }
     }
@@ -162,7 +162,7 @@ import Testing
         let tab = try await b.run(.issueChallenge(user: "alice", requestingDeviceId: "tablet", action: "login", context: nil))
         #expect(tab.events.map(\.event.type) == [.challengeIssued, .challengeApproved])
         _ = nonce
-        #expect(try b.ledger.verify().seq > 0)
+        #expect(try await b.ledger.verify().seq > 0)
     }
 
     @Test(arguments: StorageKind.all) func aKeyIsRotatedOnlyWithTheOldKeysSignatureOverTheNewThumbprint(_ storage: StorageKind) async throws {
@@ -191,7 +191,7 @@ import Testing
         // A device without a key cannot rotate one in
         try await b.run(try b.register("tablet", via: "admin"), at: "2026-05-01T10:00:20Z")
         await #expect(rotate(old.sign(thumb), device: "tablet") == .signatureInvalid)
-        #expect(try b.ledger.verify().seq == 5)
+        #expect(try await b.ledger.verify().seq == 5)
     }
 
     @Test(arguments: StorageKind.all) func anExportWithSignaturesReimportsWithIdenticalHashes(_ storage: StorageKind) async throws {
@@ -228,7 +228,7 @@ import Testing
         let key = ProofKey(.edDSA), thief = ProofKey(.edDSA)
         let (cid, nonce) = try await DeviceKeyTests.challenged(b, key: key)
         let head = try await b.ledger.head()
-        #expect(try b.ledger.verify() == head)
+        #expect(try await b.ledger.verify() == head)
         // When an approval signed by another key is written straight into the store, with a
         // correct chain hash (what an attacker with write access to the files could do)
         var data = EventData()
@@ -244,7 +244,7 @@ import Testing
             try w.setHead(Head(seq: seq, hash: hash))
         }
         // Then verify names it, for its signature
-        let e = refusal { _ = try b.ledger.verify() }
+        let e = await refusal { _ = try await b.ledger.verify() }
         #expect(e?.code == .tampered)
         #expect(e?.seq == seq)
         #expect(e?.message.contains("signature_invalid") == true, "\(String(describing: e))")

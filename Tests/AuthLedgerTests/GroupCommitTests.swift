@@ -93,7 +93,7 @@ import Testing
         }
         let log = try await ledger.events()
         #expect(log.map(\.seq) == Array(1...UInt64(users * perUser)))
-        #expect(try ledger.verify().seq == UInt64(users * perUser))
+        #expect(try await ledger.verify().seq == UInt64(users * perUser))
         for (user, mine) in acked {
             // Each writer awaited every acknowledgement: its events are in its submission order.
             #expect(mine.map(\.version) == Array(1...UInt64(perUser)))
@@ -136,7 +136,7 @@ import Testing
         #expect(!log.contains { $0.event.user == "carol" })
         #expect(log.filter { $0.event.user == "alice" }.map(\.version) == [1, 2, 3, 4])
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "alice", "alice", "dave"])
-        #expect(try ledger.verify().seq == 6)
+        #expect(try await ledger.verify().seq == 6)
         let carol = try await ledger.state(of: "carol", asOf: .max).state
         #expect(carol.version == 0 && carol.devices.isEmpty)
         let alice = try await ledger.state(of: "alice", asOf: .max).state
@@ -173,7 +173,7 @@ import Testing
         #expect(log.map(\.seq) == Array(1...5))
         #expect(log.map { $0.event.user! } == ["alice", "bob", "alice", "dave", "dave"])
         #expect(Array(log.dropFirst()) == acked)
-        #expect(try ledger.verify().seq == 5)
+        #expect(try await ledger.verify().seq == 5)
         #expect(try await ledger.state(of: "mallory", asOf: .max).state.version == 0)
         #expect(try await ledger.state(of: "dave", asOf: .max).state.version == 2)
     }
@@ -197,7 +197,7 @@ import Testing
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 50)])) }
         let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
         #expect(next.appended.map(\.version) == [3])
-        #expect(try ledger.verify().seq == 3)
+        #expect(try await ledger.verify().seq == 3)
         #expect(try await ledger.state(of: "alice", asOf: .max).state == ledger.state(of: "alice", asOf: .max, fromScratch: true).state)
     }
 
@@ -290,7 +290,7 @@ import Testing
         #expect(log.count == acked.count)
         let bySeq = Dictionary(uniqueKeysWithValues: log.map { ($0.seq, $0) })
         for e in acked { #expect(bySeq[e.seq] == e) }
-        #expect(try reopened.verify().seq == UInt64(acked.count))
+        #expect(try await reopened.verify().seq == UInt64(acked.count))
     }
 
     @Test(arguments: StorageKind.all) func partitionedReplayAppliesEachPolicyAtItsPosition(_ storage: StorageKind) async throws {

@@ -27,7 +27,7 @@ import AuthLedgerTestSupport
         // And the devices answer, from the maintained projection and from scratch, and verify passes
         #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: asOf, includeRevoked: true)).json["devices"]?.arrayValue?.count == 1)
         #expect(try await ledger.devices(of: "alice", QueryOptions(asOf: asOf, includeRevoked: true, fromScratch: true)).json["devices"]?.arrayValue?.count == 1)
-        #expect(try ledger.verify().seq == 2)
+        #expect(try await ledger.verify().seq == 2)
     }
 
     @Test func derivedTimesSaturateAtTheLastWritableTime() {
@@ -94,7 +94,7 @@ import AuthLedgerTestSupport
         if case let .failure(e as LedgerError)? = all[10] { #expect(e.code == .storageError) } else { Issue.record("\(String(describing: all[10]))") }
         #expect(try await ledger.head().seq == 21)
         #expect(!(try await ledger.events()).contains { $0.event.at == t("2026-03-01T10:10:30Z") })
-        #expect(try ledger.verify().seq == 21)
+        #expect(try await ledger.verify().seq == 21)
     }
 
     // LMDB only: it reads the LMDB environment's last transaction id.

@@ -52,7 +52,7 @@ import Testing
         // The same bytes, chain and tree
         await #expect(try large.exportText() == (try small.exportText()))
         #expect(try await large.treeHead() == (try await small.treeHead()))
-        #expect(try large.verify() == (try small.verify()))
+        #expect(try await large.verify() == (try await small.verify()))
         // And the outcome tells what was stored, in order
         let stored = try await large.events()
         #expect(outcome.appended.map(\.hash) == stored.map(\.hash))
@@ -65,7 +65,7 @@ import Testing
         try await large.importText(lines.joined(separator: "\n"))
         for l in lines { try await small.importText(l) }
         #expect(Self.hashedByPipeline(large) == lines.count)
-        _ = try large.verify()
+        _ = try await large.verify()
         await #expect(try large.contentText() == (try small.contentText()))
         // The second thread sealed them (fresh salts): every personal value has its
         // commitment and its own salt, read back from the values store, as inline sealing gives
@@ -107,7 +107,7 @@ import Testing
         try await ledger.importText(lines.joined(separator: "\n"))
         try await reference.importText(lines.joined(separator: "\n"))
         await #expect(try ledger.exportText() == (try reference.exportText()))
-        #expect(try ledger.verify() == (try reference.verify()))
+        #expect(try await ledger.verify() == (try await reference.verify()))
     }
 
     @Test func largeRequestsBetweenSmallOnesGrowTheTreeFromWhereItStands() async throws {
@@ -132,7 +132,7 @@ import Testing
         #expect(Self.hashedByPipeline(mixed) >= 256)
         // Then the stored tree, its proofs and the chain are the ones single appends give
         #expect(try await mixed.treeHead() == (try await single.treeHead()))
-        #expect(try mixed.verify() == (try single.verify()))
+        #expect(try await mixed.verify() == (try await single.verify()))
         #expect(try await mixed.consistencyProof(from: 105, to: 300) == (try await single.consistencyProof(from: 105, to: 300)))
     }
 }

@@ -58,7 +58,7 @@ import Testing
         try await ledger.replay()
         #expect(try await ledger.devices(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json == before.0)
         #expect(try await ledger.cooling(of: "carol", QueryOptions(asOf: t("2026-12-01T00:00:00Z"))).json == before.1)
-        #expect(try ledger.verify().seq > 0)
+        #expect(try await ledger.verify().seq > 0)
     }
 
     @Test func serveOnPostgreSQLWithoutKeyFilesIsRefusedAtStart() throws {

@@ -121,7 +121,7 @@ import Testing
                 line("device.accessed", at: "2026-03-01T09:01:00Z", data: #"{"deviceId":"phone"}"#, meta: #"{"requestId":"tamper-me-7f3a"}"#),
                 line("device.accessed", at: "2026-03-01T09:02:00Z", data: #"{"deviceId":"phone"}"#),
             ].joined(separator: "\n"))
-            #expect(try ledger.verify().seq == 3)
+            #expect(try await ledger.verify().seq == 3)
         }
         // When one byte of that value is flipped in data.mdb
         let file = dir + "/data.mdb"
@@ -323,7 +323,7 @@ import Testing
             #expect(e.code == .invalidEvent && e.field == "user")
         }
         await #expect(try ledger.exportText() == before)
-        #expect(try ledger.verify().seq == 1)
+        #expect(try await ledger.verify().seq == 1)
     }
 
     @Test(arguments: StorageKind.all) func commandsRefuseADecomposedUserKey(_ storage: StorageKind) async throws {

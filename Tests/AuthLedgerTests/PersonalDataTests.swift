@@ -114,7 +114,7 @@ import Testing
         let outcome = try await b.append(try inputs(text))
         #expect(outcome.head == (try await a.head()))
         await #expect(try b.exportText() == text)
-        try b.verify()
+        try await b.verify()
     }
 
     @Test(arguments: StorageKind.all) func editedDisclosureIsAChainMismatch(_ storage: StorageKind) async throws {
@@ -199,7 +199,7 @@ import Testing
             try await ledger.forEachEvent(through: headBefore.seq) { e in seen += 1; return true }
             #expect(seen == Int(headBefore.seq))
             #expect(try await ledger.events(from: headBefore.seq, limit: 1).first?.hash == headBefore.hash)
-            try ledger.verify()
+            try await ledger.verify()
         }
         let after = try Self.storeFiles(path)
         for v in Self.aliceValues + ["m***@example.org"] {
@@ -208,7 +208,7 @@ import Testing
         // Bob's values are untouched, and the store still opens and verifies.
         #expect(!Self.occurrences("Bartholomew's Pixel", in: after).isEmpty)
         let reopened = try await Ledger(lmdb: path)
-        try reopened.verify()
+        try await reopened.verify()
     }
 
     /// Why the erasure rewrites the store: deleting the records alone leaves their bytes in
@@ -308,7 +308,7 @@ import Testing
         }
         let pending = try await ledger.pending(of: "alice", QueryOptions(asOf: t("2026-03-01T09:06:40Z"))).json
         #expect(pending.arrayValue?.first?["context"] == .object([("ip", .null), ("location", .null)]))
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func exportAfterErasureShowsCommitmentsAndReimports(_ storage: StorageKind) async throws {
@@ -334,13 +334,13 @@ import Testing
         let answer = try await ledger.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json
         let names = answer["devices"]?.arrayValue?.map { $0["name"] }
         #expect(names == [.null, .string("New Tablet")])
-        try ledger.verify()
+        try await ledger.verify()
 
         // Export → import of the erased store: identical hashes, same answers.
         let copy = try await storage.freshLedger()
         #expect(try await copy.append(try inputs(text)).head == (try await ledger.head()))
         await #expect(try copy.exportText() == text)
-        try copy.verify()
+        try await copy.verify()
         #expect(try await copy.devices(of: "alice", QueryOptions(asOf: t("2026-03-01T10:00:00Z"))).json == answer)
     }
 
@@ -357,7 +357,7 @@ import Testing
         let consistency = try await ledger.consistencyProof(from: head, to: head + 1)
         #expect(MerkleTree.verifyConsistency(oldSize: head, oldRoot: root.root, newSize: head + 1,
                                              newRoot: try await ledger.treeHead().root, proof: consistency.proof))
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func eraseUnknownUserIsRefused(_ storage: StorageKind) async throws {
@@ -381,7 +381,7 @@ import Testing
         #expect(try await a.head().seq == 10)
         let c = try await Ledger(lmdb: path)
         #expect(try await c.head().seq == 10)
-        try c.verify()
+        try await c.verify()
     }
 
     /// The chain re-derived by code we did not write: tools/verify-export.py with the

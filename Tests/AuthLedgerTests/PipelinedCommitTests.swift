@@ -50,7 +50,7 @@ import Testing
         #expect(acknowledged.count == 360)
         #expect(Set(acknowledged).count == 360)
         #expect(try await ledger.head().seq == 8 + 360)
-        #expect(try ledger.verify().seq == 8 + 360)
+        #expect(try await ledger.verify().seq == 8 + 360)
         let stats = ledger.writerStats
         // Every held batch was settled: by the next commit's sync or by an explicit one.
         #expect(stats.idleSyncs >= 1 && stats.idleSyncs <= stats.transactions)

@@ -60,7 +60,7 @@ struct PostgresStorageTests {
         let events = try await a.events()
         #expect(events.map(\.seq) == Array(1...42))
         #expect(try await a.head() == b.head())
-        #expect(try b.verify().seq == 42)
+        #expect(try await b.verify().seq == 42)
         // And every stream's versions are 1…n in seq order
         for user in ["alice", "bob"] {
             #expect(events.filter { $0.event.user == user }.map(\.version) == Array(1...21))
@@ -82,7 +82,7 @@ struct PostgresStorageTests {
         // Then the first refuses it from the revocation it did not make itself
         #expect(refused?.code == .deviceRevoked)
         #expect(try await a.head().seq == 3)
-        #expect(try a.verify().seq == 3)
+        #expect(try await a.verify().seq == 3)
     }
 
     /// Two ledgers on one fresh PostgreSQL store, and a task reading the first event of a
@@ -164,7 +164,7 @@ struct PostgresStorageTests {
         }
         // Then the challenge expired exactly once
         #expect(try await a.events(types: [.challengeExpired]).count == 1)
-        #expect(try b.verify().seq == 3)
+        #expect(try await b.verify().seq == 3)
     }
 
     @Test func theSchemaIsVersionedAndANewerOneIsRefused() async throws {

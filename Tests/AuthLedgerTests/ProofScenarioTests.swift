@@ -28,7 +28,7 @@ import Testing
             }
         }
         // verify re-checks the chain, the indexes and every signature
-        #expect(try ledger.verify().seq == UInt64(events.count))
+        #expect(try await ledger.verify().seq == UInt64(events.count))
         let again = try await ledger.append(events)
         #expect(again.appended.isEmpty && again.duplicates == events.count)
     }

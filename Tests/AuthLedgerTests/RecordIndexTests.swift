@@ -120,7 +120,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         // Given a store with settled challenges, OTPs and grants
         let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.past(30))
-        let head = try ledger.verify()
+        let head = try await ledger.verify()
         let c5 = try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json
         // When a record is changed, added or lost, then verify names it tampered
         let changed = try ledger.storage.read { r in try r.record(.challenge, user: "alice", id: "c4") }!
@@ -128,10 +128,10 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
                        { w in try w.putRecord(.grant, user: "alice", id: "forged", RecordCodec.encode(GrantRecord(grantId: "forged", otpId: "o0", expiresAt: t0))) },
                        { w in try w.clearRecords() }] as [(any StorageWriter) throws -> Void] {
             try ledger.storage.write { w in try damage(w) }
-            #expect(refusal { try ledger.verify() }?.code == .tampered)
+            #expect(await refusal { try await ledger.verify() }?.code == .tampered)
             // And replay rebuilds them: verify passes and answers are back
             try await ledger.replay()
-            #expect(try ledger.verify() == head)
+            #expect(try await ledger.verify() == head)
             #expect(try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json == c5)
         }
     }
@@ -160,10 +160,10 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         for user in users { try await ledger.importText(Self.past(31, user: user)) }
         let before = try Self.stored(ledger, users, challenges: 31)
         #expect(before.values.count == users.count * 36)  // a state, 31 challenges, 2 OTPs, 2 grants
-        let head = try ledger.verify()
+        let head = try await ledger.verify()
         try await ledger.replay()
         #expect(try Self.stored(ledger, users, challenges: 31) == before)
-        #expect(try ledger.verify() == head)
+        #expect(try await ledger.verify() == head)
     }
 
     @Test func aStoreInTheOlderLayoutIsRebuiltOnOpen() async throws {

@@ -80,6 +80,6 @@ import Testing
         if let until = c.until { #expect(rest.until == until) }
         await #expect(try ledger.exportText() == before)
         #expect(try await ledger.head() == headBefore)
-        #expect(try ledger.verify() == headBefore)
+        #expect(try await ledger.verify() == headBefore)
     }
 }

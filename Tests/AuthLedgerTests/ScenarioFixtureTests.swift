@@ -87,6 +87,6 @@ import Testing
         #expect(again.appended.isEmpty)
         #expect(again.duplicates == events.count)
         await #expect(try a.contentText() == b.contentText())
-        #expect(try a.verify().seq == UInt64(events.count))
+        #expect(try await a.verify().seq == UInt64(events.count))
     }
 }

@@ -1,5 +1,6 @@
 @testable import AuthLedger
 import AuthLedgerLMDB
+import AuthLedgerPostgres
 import AuthLedgerTestSupport
 import AuthLedgerTestSupport
 import Foundation
@@ -32,7 +33,28 @@ extension StorageKind {
             let ledger = try await StorageKind.postgres.freshLedger()
             _ = try await ledger.append(try inputs(line("device.registered", at: "2026-03-01T09:00:00Z",
                 data: #"{"deviceId":"phone","name":"Phone","kind":"mobile","binding":"permanent","via":"initial"}"#)))
-            #expect(try ledger.verify().seq == 1)
+            #expect(try await ledger.verify().seq == 1)
         }
     }
+}
+
+extension StorageBackend {
+    /// A test's synchronous read of either store: LMDB's in place; PostgreSQL's waiting on
+    /// the calling thread (`PostgresStorage.read`, for tests until it goes). The storage
+    /// protocols have none: the library reads PostgreSQL through `readAsync`.
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
+        if let s = self as? PostgresStorage { return try s.read(body) }
+        guard let s = self as? any InPlaceStorage else { throw LedgerError(.storageError, "not a store the tests read") }
+        return try Self.inPlaceRead(s, body)
+    }
+
+    /// A test's synchronous write of either store (see `read`).
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
+        if let s = self as? PostgresStorage { return try s.write(body) }
+        guard let s = self as? any InPlaceStorage else { throw LedgerError(.storageError, "not a store the tests write") }
+        return try Self.inPlaceWrite(s, body)
+    }
+
+    private static func inPlaceRead<S: InPlaceStorage, T>(_ s: S, _ body: (any StorageReader) throws -> T) throws -> T { try s.read(body) }
+    private static func inPlaceWrite<S: InPlaceStorage, T>(_ s: S, _ body: (any StorageWriter) throws -> T) throws -> T { try s.write(body) }
 }

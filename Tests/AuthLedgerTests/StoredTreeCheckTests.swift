@@ -38,7 +38,7 @@ import Testing
             try await reopened.replay()
             #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
             #expect(try await reopened.treeHead().root == root)
-            try reopened.verify()
+            try await reopened.verify()
         }
     }
 
@@ -95,7 +95,7 @@ import Testing
 
     static func replayFindsTreeIntact(_ ledger: Ledger, _ n: Int, chunk: Int) throws -> Bool {
         let leaves = LeafBuffer()
-        ledger.replayInPieces(parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)
+        ledger.replayInPieces(try ledger.inPlace, parts: 2, through: UInt64(n), box: ReplayPartitions(2), leaves: leaves, progress: nil, chunk: chunk)
         return try leaves.result!.get() == nil
     }
 
@@ -109,7 +109,7 @@ import Testing
         #expect(!lmdb.environment.mappedRegions().isEmpty)
         lmdb.environment.releaseMappedPages()
         #expect(try await ledger.events().map(\.json) == before)
-        try ledger.verify()
+        try await ledger.verify()
         #expect(lmdb.environment.usedSize > 0)
     }
 }

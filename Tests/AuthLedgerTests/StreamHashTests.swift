@@ -56,11 +56,11 @@ import Testing
         try await Self.expectStored(ledger, ["alice", "bob", "bulk0", "bulk3", "bulk49"])
         #expect(try await ledger.streamHead(of: "nobody").count == 0)
         #expect(try await ledger.streamHead(of: "nobody").head == .start)
-        try ledger.verify()
+        try await ledger.verify()
         // Replay writes the same heads again.
         try await ledger.replay()
         try await Self.expectStored(ledger, ["alice", "bob", "bulk0", "bulk3", "bulk49"])
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     /// Large requests' stream heads are folded on the hashing thread: in one transaction,
@@ -83,7 +83,7 @@ import Testing
         #expect(HashPipelineTests.hashedByPipeline(ledger) - before >= 2 * 70)
         try await Self.expectStored(ledger, ["alice", "bob", "carol"])
         #expect(try await ledger.streamHead(of: "alice").count == 4 + 1 + 30 + 2)
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func aTamperedStreamHashIsNamedAndReplayRepairsIt(_ storage: StorageKind) async throws {
@@ -99,14 +99,14 @@ import Testing
             wrong.hash.bytes[0] ^= 1
             try w.putProjectionState("bob", StateCodec.encode(s, stream: wrong))
         }
-        #expect(throws: LedgerError.self) { try ledger.verify() }
-        do { try ledger.verify() } catch let e as LedgerError {
+        await #expect(throws: LedgerError.self) { try await ledger.verify() }
+        do { try await ledger.verify() } catch let e as LedgerError {
             #expect(e.code == .tampered)
             #expect(e.message.contains("stream hash of bob"))
             #expect(e.seq == head!.last)
         }
         try await ledger.replay()
-        try ledger.verify()
+        try await ledger.verify()
         try await Self.expectStored(ledger, ["alice", "bob"])
     }
 
@@ -121,7 +121,7 @@ import Testing
         let after = try await ledger.streamHead(of: "alice")
         #expect(after.count == before.count + 1)
         #expect(after.head?.hash == UserIndex.streamHash(before.hash, leaf: Hash32(bytes: Array(erasedLeaf))))
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func aStoreWithoutStreamHashesGetsThemOnOpen(_ storage: StorageKind) async throws {
@@ -147,7 +147,7 @@ import Testing
         defer { Ledger.replayRun = 4096 }
         let reopened = try await storage.open(store, keys: keys)
         try await Self.expectStored(reopened, ["alice", "bob"])
-        try reopened.verify()
+        try await reopened.verify()
     }
 
     @Test(arguments: StorageKind.all) func aStateWithoutAHeadIsCompletedByTheNextAppend(_ storage: StorageKind) async throws {

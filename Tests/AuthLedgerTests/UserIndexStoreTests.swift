@@ -60,7 +60,7 @@ import Testing
                 #expect(a.count == 0)
             }
         }
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func aProofAnswersAtTheIndexedSizeNotTheHead(_ storage: StorageKind) async throws {
@@ -72,15 +72,15 @@ import Testing
         let after = try await ledger.userIndexAnswer("alice")
         #expect(after.size == before.size && after.count == 4 && after.streamHash == before.streamHash && after.root == before.root)
         #expect(try await ledger.userIndexAnswer("carol").count == 0)
-        try ledger.verify()
+        try await ledger.verify()
         try await ledger.updateUserIndex()
         #expect(try await ledger.userIndexAnswer("alice").count == 5)
         #expect(try await ledger.userIndexAnswer("carol").count == 1)
-        try ledger.verify()
+        try await ledger.verify()
     }
 
-    static func verifyRefusal(_ ledger: Ledger) -> LedgerError? {
-        do { try ledger.verify(); return nil } catch { return error as? LedgerError }
+    static func verifyRefusal(_ ledger: Ledger) async -> LedgerError? {
+        do { try await ledger.verify(); return nil } catch { return error as? LedgerError }
     }
 
     @Test(arguments: StorageKind.all) func anIndexRewrittenToLieIsNamed(_ storage: StorageKind) async throws {
@@ -91,7 +91,7 @@ import Testing
             let root = try UserIndexPages.update(w, [(UserIndex.key("user17"), Hash32(bytes: Array(repeating: 7, count: 32)))])
             try w.putMetaValue(UserIndexPages.stateKey, size.bigEndianBytes8 + root.bytes)
         }
-        let e = try #require(Self.verifyRefusal(ledger))
+        let e = try #require(await Self.verifyRefusal(ledger))
         #expect(e.code == .tampered && e.message.contains("wrong commitment for user17"), "\(e.message)")
         // And a proof for user17 is refused rather than served.
         await #expect(throws: LedgerError.self) { try await ledger.userIndexAnswer("user17") }
@@ -110,15 +110,15 @@ import Testing
         var broken = original
         broken[2] ^= 0x40
         try ledger.storage.write { w in try w.putMetaValue(name, broken) }
-        let e = try #require(Self.verifyRefusal(ledger))
+        let e = try #require(await Self.verifyRefusal(ledger))
         #expect(e.code == .tampered && e.message.contains("user index page"), "\(e.message)")
         // The page gone.
         try ledger.storage.write { w in try w.putMetaValue(name, nil) }
-        let lost = try #require(Self.verifyRefusal(ledger))
+        let lost = try #require(await Self.verifyRefusal(ledger))
         #expect(lost.code == .tampered && lost.message.contains(name), "\(lost.message)")
         // Put back: verify passes again.
         try ledger.storage.write { w in try w.putMetaValue(name, original) }
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     // MARK: The index log
@@ -158,7 +158,7 @@ import Testing
         #expect(signer.origin == ledger.usersOrigin() && signer.origin.hasSuffix("/users"))
         let note = try await ledger.usersCheckpoint(signer: signer)
         #expect(note.hasPrefix("\(signer.origin)\n\(n)\n\(Data(root.bytes).base64EncodedString())\n\n— \(signer.origin) "))
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     /// Two servers on one PostgreSQL store: appends and index updates of both, at once, make
@@ -188,7 +188,7 @@ import Testing
         }
         #expect(previous == (try await one.head()).seq)
         #expect(try await two.auditUserIndex().entries == n)
-        try one.verify()
+        try await one.verify()
         let proof = try await two.userIndexAnswer("s0-r7-u4")
         #expect(proof.count == 1 && proof.size == previous)
     }
@@ -218,7 +218,7 @@ import Testing
         var wrong = e
         wrong[20] ^= 1
         try ledger.storage.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
-        let refusal = try #require(Self.verifyRefusal(ledger))
+        let refusal = try #require(await Self.verifyRefusal(ledger))
         #expect(refusal.code == .tampered && refusal.message.contains("entry 1 (size \(Self.bigEndian(e[0..<8])))"), "\(refusal.message)")
     }
 

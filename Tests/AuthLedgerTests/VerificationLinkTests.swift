@@ -58,7 +58,7 @@ import Testing
         #expect(laptop["keyThumbprint"] == .string(key.thumbprint))
         // Single use
         #expect(await refusal { _ = try await Self.redeem(b, r.token!) }?.code == .linkInvalid)
-        #expect(try b.ledger.verify().seq == 3)
+        #expect(try await b.ledger.verify().seq == 3)
         try await b.ledger.replay()
         #expect(await refusal { _ = try await Self.redeem(b, r.token!) }?.code == .linkInvalid)
     }
@@ -132,6 +132,6 @@ import Testing
         try await b.ledger.importText(reg("2026-05-01T09:10:59Z", "v1"))
         // The same link hash is never issued twice, for any user
         #expect(await refusal { try await b.ledger.importText(line("device.verification_requested", user: "bob", at: "2026-05-01T09:12:00Z", data: #"{"deviceId":"p","verificationId":"v1","linkHash":"\#(hash)","linkExpiresAt":"2026-05-01T09:20:00Z"}"#)) }?.code == .invalidEvent)
-        #expect(try b.ledger.verify().seq == 3)
+        #expect(try await b.ledger.verify().seq == 3)
     }
 }

@@ -42,7 +42,7 @@ import Testing
             if let prev = last[e.event.stream] { #expect(prev <= e.event.at) }
             last[e.event.stream] = e.event.at
         }
-        #expect(try ledger.verify().seq == 52)
+        #expect(try await ledger.verify().seq == 52)
     }
 
     @Test(arguments: StorageKind.all) func aWrongCodeThroughTheWriterKeepsItsFailure(_ storage: StorageKind) async throws {

@@ -10,7 +10,7 @@ import Testing
 /// thread: a store spy records the thread of every write transaction.
 @Suite struct WriterThreadTests {
     /// Passes everything to an LMDB store, noting which thread opened each write.
-    final class ThreadSpy: StorageBackend, PipelinedCommits {
+    final class ThreadSpy: InPlaceStorage, PipelinedCommits {
         let inner: LMDBStorage
         /// For each write: whether it ran on the ledger's writer thread.
         let onWriter = Mutex<[Bool]>([])
@@ -95,6 +95,6 @@ import Testing
             }
         }
         #expect(try await ledger.head().seq == UInt64(n))
-        try ledger.verify()
+        try await ledger.verify()
     }
 }

@@ -41,7 +41,8 @@ extension Ledger {
     }
 
     private func replayOnWriter(progress: ((UInt64, UInt64) -> Void)?) throws -> UInt64 {
-        try storage.write { w in
+        let storage = try inPlace
+        return try storage.write { w in
             let head = try w.head()
             try w.clearProjectionStates()
             try w.clearRecords()
@@ -49,7 +50,7 @@ extension Ledger {
             let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
             let (box, leaves) = (scan.box, scan.leaves)
             let report = progress.map { p in UncheckedSendable(p) }
-            replayInPieces(parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
+            replayInPieces(storage, parts: parts, through: head.seq, box: box, leaves: leaves, progress: report)
             return try Ledger.writeReplay(w, head: head, scan, progress: progress)
         }
     }

@@ -10,9 +10,8 @@ extension Ledger {
     /// partitions go first (the longer pieces), the chunks fill in behind them. The results
     /// land in `box` and `leaves` (nil when the stored tree is intact; else every leaf, for
     /// the tree's rebuild).
-    func replayInPieces(parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
+    func replayInPieces(_ storage: any InPlaceStorage, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
                         progress: UncheckedSendable<(UInt64, UInt64) -> Void>?, chunk: Int = treeCheckChunk) {
-        let storage = self.storage
         // A tree of the wrong size is rebuilt without comparing its hashes.
         let counted = Result { try storage.read { r in try r.treeHashCount() == MerkleTree.storedHashCount(through) } }
         let chunks = (try? counted.get()) == true ? Ledger.treeCheckChunks(through: through, chunk: chunk) : []

@@ -229,7 +229,8 @@ extension Ledger {
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         guard let scanning = storage as? AsyncBatchScanning else {
-            return try await writer.exclusive { [self] in
+            let storage = try inPlace
+            return try await writer.exclusive {
                 try storage.write { w in
                     let head = try w.head().seq
                     guard try w.treeHashCount() == 0, head > 0 else { return }
@@ -374,20 +375,18 @@ extension Ledger {
 /// first difference is kept and reported after the scan, so that a broken chain (named
 /// by the chain's own checks) is reported first, as before the tree existed.
 struct TreeCheck {
-    let r: any StorageReader
     var frontier = TreeFrontier()
     private(set) var firstError: LedgerError?
 
-    init(_ r: any StorageReader) { self.r = r }
-
-    mutating func add(_ leaf: SHA256.Digest, seq: UInt64) throws {
-        let r = self.r
+    /// Adds the leaf of `seq` and compares each node it completes with the stored hash
+    /// `treeHash` passes (nil: none stored).
+    mutating func add(_ leaf: SHA256.Digest, seq: UInt64, _ treeHash: (UInt64, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
         var found: LedgerError?
         try frontier.append(leaf) { index, level, node in
             guard found == nil else { return }
             let n = (seq - 1) >> UInt64(level)
             let first = n << UInt64(level) + 1, last = (n + 1) << UInt64(level)
-            try r.withTreeHash(index) { b in
+            try treeHash(index) { b in
                 if let b, b.count == 32 {
                     guard TreeFrontier.Node(b) != node else { return }
                     let what = level == 0 ? "leaf hash of the event" : "hash of its children"
@@ -400,9 +399,10 @@ struct TreeCheck {
         if firstError == nil { firstError = found }
     }
 
-    func finish() throws {
+    /// The first difference found, else whether the store holds `treeHashCount` hashes, the log's.
+    func finish(treeHashCount: UInt64) throws {
         if let firstError { throw firstError }
-        guard try r.treeHashCount() == MerkleTree.storedHashCount(frontier.size) else {
+        guard treeHashCount == MerkleTree.storedHashCount(frontier.size) else {
             throw LedgerError(.tampered, "the Merkle tree holds hashes beyond the log", seq: frontier.size + 1)
         }
     }

@@ -120,3 +120,16 @@ public final class Ledger: Sendable {
     /// benchmark's same-run baselines, never off for a store that is kept.
     package var appendSwitches: AppendSwitches { writer.switches }
 }
+
+extension Ledger {
+    /// The store's in-place access (`InPlaceStorage`: LMDB), for the paths only such a
+    /// store takes; a store without it (PostgreSQL) never reaches them (`storage_error`).
+    var inPlace: any InPlaceStorage {
+        get throws {
+            guard let s = storage as? any InPlaceStorage else {
+                throw LedgerError(.storageError, "this path reads the store in place, which this store does not")
+            }
+            return s
+        }
+    }
+}

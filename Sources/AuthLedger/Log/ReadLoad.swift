@@ -27,6 +27,12 @@ package struct ReadLoad {
     package var allStates = false
     /// The count of stored Merkle tree hashes (`treeHashCount()`).
     package var treeSize = false
+    /// Every meta value whose key starts with one of these (`verify`: the user index and its log).
+    package var metaPrefixes: [String] = []
+    /// Every record (`record(_:user:id:)`; `verify` compares each with a replay).
+    package var allRecords = false
+    /// The index counts (`indexCounts()`) and the records' counts (`recordCount(_:)`).
+    package var counts = false
 
     package init() {}
 

@@ -1,8 +1,8 @@
 import AuthLedgerCore
 
-/// A storage backend. `write` commits durably before it returns: an acknowledged append is on disk.
+/// A storage backend: one interface, async where the I/O is. Every write commits durably
+/// before it returns: an acknowledged append is on disk.
 package protocol StorageBackend: AnyObject, Sendable {
-    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
     /// A query's read: one consistent snapshot, and the calling thread never waits on
     /// another thread's I/O (the cooperative pool is never blocked). The query names what
     /// `body` reads (`load`; then, over what that loaded, `then`, when what it reads next
@@ -16,12 +16,11 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// group loaded; async reads would need a second, async copy of each.)
     func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                 _ body: (any StorageReader) throws -> T) async throws -> T
-    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
-    /// `write` for the writer's task: the same transaction and guarantees (durable when it
-    /// returns), and the calling thread does not wait on another thread's I/O. `body` reads
-    /// nothing but the head (PostgreSQL: a `writeGroup` with nothing to load). Default:
-    /// `write` (LMDB's commit is the calling thread's own fdatasync, and its transaction is
-    /// bound to that thread).
+    /// A write transaction for the writer's task (durable when it returns), and the calling
+    /// thread does not wait on another thread's I/O. `body` reads nothing but the head
+    /// (PostgreSQL: a `writeGroup` with nothing to load). A store that writes in place:
+    /// its `write` (LMDB's commit is the calling thread's own fdatasync, and its
+    /// transaction is bound to that thread).
     func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T
     /// A commit group's write transaction, in three steps: `start` runs first (it reads the
     /// head and meta values, which a store has at hand when the transaction begins, and is
@@ -32,7 +31,8 @@ package protocol StorageBackend: AnyObject, Sendable {
     /// `load` did not name (PostgreSQL refuses another read as the request's failure). The
     /// same guarantees as `writeAsync` (durable when it returns; `body` may run more than
     /// once on LMDB, only its last run counting). A statement the store refuses after every
-    /// check passed throws `GroupStatementRefused`. Default: `start` and `body` in one `write`.
+    /// check passed throws `GroupStatementRefused`. A store that writes in place: `start`
+    /// and `body` in one `write`.
     func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                  _ body: (any StorageWriter) throws -> T) async throws -> T
     /// Makes sure nothing deleted remains anywhere in the store's files (after an erasure),
@@ -44,7 +44,19 @@ package protocol StorageBackend: AnyObject, Sendable {
     func close() async
 }
 
-extension StorageBackend {
+/// A store that reads and writes in place, synchronously, on the calling thread (LMDB: its
+/// memory map; its write transaction on the thread that began it): its zero-copy fast
+/// path. The code of this module that only such a store takes — a replay and the opening
+/// upgrades on LMDB, `verify`'s in-place checks — reaches it through this protocol; a
+/// store whose reads are round trips (PostgreSQL) does not adopt it, so nothing can wait
+/// on one of its answers.
+package protocol InPlaceStorage: StorageBackend {
+    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T
+    /// Commits durably before it returns: an acknowledged append is on disk.
+    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T
+}
+
+extension InPlaceStorage {
     package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                         _ body: (any StorageReader) throws -> T) async throws -> T { try read(body) }
     package func writeAsync<T: Sendable>(_ body: (any StorageWriter) throws -> T) async throws -> T { try write(body) }

@@ -163,7 +163,8 @@ extension Ledger {
                 }
             }
         } else {
-            n = try await writer.exclusive { [storage] in
+            let storage = try inPlace
+            n = try await writer.exclusive {
                 try storage.write { w in
                     var fold = StreamHeadsFold(through: head, logger: logger)
                     try w.scan(from: 1) { seq, bytes in try fold.add(seq, bytes) }

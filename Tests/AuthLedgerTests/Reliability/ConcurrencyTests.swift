@@ -91,7 +91,7 @@ import Testing
             }
             #expect(try await ledger.state(of: "alice", asOf: .max).state.version == version + 1)
         }
-        try ledger.verify()
+        try await ledger.verify()
     }
 
     @Test(arguments: StorageKind.all) func severalProcessesAppendingToOneStoreAgree(_ storage: StorageKind) async throws {

@@ -106,7 +106,7 @@ import Testing
         let final = try await Rig.events(store)
         for copy in copies {
             let ledger = try await Ledger(lmdb: copy)
-            let head = try ledger.verify()
+            let head = try await ledger.verify()
             #expect(head.seq > 0)
             let events = try await ledger.events()
             #expect(events.count <= final.count)

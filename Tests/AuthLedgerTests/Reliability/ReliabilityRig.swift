@@ -207,7 +207,7 @@ enum StoreCheck {
     static func check(store: String, report: StressReport, projectionsOf: Set<String>? = nil) async throws -> Findings {
         var f = Findings()
         let ledger = try await Ledger(store: store)
-        do { try ledger.verify() } catch { f.problems.append("verify: \(error)") }
+        do { try await ledger.verify() } catch { f.problems.append("verify: \(error)") }
         let events = try await ledger.events()
         f.events = events.count
         var byId: [String: RecordedEvent] = [:]

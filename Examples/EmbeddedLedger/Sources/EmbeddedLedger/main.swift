@@ -20,5 +20,5 @@ let devices = try await ledger.devices(of: user, QueryOptions(asOf: now))
 for device in devices.devices {
     print("\(user) \(device.deviceId) \(device.status) via \(device.via ?? "-")")
 }
-print("head \(try await ledger.head().seq), verified \(try ledger.verify().seq) events")
+print("head \(try await ledger.head().seq), verified \(try await ledger.verify().seq) events")
 await ledger.close()
