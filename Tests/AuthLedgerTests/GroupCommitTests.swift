@@ -220,14 +220,20 @@ import Testing
     @Test(arguments: StorageKind.all) func aReplayRemovesStatesWithoutEventsAndRewritesTheRest(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), access("alice", at: 5)]))
-        let before = try ledger.storage.read { r in (try r.projectionState("alice"), try r.projectionState("bob")) }
+        let before = try await ledger.storage.readAsync({ ReadLoad(states: ["alice", "bob"]) }, then: { _ in ReadLoad() }) { r in
+            (try r.projectionState("alice"), try r.projectionState("bob"))
+        }
         #expect(before.0 != nil && before.1 != nil)
-        try ledger.storage.write { w in
+        try await ledger.storage.writeAsync { w in
             try w.putProjectionState("ghost", StateCodec.encode(UserState(user: "ghost")))
             try w.putProjectionState("bob", StateCodec.encode(UserState(user: "bob")))
         }
         try await ledger.replay()
-        let after = try ledger.storage.read { r in
+        let after = try await ledger.storage.readAsync({
+            var load = ReadLoad(states: ["alice", "bob", "ghost"])
+            load.allStates = true
+            return load
+        }, then: { _ in ReadLoad() }) { r in
             var names: [String] = []
             try r.scanProjectionStates { name, _ in names.append(name); return true }
             return (try r.projectionState("alice"), try r.projectionState("bob"), try r.projectionState("ghost"), names)
@@ -257,7 +263,11 @@ import Testing
             }
             #expect(try w.projectionState("bob") == nil)
         }
-        let after = try ledger.storage.read { r in
+        let after = try await ledger.storage.readAsync({
+            var load = ReadLoad(states: ["alice", "bob"])
+            load.allStates = true
+            return load
+        }, then: { _ in ReadLoad() }) { r in
             var names: [String] = []
             try r.scanProjectionStates { name, _ in names.append(name); return true }
             return (try r.projectionState("alice"), try r.projectionState("bob"), names)

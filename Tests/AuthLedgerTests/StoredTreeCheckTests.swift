@@ -18,12 +18,12 @@ import Testing
         let root = try await ledger.treeHead().root
         // Intact: the same, whatever the chunk size
         for chunk in [1, 2, 3, 64] {
-            #expect(try ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
+            #expect(try ledger.inPlace.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "chunk \(chunk)")
             #expect(try Self.replayFindsTreeIntact(ledger, n, chunk: chunk), "replay's pieces, chunk \(chunk)")
         }
         // One event more or less than the tree covers: not the same
-        #expect(try !ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n + 1)) })
-        if n > 1 { #expect(try !ledger.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n - 1)) }) }
+        #expect(try !ledger.inPlace.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n + 1)) })
+        if n > 1 { #expect(try !ledger.inPlace.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n - 1)) }) }
         // A stored hash changed — a leaf at the start, the middle and the end, the last
         // hash, an interior one: not the same, and replay repairs it
         let stored = MerkleTree.storedHashCount(UInt64(n))
@@ -32,11 +32,11 @@ import Testing
             try VerifiableLogTests.tamperTree(path) { txn, tree in try txn.put(tree, index.bigEndianBytes, [UInt8](repeating: 9, count: 32)) }
             let reopened = try await Ledger(lmdb: path)
             for chunk in [1, 3, 64] {
-                #expect(try !reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
+                #expect(try !reopened.inPlace.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n), chunk: chunk) }, "hash \(index) of \(stored), chunk \(chunk)")
                 #expect(try !Self.replayFindsTreeIntact(reopened, n, chunk: chunk), "replay's pieces: hash \(index) of \(stored), chunk \(chunk)")
             }
             try await reopened.replay()
-            #expect(try reopened.storage.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
+            #expect(try reopened.inPlace.read { try Ledger.storedTreeMatchesLog($0, through: UInt64(n)) })
             #expect(try await reopened.treeHead().root == root)
             try await reopened.verify()
         }
