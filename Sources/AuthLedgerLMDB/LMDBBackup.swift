@@ -352,10 +352,6 @@ public enum LMDBBackup {
     /// thread of its own, off the cooperative pool. (Not NIOThreadPool: the LMDB driver links
     /// no NIO, so an embedder of `AuthLedgerLMDB` builds none — tools/check-layering.)
     static func offloaded<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        let thread = DedicatedThread(name: "authledger-backup")
-        defer { thread.stop() }
-        return try await withCheckedThrowingContinuation { c in
-            thread.submit { c.resume(with: Result { try body() }) }
-        }
+        try await DedicatedThread.run(name: "authledger-backup", body)
     }
 }

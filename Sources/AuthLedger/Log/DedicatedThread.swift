@@ -93,4 +93,14 @@ package final class DedicatedThread: @unchecked Sendable {
             condition.broadcast()
         }
     }
+
+    /// Runs blocking work (minutes of CPU and page faults: a full in-place verification, an
+    /// LMDB copy) on a thread of its own, off the cooperative pool, and awaits its result.
+    package static func run<T: Sendable>(name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let thread = DedicatedThread(name: name)
+        defer { thread.stop() }
+        return try await withCheckedThrowingContinuation { c in
+            thread.submit { c.resume(with: Result { try body() }) }
+        }
+    }
 }

@@ -23,11 +23,7 @@ extension Ledger {
             return try await scanning.snapshot { try await Ledger.verify($0) }
         }
         let storage = try inPlace
-        let thread = DedicatedThread(name: "authledger-verify")
-        defer { thread.stop() }
-        return try await withCheckedThrowingContinuation { c in
-            thread.submit { c.resume(with: Result { try Ledger.verifyInPlace(storage) }) }
-        }
+        return try await DedicatedThread.run(name: "authledger-verify") { try Ledger.verifyInPlace(storage) }
     }
 
     /// `verify` on a store that reads in place (LMDB): one read transaction, the index
