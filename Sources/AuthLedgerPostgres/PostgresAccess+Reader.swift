@@ -148,6 +148,8 @@ extension PostgresAccess {
         if requestPending?.erased(owner: user, seq: seq) == true || pending.erased(owner: user, seq: seq) { return nil }
         if let bytes = layered({ $0.personalValues(seq: seq) }) { return bytes }
         if let known = cache.personal[seq] { return known }
+        // An erased user's, loaded with the group (every stored value of the user's).
+        if let stored = cache.personalOf[user] { return stored.first { $0.seq == seq }?.bytes }
         return try bytesValue(t.personalValues(seq))
     }
 

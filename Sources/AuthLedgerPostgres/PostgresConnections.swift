@@ -36,7 +36,7 @@ package final class PostgresConnections: Sendable {
     private let running: Task<Void, Never>
     /// A blocking caller's own connection.
     private let configuration: PostgresConnection.Configuration
-    private let logger: Logger
+    package let logger: Logger
     private let closed = Atomic<Bool>(false)
 
     init(_ location: PostgresLocation) throws {
@@ -107,7 +107,7 @@ package final class PostgresConnections: Sendable {
 
     /// Runs `body` on a connection of its own, outside the pool (the commit listener's: a
     /// connection that LISTENs is never handed to a transaction), closed after.
-    func withDedicated<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    package func withDedicated<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
         let connection: PostgresConnection
         do {

@@ -222,14 +222,10 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 extension PostgresStorage {
     /// Runs one statement outside any ledger transaction; the first column of its rows
     /// as integers (for tests and diagnostics).
-    package func integers(_ sql: String) throws -> [Int64] {
-        let s = try connections.acquire()
+    package func integers(_ sql: String) async throws -> [Int64] {
         do {
-            let rows = try s.query(sql, doing: "a statement")
-            connections.release(s, reusable: true)
-            return try rows.map { try $0.decode(Int64.self) }
+            return try await connections.withSession { s in try await s.execute(sql, doing: "a statement").map { try $0.decode(Int64.self) } }
         } catch let e as PostgresFailure {
-            connections.release(s, reusable: false)
             throw e.ledgerError
         }
     }

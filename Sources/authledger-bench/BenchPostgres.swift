@@ -24,38 +24,57 @@ struct BenchPostgres {
         var out: [(String, [(String, Double)])] = []
         if wanted("raw_postgres_insert") {
             let raw = try await PostgresStorage(url: store("raw"))
-            defer { try? raw.dropSchema() }
-            try raw.createRawTable()
-            var payloads = BenchRun.Payloads(total: events)
-            var seq: Int64 = 1, elapsed = 0.0
-            while payloads.nextBatch() {
-                let batch = (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } }
-                let first = seq
-                elapsed += try await BenchRun.seconds { try await raw.rawInsert(batch, firstSeq: first) }
-                seq += Int64(batch.count)
+            let elapsed = try await Self.dropping(raw) {
+                try await raw.createRawTable()
+                var payloads = BenchRun.Payloads(total: events)
+                var seq: Int64 = 1, elapsed = 0.0
+                while payloads.nextBatch() {
+                    let batch = (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } }
+                    let first = seq
+                    elapsed += try await BenchRun.seconds { try await raw.rawInsert(batch, firstSeq: first) }
+                    seq += Int64(batch.count)
+                }
+                return elapsed
             }
             out.append(("raw_postgres_insert", [("events_per_s", Double(events) / elapsed)]))
         }
         if wanted("raw_postgres_concurrent_commit") {
             let raw = try await PostgresStorage(url: store("rawcommit"))
-            defer { try? raw.dropSchema() }
             var payloads = BenchRun.Payloads(total: run.concurrentEvents)
             var all: [[UInt8]] = []
             while payloads.nextBatch() { all += (0..<payloads.ends.count).map { k in payloads.withPayload(k) { Array($0) } } }
-            out.append(("raw_postgres_concurrent_commit", [("events_per_s", try await raw.rawConcurrentCommits(all, writers: writers))]))
+            let rate = try await Self.dropping(raw) { [all, writers] in try await raw.rawConcurrentCommits(all, writers: writers) }
+            out.append(("raw_postgres_concurrent_commit", [("events_per_s", rate)]))
         }
         let storage = try await PostgresStorage(url: store("ledger"))
-        defer { try? storage.dropSchema() }
+        return try await Self.dropping(storage) { try await ledgerResults(storage, wanted: wanted, out) }
+    }
+
+    /// Runs `body`, then drops `storage`'s schema (whether `body` threw or not).
+    private static func dropping<T>(_ storage: PostgresStorage, _ body: () async throws -> T) async throws -> T {
+        do {
+            let result = try await body()
+            try? await storage.dropSchema()
+            return result
+        } catch {
+            try? await storage.dropSchema()
+            throw error
+        }
+    }
+
+    private func ledgerResults(_ storage: PostgresStorage, wanted: (String) -> Bool,
+                               _ raw: [(String, [(String, Double)])]) async throws -> [(String, [(String, Double)])] {
+        var out = raw
         let ledger = try await Ledger(storage: storage)
         // Statements per event (pg_stat_statements; null when it is not available).
-        let counting = storage.resetStatementCounts()
+        let counting = await storage.resetStatementCounts()
         func statements(_ phase: String, events n: Int, _ body: () async throws -> [(String, Double)]) async throws -> [(String, Double)] {
-            if counting { _ = storage.resetStatementCounts() }
+            if counting { _ = await storage.resetStatementCounts() }
             var values = try await body()
-            let calls = counting ? storage.statementCount() : nil
+            let calls = counting ? await storage.statementCount() : nil
             values.append(("statements_per_event", calls.map { Double($0) / Double(n) } ?? .nan))
             if counting {
-                let top = storage.topStatements(8).map { "\($0.0)× \(String(format: "%.3f", $0.1)) ms \($0.2)" }.joined(separator: " | ")
+                let top = await storage.topStatements(8).map { "\($0.0)× \(String(format: "%.3f", $0.1)) ms \($0.2)" }.joined(separator: " | ")
                 FileHandle.standardError.write(Data("bench: \(phase) statements: \(top)\n".utf8))
             }
             return values

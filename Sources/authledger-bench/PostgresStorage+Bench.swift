@@ -3,15 +3,14 @@ import AuthLedgerPostgres
 import Foundation
 import NIOCore
 import PostgresNIO
-import Synchronization
 
 /// What `authledger bench --store postgresql://…` needs besides the ledger: the raw
 /// PostgreSQL ceiling (plain batched INSERTs of the same payloads into one table) and
 /// the removal of its temporary schema.
 extension PostgresStorage {
     /// Creates the ceiling's table `raw_events (seq, data)` in this store's schema.
-    public func createRawTable() throws {
-        _ = try integers("CREATE TABLE \(tables.schema).raw_events (seq bigint PRIMARY KEY, data bytea NOT NULL)")
+    public func createRawTable() async throws {
+        _ = try await integers("CREATE TABLE \(tables.schema).raw_events (seq bigint PRIMARY KEY, data bytea NOT NULL)")
     }
 
     /// Inserts `payloads` with seqs from `firstSeq` in one transaction, 1000 rows a statement.
@@ -41,8 +40,8 @@ extension PostgresStorage {
     }
 
     /// Drops this store's schema with every table in it (the benchmark's temporary stores).
-    public func dropSchema() throws {
-        _ = try integers("DROP SCHEMA \(tables.schema) CASCADE")
+    public func dropSchema() async throws {
+        _ = try await integers("DROP SCHEMA \(tables.schema) CASCADE")
     }
 }
 
@@ -51,10 +50,10 @@ extension PostgresStorage {
 /// the module is installed) and the right to create the extension; nil otherwise.
 extension PostgresStorage {
     /// Creates the extension if it can and zeroes its counts; false when it is not available.
-    public func resetStatementCounts() -> Bool {
+    public func resetStatementCounts() async -> Bool {
         do {
-            _ = try integers("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
-            _ = try integers("SELECT 0::int8 FROM (SELECT pg_stat_statements_reset()) AS reset")
+            _ = try await integers("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            _ = try await integers("SELECT 0::int8 FROM (SELECT pg_stat_statements_reset()) AS reset")
             return true
         } catch {
             return false
@@ -63,8 +62,8 @@ extension PostgresStorage {
 
     /// Top-level statements run in this database since the last reset (BEGIN and COMMIT
     /// included, the counting statements themselves not).
-    public func statementCount() -> Int64? {
-        try? integers("""
+    public func statementCount() async -> Int64? {
+        try? await integers("""
             SELECT coalesce(sum(calls), 0)::int8 FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND query NOT LIKE '%pg_stat_statements%'
@@ -73,16 +72,15 @@ extension PostgresStorage {
 
     /// The most called statements since the last reset: (calls, mean ms of execution in the
     /// server, first 60 characters of the text).
-    public func topStatements(_ n: Int) -> [(Int64, Double, String)] {
-        let s = try? connections.acquire()
-        guard let s else { return [] }
-        defer { connections.release(s, reusable: true) }
-        guard let rows = try? s.query("""
-            SELECT calls::int8, mean_exec_time::float8, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements
-            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-              AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT \(n)
-            """, doing: "statement counts") else { return [] }
-        return rows.compactMap { try? $0.decode((Int64, Double, String).self) }
+    public func topStatements(_ n: Int) async -> [(Int64, Double, String)] {
+        let rows = try? await connections.withSession { s in
+            try await s.execute("""
+                SELECT calls::int8, mean_exec_time::float8, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) FROM pg_stat_statements
+                WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT \(n)
+                """, doing: "statement counts")
+        }
+        return (rows ?? []).compactMap { try? $0.decode((Int64, Double, String).self) }
     }
 }
 
@@ -92,28 +90,30 @@ extension PostgresStorage {
 /// the engine with nothing else to do (its group commit included).
 extension PostgresStorage {
     public func rawConcurrentCommits(_ payloads: [[UInt8]], writers: Int) async throws -> Double {
-        _ = try integers("CREATE TABLE \(tables.schema).raw_commits (seq bigserial PRIMARY KEY, data bytea NOT NULL)")
-        let sessions = try (0..<writers).map { _ in try connections.acquire() }
-        defer { for s in sessions { connections.release(s, reusable: true) } }
-        let failures = Mutex(0)
-        let done = DispatchGroup()
+        _ = try await integers("CREATE TABLE \(tables.schema).raw_commits (seq bigserial PRIMARY KEY, data bytea NOT NULL)")
+        // (Connections of their own, outside the ledger's pool of 16: one per writer.)
+        let sql = "INSERT INTO \(tables.schema).raw_commits (data) VALUES ($1)"
         let t0 = DispatchTime.now().uptimeNanoseconds
-        for (w, s) in sessions.enumerated() {
-            let mine = stride(from: w, to: payloads.count, by: writers).map { payloads[$0] }
-            let sql = "INSERT INTO \(tables.schema).raw_commits (data) VALUES ($1)"
-            done.enter()
-            Thread.detachNewThread {
-                for p in mine {
-                    var b = PostgresBindings()
-                    b.append(ByteBuffer(bytes: p))
-                    if (try? s.query(sql, b, doing: "raw commit")) == nil { failures.withLock { $0 += 1 } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<writers {
+                let mine = stride(from: w, to: payloads.count, by: writers).map { payloads[$0] }
+                group.addTask { [connections] in
+                    try await connections.withDedicated { c in
+                        for p in mine {
+                            var b = PostgresBindings()
+                            b.append(ByteBuffer(bytes: p))
+                            _ = try await c.query(PostgresQuery(unsafeSQL: sql, binds: b), logger: connections.logger).get()
+                        }
+                    }
                 }
-                done.leave()
+            }
+            do {
+                try await group.waitForAll()
+            } catch {
+                throw LedgerError(.storageError, "raw concurrent commits failed")
             }
         }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in done.notify(queue: .global()) { c.resume() } }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
-        guard failures.withLock({ $0 }) == 0 else { throw LedgerError(.storageError, "raw concurrent commits failed") }
         return Double(payloads.count) / seconds
     }
 }

@@ -20,7 +20,7 @@ import Testing
               table_schema, table_name, '\(value)', '\(hex)'), false, true, '')))[1]::text::bigint), 0)::bigint
             FROM information_schema.tables WHERE table_schema = '\(db.location.schema)'
             """
-        return try db.integers(count).first ?? 0
+        return try await db.integers(count).first ?? 0
     }
 
     @Test(arguments: StorageKind.all) func anAdminErasesAUserAndTheServerGoesOn(_ storage: StorageKind) async throws {

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The async reads on PostgreSQL (`PostgresStorage.readAsync`): they never wait on a thread
-/// (no blocking wait of the store's connections moves), each loads what it reads in at most
+/// (the driver has no blocking wait left to make), each loads what it reads in at most
 /// two round trips and runs once, they answer as LMDB, and a store that is closed is a
 /// `storage_error`, not a crash or a hang.
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
@@ -61,13 +61,10 @@ struct AsyncReadTests {
         // (The export carries the disclosures' salts: both stores hold the same bytes.)
         _ = try await pg.append(try inputs(try lmdb.exportText()))
         let storage = try #require(pg.storage as? PostgresStorage)
-        let waits = storage.connections.blockingWaits.value
         let (reads, loads) = (storage.queryReads.value, storage.queryLoads.value)
         // When a service's reads are made through the async forms
         let answers = try await Self.answers(pg, expectations)
-        // Then no blocking wait of the store's connections was made, each read loaded what
-        // it reads in one or two round trips, and the answers are LMDB's
-        #expect(storage.connections.blockingWaits.value == waits)
+        // Then each read loaded what it reads in one or two round trips, and the answers are LMDB's
         let n = storage.queryReads.value - reads
         #expect(n > expectations.count)
         #expect(storage.queryLoads.value - loads >= n)

@@ -34,7 +34,6 @@ struct AsyncWriteTests {
         let pg = try await Self.unsalted(.postgres)
         let storage = try #require(pg.storage as? PostgresStorage)
         let lines = HashPipelineTests.events(users: 16, each: 16)
-        let waits = storage.connections.blockingWaits.value
         let unloaded = storage.unloadedReads.value
         // When 40 are appended one at a time and the next 200 in one request, on both
         for ledger in [lmdb, pg] {
@@ -42,12 +41,11 @@ struct AsyncWriteTests {
             let outcome = try await ledger.append(try inputs(lines[40..<240].joined(separator: "\n")))
             #expect(outcome.appended.count == 200)
         }
-        // Then the heads and the views are LMDB's, no blocking wait was made, and each group's
+        // Then the heads and the views are LMDB's, and each group's
         // load step read everything its appends needed: nothing was read that it had not loaded
         #expect(try await pg.head() == lmdb.head())
         let users = (0..<16).map { "user-\($0)" }
         #expect(try await Self.views(pg, users) == Self.views(lmdb, users))
-        #expect(storage.connections.blockingWaits.value == waits)
         #expect(storage.unloadedReads.value == unloaded)
 
         // When 64 writers append at once, each its own user's events, one request after another
@@ -62,13 +60,11 @@ struct AsyncWriteTests {
             }
             try await group.waitForAll()
         }
-        #expect(storage.connections.blockingWaits.value == waits)
         // And the whole log is replayed
         let head = try await pg.head()
         #expect(head.seq == 240 + 192)
         #expect(try await pg.replay() == 240 + 192)
-        // Then still no blocking wait was made, nor a read the load step had not named
-        #expect(storage.connections.blockingWaits.value == waits)
+        // Then still no read was made that the load step had not named
         #expect(storage.unloadedReads.value == unloaded)
         // And LMDB, given the log in PostgreSQL's order with its hashes (every `prev` and
         // `hash` checked), reaches the same head, views and tree
@@ -85,11 +81,10 @@ struct AsyncWriteTests {
         _ = try await pg.append(try inputs(lines[240...].joined(separator: "\n")))
         _ = try await lmdb.append(try inputs(lines[240...].joined(separator: "\n")))
         let second = try await pg.updateUserIndex(), secondLMDB = try await lmdb.updateUserIndex()
-        // Then PostgreSQL's entries are LMDB's, and its update and verify made no blocking wait
-        // and read nothing their load steps had not named
+        // Then PostgreSQL's entries are LMDB's, and its update and verify read nothing their
+        // load steps had not named
         #expect(second != nil && second == secondLMDB && second?.size == head.seq + 16)
         #expect(try await pg.verify() == pg.head())
-        #expect(storage.connections.blockingWaits.value == waits)
         #expect(storage.unloadedReads.value == unloaded)
     }
 
@@ -98,7 +93,6 @@ struct AsyncWriteTests {
         let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
-        let waits = storage.connections.blockingWaits.value
         let unloaded = storage.unloadedReads.value
         // When carol, whom the writer has never read, registers a device and renames it (commands)
         let at = t("2026-03-02T00:00:00Z")
@@ -120,7 +114,6 @@ struct AsyncWriteTests {
         // Then each group loaded carol's state, the records its events name and the
         // subscription's value with its other reads (one step) and ran once: nothing was read that was not loaded, no thread waited
         #expect(storage.unloadedReads.value == unloaded)
-        #expect(storage.connections.blockingWaits.value == waits)
         #expect(try await pg.state(of: "carol", asOf: .max).state.devices["phone"]?.name == "Carol's phone")
     }
 
@@ -129,7 +122,6 @@ struct AsyncWriteTests {
         let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
-        let waits = storage.connections.blockingWaits.value
         // When an async write stores a value, then opens a savepoint inside a request's (a
         // real one, sent with the group's statements)
         let value = try await storage.writeAsync { w in
@@ -137,7 +129,6 @@ struct AsyncWriteTests {
             return try w.savepoint { try w.savepoint { try w.putMetaValue("async-nested", [8]); return 5 } }
         }
         // Then no thread waited, and its work was done once
-        #expect(storage.connections.blockingWaits.value == waits)
         #expect(value == 5)
         #expect(try await pg.metaRecord("async-write-test") == [7])
         #expect(try await pg.metaRecord("async-nested") == [8])
@@ -151,7 +142,6 @@ struct AsyncWriteTests {
         let storage = try #require(pg.storage as? PostgresStorage)
         for ledger in [lmdb, pg] { _ = try await ledger.importText(PersonalDataTests.history) }
         let hashesBefore = try await PersonalDataTests.exportLines(pg).map { $0["hash"] }
-        let waits = storage.connections.blockingWaits.value
         let unloaded = storage.unloadedReads.value
         // When alice is erased through the async form, on both
         var outcomes: [ErasureOutcome] = []
@@ -161,7 +151,6 @@ struct AsyncWriteTests {
         // Then on PostgreSQL no thread waited (the erasure, its VACUUM FULL and the flag's
         // clearing were awaited), and the erasure's write read only what it loaded (alice's
         // state, personal values, events and records) before it ran
-        #expect(storage.connections.blockingWaits.value == waits)
         #expect(storage.unloadedReads.value == unloaded)
         // And it erased what LMDB's erased, at the same place
         #expect(outcomes[1].erasedEvents == 5 && outcomes[0].erasedEvents == 5)
@@ -171,12 +160,12 @@ struct AsyncWriteTests {
         for v in PersonalDataTests.aliceValues {
             let literal = v.replacingOccurrences(of: "'", with: "''")
             for table in [tables.personal, tables.records, tables.states, tables.events] {
-                let found = try storage.integers("SELECT count(*) FROM \(table) WHERE position(convert_to('\(literal)', 'UTF8') in bytes) > 0")
+                let found = try await storage.integers("SELECT count(*) FROM \(table) WHERE position(convert_to('\(literal)', 'UTF8') in bytes) > 0")
                 #expect(found == [0], "\(v) in \(table)")
             }
         }
-        #expect(try storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('alice', 'UTF8')") == [0])
-        #expect(try storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('bob', 'UTF8')") == [1])
+        #expect(try await storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('alice', 'UTF8')") == [0])
+        #expect(try await storage.integers("SELECT count(*) FROM \(tables.personal) WHERE owner = convert_to('bob', 'UTF8')") == [1])
         #expect(try await pg.metaRecord(Ledger.purgePendingKey) == nil)
         // And the hashes did not change, the log verifies, and an LMDB store given the export
         // (every `prev` and `hash` checked) answers as PostgreSQL and as the LMDB erased in place
@@ -198,14 +187,12 @@ struct AsyncWriteTests {
         let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
-        let waits = storage.connections.blockingWaits.value
         // When the due challenges are expired through the async form, before and after it is due
         #expect(try await pg.expireDueChallenges(now: t("2026-03-01T09:10:00Z")).isEmpty)
         let expired = try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z"))
         // Then c1 was expired, once, and no thread waited for PostgreSQL
         #expect(expired.map(\.event.type) == [.challengeExpired])
         #expect(try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z")).isEmpty)
-        #expect(storage.connections.blockingWaits.value == waits)
     }
 
     @Test func openingAPostgreSQLStoreNeverWaitsOnAThreadWhateverItUpgrades() async throws {
@@ -218,17 +205,16 @@ struct AsyncWriteTests {
             let ledger = try await StorageKind.postgres.open(store, keys: keys)
             _ = try await ledger.append(try inputs(HashPipelineTests.events(users: 4, each: 5).joined(separator: "\n")))
             (root, views) = (try await ledger.treeHead().root, try await Self.views(ledger, users))
-            try ledger.storage.write { w in try w.clearTree() }
+            try await ledger.write { w in try w.clearTree() }
             await ledger.close()
         }
         // When it is opened (the tree built again)
         let first = try await PostgresStorage(url: store)
         let rebuilt = try await Ledger(storage: first, configuration: .init(keyDirectory: keys))
         // Then no thread waited for PostgreSQL, and the tree is the log's
-        #expect(first.connections.blockingWaits.value == 0)
         #expect(try await rebuilt.treeHead().root == root)
         // Given its states as a release before stream hashes left them, and an erasure's purge pending
-        try rebuilt.storage.write { w in
+        try await rebuilt.write(states: users) { w in
             for u in users {
                 let bytes = try #require(try w.projectionState(u))
                 try w.putProjectionState(u, StateCodec.encode(try bytes.withUnsafeBytes { try StateCodec.decode($0, user: u) }))
@@ -241,7 +227,6 @@ struct AsyncWriteTests {
         let second = try await PostgresStorage(url: store)
         let upgraded = try await Ledger(storage: second, configuration: .init(keyDirectory: keys))
         // Then no thread waited either, and the store is whole
-        #expect(second.connections.blockingWaits.value == 0)
         for u in users { #expect(try await upgraded.streamHead(of: u).head != nil) }
         #expect(try await Self.views(upgraded, users) == views)
         #expect(try await upgraded.read(ReadLoad(meta: [Ledger.purgePendingKey, Ledger.projectionLayoutKey])) { r in

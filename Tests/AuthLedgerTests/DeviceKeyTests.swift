@@ -239,7 +239,7 @@ import Testing
         let seq = head.seq + 1
         let hash = RecordedEvent.computeHash(event, seq: seq, version: 3, prev: head.hash)
         let forged = RecordedEvent(event: event, seq: seq, version: 3, prev: head.hash, hash: hash)
-        try b.ledger.storage.write { w in
+        try await b.ledger.write { w in
             try w.putEvent(seq: seq, id: event.id!, stream: "alice", version: 3, bytes: EventCodec.encode(forged))
             try w.setHead(Head(seq: seq, hash: hash))
         }

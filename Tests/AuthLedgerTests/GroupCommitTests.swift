@@ -152,7 +152,7 @@ import Testing
         let ledger = try await StorageKind.postgres.freshLedger()
         let pg = try #require(ledger.storage as? PostgresStorage)
         _ = try await ledger.append([register("alice")])
-        _ = try pg.integers("ALTER TABLE \(pg.tables.events) ADD CONSTRAINT no_mallory CHECK (stream <> convert_to('mallory', 'UTF8'))")
+        _ = try await pg.integers("ALTER TABLE \(pg.tables.events) ADD CONSTRAINT no_mallory CHECK (stream <> convert_to('mallory', 'UTF8'))")
         let r = await submitInOneBatch(ledger, [
             ("ok1", AppendRequest([register("bob")])),
             ("bad", AppendRequest([register("mallory"), access("mallory", at: 5)])),
@@ -180,8 +180,16 @@ import Testing
 
     /// Appends `inputs` in a write transaction of its own, not through `ledger`'s writer
     /// thread and its cache of user states: what another process's writer does.
-    static func appendAsAnotherWriter(_ ledger: Ledger, _ inputs: [EventInput]) throws {
-        try ledger.storage.write { w in
+    static func appendAsAnotherWriter(_ ledger: Ledger, _ inputs: [EventInput]) async throws {
+        // (What it reads named first, as the writer's groups name it: PostgreSQL loads it.)
+        var load = StorageLoad()
+        load.appends = true
+        load.states = [systemStream] + inputs.compactMap(\.event.user)
+        load.ids = inputs.compactMap(\.event.id)
+        for e in inputs.map(\.event) {
+            for (kind, id) in UserState.recordIds(of: e) { load.records.append((kind, e.user!, id)) }
+        }
+        try await ledger.storage.writeGroup(start: { _, _ in }, load: { load }) { w in
             let session = try AppendSession(w)
             _ = try session.applyUnisolated(AppendRequest(inputs))
             try session.finish()
@@ -192,7 +200,7 @@ import Testing
         let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice")]))
         // Another writer (a transaction of its own, as another process would) moves alice on.
-        try Self.appendAsAnotherWriter(ledger, [access("alice", at: 100)])
+        try await Self.appendAsAnotherWriter(ledger, [access("alice", at: 100)])
         // With a stale cache (lastAt 0, version 1) this would be accepted as version 2.
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 50)])) }
         let next = try await ledger.append(AppendRequest([access("alice", at: 150)]))
@@ -204,9 +212,9 @@ import Testing
     @Test(arguments: StorageKind.all) func aReplayInvalidatesTheWritersCachedStates(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         // Appended outside this ledger's writer, so that its cache does not hold alice yet.
-        try Self.appendAsAnotherWriter(ledger, [register("alice")])
+        try await Self.appendAsAnotherWriter(ledger, [register("alice")])
         // Damage alice's maintained projection (as an older build or a bad disk might).
-        try ledger.storage.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
+        try await ledger.write { w in try w.putProjectionState("alice", StateCodec.encode(UserState(user: "alice"))) }
         // The writer loads the damaged state: the device is unknown to it.
         await #expect(throws: LedgerError.self) { try await ledger.append(AppendRequest([self.access("alice", at: 10)])) }
         // A rebuild repairs the projection, with the same head; the writer must not reuse its cache.
@@ -252,7 +260,7 @@ import Testing
         _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), register("carol")]))
         struct Refused: Error {}
         let fresh: [UInt8] = StateCodec.encode(UserState(user: "alice"))
-        try ledger.storage.write { w in
+        try await ledger.write { w in
             try w.clearProjectionStates()
             #expect(try w.projectionState("alice") == nil)
             #expect(try w.projectionState("carol") == nil)

@@ -93,7 +93,7 @@ import Testing
     @Test(arguments: StorageKind.all) func storedEventBytesHoldNoPersonalValue(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
-        try ledger.storage.read { r in
+        try await ledger.read(.log()) { r in
             try r.scan(from: 1) { _, bytes in
                 let text = String(decoding: bytes, as: UTF8.self)
                 for v in Self.aliceValues { #expect(!text.contains(v)) }
@@ -217,21 +217,19 @@ import Testing
         let path = Support.tempDir()
         let ledger = try await Ledger(lmdb: path)
         try await ledger.importText(Self.history)
-        let records = try ledger.storage.write { w in try w.erasePersonalValues(user: "alice", before: .max) }
+        let records = try await ledger.write(erased: ["alice"]) { w in try w.erasePersonalValues(user: "alice", before: .max) }
         #expect(records.count == 5)
-        #expect(try ledger.storage.read { r in try r.personalValues(user: "alice", seq: 1) } == nil)
+        #expect(try await ledger.read(ReadLoad(streams: ["alice"])) { r in try r.personalValues(user: "alice", seq: 1) } == nil)
         #expect(!Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
     }
 
     /// Inside the erasure's transaction, reads after it see the values gone, whatever was
-    /// read before it (PostgreSQL: a scan's page kept the values; the DELETE goes with the
-    /// transaction's other writes, sent here by the scan after it).
+    /// read before it (PostgreSQL: the values its group loaded are dropped; the DELETE goes
+    /// with the transaction's other writes).
     @Test(arguments: StorageKind.all) func readsAfterAnErasureInItsTransactionSeeTheValuesGone(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         try await ledger.importText(Self.history)
-        let (before, erased, after, scanned) = try ledger.storage.write { w in
-            var n = 0
-            try w.scan(from: 1) { _, _ in n += 1; return true }
+        let (before, erased, after, scanned) = try await ledger.write(erased: ["alice"]) { w in
             let before = try w.personalValues(user: "alice", seq: 1)
             let erased = try w.erasePersonalValues(user: "alice", before: .max)
             var scanned = 0
@@ -240,8 +238,8 @@ import Testing
         }
         #expect(before != nil && erased == [1, 2, 3, 4, 5])
         #expect(after == nil && scanned == 0)
-        #expect(try ledger.storage.read { try $0.personalValues(user: "alice", seq: 1) } == nil)
-        #expect(try ledger.storage.read { try $0.personalValues(user: "bob", seq: 7) } != nil)
+        #expect(try await ledger.read(ReadLoad(streams: ["alice"])) { try $0.personalValues(user: "alice", seq: 1) } == nil)
+        #expect(try await ledger.read(ReadLoad(streams: ["bob"])) { try $0.personalValues(user: "bob", seq: 7) } != nil)
     }
 
     /// A process that dies between the erasure's commit and the rewrite: the next open of
@@ -251,7 +249,7 @@ import Testing
         do {
             let ledger = try await Ledger(lmdb: path)
             try await ledger.importText(Self.history)
-            try ledger.storage.write { w in
+            try await ledger.write(erased: ["alice"]) { w in
                 _ = try w.erasePersonalValues(user: "alice", before: .max)
                 try w.putMetaValue(Ledger.purgePendingKey, [1])
             }
@@ -259,7 +257,7 @@ import Testing
         }
         let reopened = try await Ledger(lmdb: path)
         #expect(Self.occurrences("Marguerite's iPhone", in: try Self.storeFiles(path)).isEmpty)
-        #expect(try reopened.storage.read { try $0.metaValue(Ledger.purgePendingKey) } == nil)
+        #expect(try await reopened.read(ReadLoad(meta: [Ledger.purgePendingKey])) { try $0.metaValue(Ledger.purgePendingKey) } == nil)
     }
 
     /// `authledger erase` from the command line.

@@ -12,24 +12,26 @@ import Testing
 @Suite(.enabled(if: StorageKind.postgresURL != nil, "AUTHLEDGER_TEST_POSTGRES is not set (tools/test sets it)"))
 struct PostgresReplayTests {
     /// A digest of every row of `table` of the store in key order (60 bits of their md5).
-    static func digest(_ admin: PostgresStorage, _ schema: String, _ table: String, _ columns: String, order: String) throws -> Int64 {
-        try admin.integers("""
+    static func digest(_ admin: PostgresStorage, _ schema: String, _ table: String, _ columns: String, order: String) async throws -> Int64 {
+        try await admin.integers("""
             SELECT coalesce(('x' || substr(md5(string_agg(concat_ws(':', \(columns)), ',' ORDER BY \(order))), 1, 15))::bit(60)::int8, 0)
             FROM \(schema).\(table)
             """)[0]
     }
 
     /// The stored records and tree (their digests, and the records' count).
-    static func digests(_ admin: PostgresStorage, _ schema: String) throws -> [Int64] {
-        [try digest(admin, schema, "records", "kind, encode(owner, 'hex'), encode(id, 'hex'), encode(bytes, 'hex')", order: "kind, owner, id"),
-         try digest(admin, schema, "tiles", "tile, encode(hashes, 'hex')", order: "tile"),
-         try admin.integers("SELECT count(*) FROM \(schema).records")[0]]
+    static func digests(_ admin: PostgresStorage, _ schema: String) async throws -> [Int64] {
+        [try await digest(admin, schema, "records", "kind, encode(owner, 'hex'), encode(id, 'hex'), encode(bytes, 'hex')", order: "kind, owner, id"),
+         try await digest(admin, schema, "tiles", "tile, encode(hashes, 'hex')", order: "tile"),
+         try await admin.integers("SELECT count(*) FROM \(schema).records")[0]]
     }
 
     /// The stored projection states, decoded (a state's bytes follow its dictionaries' order,
     /// which is not the same from one fold to the next).
-    static func states(_ ledger: Ledger) throws -> ([String: UserState], SystemState?) {
-        try ledger.storage.read { r in
+    static func states(_ ledger: Ledger) async throws -> ([String: UserState], SystemState?) {
+        var load = ReadLoad()
+        load.allStates = true
+        return try await ledger.read(load) { r in
             var users: [String: UserState] = [:]
             var system: SystemState?
             try r.scanProjectionStates { key, bytes in
@@ -52,9 +54,9 @@ struct PostgresReplayTests {
         }
         let store = try #require((ledger.storage as? PostgresStorage)?.location)
         let admin = try await PostgresStorage(url: StorageKind.postgresURL! + "?schema=" + store.schema)
-        let before = try Self.digests(admin, store.schema)
+        let before = try await Self.digests(admin, store.schema)
         let root = try await ledger.treeHead().root
-        let states = try Self.states(ledger)
+        let states = try await Self.states(ledger)
         #expect(before[1] != 0 && states.0.count >= 2)
         // When it is replayed in runs of 1, 2 and 3 events (many runs, a last one cut short)
         for run in [1, 2, 3] {
@@ -62,35 +64,35 @@ struct PostgresReplayTests {
             defer { Ledger.replayRun = 4096 }
             #expect(try await ledger.replay() > 0)
             // Then every state, record and tree hash is the one the appends wrote
-            let after = try Self.digests(admin, store.schema)
+            let after = try await Self.digests(admin, store.schema)
             #expect(after == before, "runs of \(run): \(before) → \(after)")
-            let replayed = try Self.states(ledger)
+            let replayed = try await Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "runs of \(run)")
         }
         // When a tree hash is changed, or the last one is missing, then replay repairs the tree
         // (the hashes of stored indexes 128 × tile … in the tile's row, 32 bytes each)
         for change in ["UPDATE {T} SET hashes = overlay(hashes PLACING '\\x\(String(repeating: "09", count: 32))'::bytea FROM 33 FOR 32) WHERE tile = 0",
                        "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
-            _ = try admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
-            #expect(try Self.digests(admin, store.schema) != before)
+            _ = try await admin.integers(change.replacingOccurrences(of: "{T}", with: store.schema + ".tiles"))
+            #expect(try await Self.digests(admin, store.schema) != before)
             _ = try await ledger.replay()
-            #expect(try Self.digests(admin, store.schema) == before)
+            #expect(try await Self.digests(admin, store.schema) == before)
             #expect(try await ledger.treeHead().root == root)
         }
         // When a stored event's hash, prev or id is changed, then replay refuses the log
         // (`tampered` at that seq) instead of rebuilding the tree over it; restored, it replays
         for offset in [34, 2, 80] {
             let flip = "UPDATE \(store.schema).events SET bytes = set_byte(bytes, \(offset), get_byte(bytes, \(offset)) # 1) WHERE seq = 3"
-            _ = try admin.integers(flip)
+            _ = try await admin.integers(flip)
             do {
                 _ = try await ledger.replay()
                 Issue.record("byte \(offset) of event 3 changed: replayed")
             } catch let e as LedgerError {
                 #expect(e.code == .tampered && e.seq == 3, "byte \(offset): \(e)")
             }
-            _ = try admin.integers(flip)
+            _ = try await admin.integers(flip)
             _ = try await ledger.replay()
-            #expect(try Self.digests(admin, store.schema) == before)
+            #expect(try await Self.digests(admin, store.schema) == before)
         }
         // When records and states are added, removed or changed behind the ledger's back,
         // then replay writes back exactly the ones the log gives
@@ -99,14 +101,14 @@ struct PostgresReplayTests {
                        "UPDATE {S}.records SET bytes = '\\x00' WHERE ctid = (SELECT ctid FROM {S}.records LIMIT 1)",
                        "DELETE FROM {S}.states WHERE ctid = (SELECT ctid FROM {S}.states LIMIT 1)",
                        "INSERT INTO {S}.states VALUES ('\\x7a7a', '\\x01')"] {
-            _ = try admin.integers(change.replacingOccurrences(of: "{S}", with: store.schema))
+            _ = try await admin.integers(change.replacingOccurrences(of: "{S}", with: store.schema))
             // (The row deleted may be the `$system` state: the replay rewrites only what changed,
             // so the rows keep their places and the first is not always a user's.)
-            let changed = try Self.states(ledger)
-            #expect(try Self.digests(admin, store.schema) != before || changed.0 != states.0 || changed.1 != states.1, "\(change)")
+            let changed = try await Self.states(ledger)
+            #expect(try await Self.digests(admin, store.schema) != before || changed.0 != states.0 || changed.1 != states.1, "\(change)")
             _ = try await ledger.replay()
-            #expect(try Self.digests(admin, store.schema) == before, "\(change)")
-            let replayed = try Self.states(ledger)
+            #expect(try await Self.digests(admin, store.schema) == before, "\(change)")
+            let replayed = try await Self.states(ledger)
             #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
         }
         #expect(try await ledger.verify() == ledger.head())
@@ -152,12 +154,12 @@ struct PostgresReplayTests {
             ("DELETE FROM {S}.tiles WHERE tile = (SELECT max(tile) FROM {S}.tiles)", "", "the Merkle tree has no", nil),
         ]
         for c in changes {
-            _ = try admin.integers(c.change.replacingOccurrences(of: "{S}", with: store.schema))
+            _ = try await admin.integers(c.change.replacingOccurrences(of: "{S}", with: store.schema))
             let e = await refusal { try await ledger.verify() }
             #expect(e?.code == .tampered && e?.message.contains(c.message) == true, "runs of \(run), \(c.change): \(String(describing: e))")
             if let seq = c.seq { #expect(e?.seq == seq, "runs of \(run), \(c.change): \(String(describing: e))") }
             if c.undo.isEmpty { break }
-            _ = try admin.integers(c.undo.replacingOccurrences(of: "{S}", with: store.schema))
+            _ = try await admin.integers(c.undo.replacingOccurrences(of: "{S}", with: store.schema))
             #expect(try await ledger.verify() == head, "runs of \(run), undone: \(c.change)")
         }
     }

@@ -131,7 +131,7 @@ struct PostgresStorageTests {
         var terminated: [Int64] = [], polls = 0
         while terminated.first ?? 0 == 0, polls < 600 {
             if polls > 0 { try await Task.sleep(for: .milliseconds(100)) }
-            terminated = try admin.integers("""
+            terminated = try await admin.integers("""
                 SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
                 WHERE pid <> pg_backend_pid() AND query ILIKE 'LISTEN%\(schema)%'
                 """)
@@ -176,10 +176,10 @@ struct PostgresStorageTests {
         // When it is opened again, then nothing is migrated twice and the log is there
         #expect(try await StorageKind.postgres.open(store).head().seq == 1)
         let storage = try await PostgresStorage(url: store)
-        let versions = try Self.sql(storage, "SELECT version FROM \(schema).schema_version")
+        let versions = try await storage.integers("SELECT version FROM \(schema).schema_version")
         #expect(versions == [Int64(PostgresSchema.latest)])
         // When the schema says a later version than this build knows
-        _ = try Self.sql(storage, "UPDATE \(schema).schema_version SET version = version + 1")
+        _ = try await storage.integers("UPDATE \(schema).schema_version SET version = version + 1")
         // Then opening it is refused with a clear storage error
         let e = await refusal { _ = try await StorageKind.postgres.open(store) }
         #expect(e?.code == .storageError)
@@ -213,10 +213,5 @@ struct PostgresStorageTests {
         let e = refusal { _ = try PostgresLocation(url: url) }
         #expect(e?.code == .configurationError)
         #expect(e.map { !$0.message.contains("secret") && $0.message.hasPrefix("invalid PostgreSQL store URL") } == true)
-    }
-
-    /// Runs one statement on the store's database; the first column of each row as Int64.
-    static func sql(_ storage: PostgresStorage, _ text: String) throws -> [Int64] {
-        try storage.integers(text)
     }
 }

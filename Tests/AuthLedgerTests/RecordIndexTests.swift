@@ -37,8 +37,8 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         return lines.joined(separator: "\n")
     }
 
-    static func stateBytes(_ ledger: Ledger, _ user: String) throws -> Int {
-        try ledger.storage.read { r in try r.projectionState(user)?.count ?? 0 }
+    static func stateBytes(_ ledger: Ledger, _ user: String) async throws -> Int {
+        try await ledger.read(ReadLoad(states: [user])) { r in try r.projectionState(user)?.count ?? 0 }
     }
 
     @Test(arguments: StorageKind.all) func stateBytesDoNotGrowWithSettledChallengesAndOTPs(_ storage: StorageKind) async throws {
@@ -48,11 +48,11 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         try await ledger.importText(Self.past(1500, user: "long"))
         // Then their maintained states are the same size, but for a few more digits in the
         // latest OTP's id and the version (it was ~70 bytes more per challenge)
-        let short = try Self.stateBytes(ledger, "short"), long = try Self.stateBytes(ledger, "long")
+        let short = try await Self.stateBytes(ledger, "short"), long = try await Self.stateBytes(ledger, "long")
         #expect(long <= short + 8, "state of 1500 challenges: \(long) bytes; of 150: \(short) bytes")
         // And an append keeps it so
         _ = try await ledger.perform(.access(user: "long", deviceId: "phone"), clock: { t("2026-06-01T00:00:00Z") })
-        #expect(try Self.stateBytes(ledger, "long") <= short + 8)
+        #expect(try await Self.stateBytes(ledger, "long") <= short + 8)
         #expect(try await ledger.verify().seq == ledger.head().seq)
     }
 
@@ -123,11 +123,13 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let head = try await ledger.verify()
         let c5 = try await ledger.challenge("c5", of: "alice", QueryOptions(asOf: t("2026-07-01T00:00:00Z"))).json
         // When a record is changed, added or lost, then verify names it tampered
-        let changed = try ledger.storage.read { r in try r.record(.challenge, user: "alice", id: "c4") }!
+        var c4 = ReadLoad()
+        c4.records = [(.challenge, "alice", "c4")]
+        let changed = try #require(try await ledger.read(c4) { r in try r.record(.challenge, user: "alice", id: "c4") })
         for damage in [{ (w: any StorageWriter) in try w.putRecord(.challenge, user: "alice", id: "c4", Array(changed.dropLast()) + [9]) },
                        { w in try w.putRecord(.grant, user: "alice", id: "forged", RecordCodec.encode(GrantRecord(grantId: "forged", otpId: "o0", expiresAt: t0))) },
                        { w in try w.clearRecords() }] as [(any StorageWriter) throws -> Void] {
-            try ledger.storage.write { w in try damage(w) }
+            try await ledger.write { w in try damage(w) }
             #expect(await refusal { try await ledger.verify() }?.code == .tampered)
             // And replay rebuilds them: verify passes and answers are back
             try await ledger.replay()
@@ -137,8 +139,10 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
     }
 
     /// Every record and state of `users` (challenges `c<k>`, OTPs and grants of `past`), as stored.
-    static func stored(_ ledger: Ledger, _ users: [String], challenges n: Int) throws -> [String: [UInt8]] {
-        try ledger.storage.read { r in
+    static func stored(_ ledger: Ledger, _ users: [String], challenges n: Int) async throws -> [String: [UInt8]] {
+        var load = ReadLoad(states: users)
+        load.allRecords = true
+        return try await ledger.read(load) { r in
             var all: [String: [UInt8]] = [:]
             for user in users {
                 all["state \(user)"] = try r.projectionState(user)
@@ -158,11 +162,11 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         let ledger = try await storage.freshLedger()
         let users = (0..<40).map { "user\(($0 * 7919) % 40)" } + [String(repeating: "\u{1F600}", count: 128), "\u{1F600}"]
         for user in users { try await ledger.importText(Self.past(31, user: user)) }
-        let before = try Self.stored(ledger, users, challenges: 31)
+        let before = try await Self.stored(ledger, users, challenges: 31)
         #expect(before.values.count == users.count * 36)  // a state, 31 challenges, 2 OTPs, 2 grants
         let head = try await ledger.verify()
         try await ledger.replay()
-        #expect(try Self.stored(ledger, users, challenges: 31) == before)
+        #expect(try await Self.stored(ledger, users, challenges: 31) == before)
         #expect(try await ledger.verify() == head)
     }
 
@@ -172,7 +176,7 @@ private func at(_ seconds: Int64) -> String { t0.adding(seconds: seconds).format
         do {
             let ledger = try await Ledger(lmdb: dir)
             try await ledger.importText(Self.past(5))
-            try ledger.storage.write { w in
+            try await ledger.write { w in
                 try w.clearRecords()
                 try w.putMetaValue(Ledger.projectionLayoutKey, nil)
             }

@@ -38,23 +38,52 @@ extension StorageKind {
     }
 }
 
-extension StorageBackend {
-    /// A test's synchronous read of either store: LMDB's in place; PostgreSQL's waiting on
-    /// the calling thread (`PostgresStorage.read`, for tests until it goes). The storage
-    /// protocols have none: the library reads PostgreSQL through `readAsync`.
-    func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        if let s = self as? PostgresStorage { return try s.read(body) }
-        guard let s = self as? any InPlaceStorage else { throw LedgerError(.storageError, "not a store the tests read") }
-        return try Self.inPlaceRead(s, body)
+extension Ledger {
+    /// A test's write transaction on either store, as a commit group writes: what `body`
+    /// reads is named first (`states`, `meta`, `erased`, `appends`; PostgreSQL loads it in
+    /// one step and refuses any other read; LMDB reads in place), then `body` writes, and
+    /// the writes are durable when it returns. Not through the ledger's writer task (what
+    /// another process's writer does).
+    func write<T: Sendable>(states: [String] = [], meta: [String] = [], erased: [String] = [], appends: Bool = false,
+                            _ body: (any StorageWriter) throws -> T) async throws -> T {
+        var load = StorageLoad()
+        load.states = states
+        load.meta = meta
+        load.erased = erased
+        load.appends = appends
+        return try await storage.writeGroup(start: { _, _ in }, load: { load }, body)
+    }
+}
+
+extension ReadLoad {
+    /// The log from `from` on (at most `limit` events), with the events' personal values.
+    static func log(from: UInt64 = 1, limit: Int = 1 << 20) -> ReadLoad {
+        var load = ReadLoad()
+        load.log = [(from, limit)]
+        return load
     }
 
-    /// A test's synchronous write of either store (see `read`).
-    func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        if let s = self as? PostgresStorage { return try s.write(body) }
-        guard let s = self as? any InPlaceStorage else { throw LedgerError(.storageError, "not a store the tests write") }
-        return try Self.inPlaceWrite(s, body)
+    /// The count of stored tree hashes (`treeHashCount`).
+    static var treeHashCount: ReadLoad {
+        var load = ReadLoad()
+        load.treeSize = true
+        return load
     }
+}
 
-    private static func inPlaceRead<S: InPlaceStorage, T>(_ s: S, _ body: (any StorageReader) throws -> T) throws -> T { try s.read(body) }
-    private static func inPlaceWrite<S: InPlaceStorage, T>(_ s: S, _ body: (any StorageWriter) throws -> T) throws -> T { try s.write(body) }
+extension Ledger {
+    /// Every stored Merkle tree hash, by index (a hash the store lacks is not in it).
+    func storedHashes() async throws -> [UInt64: [UInt8]] {
+        try await read(.treeHashCount, then: { r in
+            var load = ReadLoad()
+            load.tree = [0..<(try r.treeHashCount())]
+            return load
+        }) { r in
+            var out: [UInt64: [UInt8]] = [:]
+            for i in 0..<(try r.treeHashCount()) {
+                if let hash = try r.withTreeHash(i, { $0.map(Array.init) }) { out[i] = hash }
+            }
+            return out
+        }
+    }
 }

@@ -139,9 +139,9 @@ import AuthLedgerTestSupport
         }
         var leaves = StoredLeaf()
         var direct = 0
-        let head = try ledger.storage.read { try $0.head().seq }
+        let head = try ledger.inPlace.read { try $0.head().seq }
         #expect(head > 20)
-        try ledger.storage.read { r in
+        try ledger.inPlace.read { r in
             try r.scan(from: 1) { seq, bytes in
                 let stored = try r.withTreeHash(MerkleTree.storedHashIndex(level: 0, seq - 1)) { Array($0!) }
                 if let fast = leaves.leaf(bytes, seq: seq) {

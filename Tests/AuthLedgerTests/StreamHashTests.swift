@@ -91,7 +91,7 @@ import Testing
         _ = try await ledger.append(group.script("alice", 5) + group.script("bob", 4))
         let (count, head) = try await ledger.streamHead(of: "bob")
         // bob's state bytes with another stream hash in front, the rest untouched.
-        try ledger.storage.write { w in
+        try await ledger.write(states: ["bob"]) { w in
             let bytes = try #require(try w.projectionState("bob"))
             var s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: "bob") }
             s.version = count
@@ -131,7 +131,7 @@ import Testing
             let ledger = try await storage.open(store, keys: keys)
             _ = try await ledger.append(group.script("alice", 5) + group.script("bob", 3))
             // As an older release left it: states without a stream head, the older layout.
-            try ledger.storage.write { w in
+            try await ledger.write(states: ["alice", "bob"]) { w in
                 for u in ["alice", "bob"] {
                     let bytes = try #require(try w.projectionState(u))
                     let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: u) }
@@ -153,7 +153,7 @@ import Testing
     @Test(arguments: StorageKind.all) func aStateWithoutAHeadIsCompletedByTheNextAppend(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         _ = try await ledger.append(group.script("alice", 4))
-        try ledger.storage.write { w in
+        try await ledger.write(states: ["alice"]) { w in
             let bytes = try #require(try w.projectionState("alice"))
             let s = try bytes.withUnsafeBytes { try StateCodec.decode($0, user: "alice") }
             try w.putProjectionState("alice", StateCodec.encode(s))

@@ -86,7 +86,10 @@ import Testing
     @Test(arguments: StorageKind.all) func anIndexRewrittenToLieIsNamed(_ storage: StorageKind) async throws {
         let (ledger, _) = try await indexed(storage, users: 300)
         // Consistently rewritten: user17's commitment changed, every hash above it recomputed.
-        try ledger.storage.write { w in
+        // (What the rewrite reads named first: the index's position and the pages on user17's
+        // path, 64 levels at most for 300 users; a page not there loads as absent.)
+        let path = (0..<64).map { UserIndexPages.pageKey(UserIndex.key("user17"), depth: $0) }
+        try await ledger.write(meta: [UserIndexPages.stateKey] + path) { w in
             let (size, _) = try UserIndexPages.position(w)
             let root = try UserIndexPages.update(w, [(UserIndex.key("user17"), Hash32(bytes: Array(repeating: 7, count: 32)))])
             try w.putMetaValue(UserIndexPages.stateKey, size.bigEndianBytes8 + root.bytes)
@@ -109,15 +112,15 @@ import Testing
         // A hash byte of the page flipped.
         var broken = original
         broken[2] ^= 0x40
-        try ledger.storage.write { w in try w.putMetaValue(name, broken) }
+        try await ledger.write { w in try w.putMetaValue(name, broken) }
         let e = try #require(await Self.verifyRefusal(ledger))
         #expect(e.code == .tampered && e.message.contains("user index page"), "\(e.message)")
         // The page gone.
-        try ledger.storage.write { w in try w.putMetaValue(name, nil) }
+        try await ledger.write { w in try w.putMetaValue(name, nil) }
         let lost = try #require(await Self.verifyRefusal(ledger))
         #expect(lost.code == .tampered && lost.message.contains(name), "\(lost.message)")
         // Put back: verify passes again.
-        try ledger.storage.write { w in try w.putMetaValue(name, original) }
+        try await ledger.write { w in try w.putMetaValue(name, original) }
         try await ledger.verify()
     }
 
@@ -202,7 +205,7 @@ import Testing
         let e = try await ledger.usersEntry(1)
         var wrong = e
         wrong[50] ^= 1
-        try ledger.storage.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
+        try await ledger.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
         await #expect {
             try await ledger.auditUserIndex()
         } throws: { error in
@@ -217,7 +220,7 @@ import Testing
         let e = try await ledger.usersEntry(1)
         var wrong = e
         wrong[20] ^= 1
-        try ledger.storage.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
+        try await ledger.write { w in try w.putMetaValue(UserIndexLog.entryKey(1), wrong) }
         let refusal = try #require(await Self.verifyRefusal(ledger))
         #expect(refusal.code == .tampered && refusal.message.contains("entry 1 (size \(Self.bigEndian(e[0..<8])))"), "\(refusal.message)")
     }

@@ -75,7 +75,7 @@ import Testing
             #expect(try await ledger.treeHead(size: UInt64(size)).root == Self.mth(leaves[0..<size]), "size \(size)")
         }
         // And the store holds exactly tlog's stored hash count
-        let count = try ledger.storage.read { try $0.treeHashCount() }
+        let count = try await ledger.read(.treeHashCount) { try $0.treeHashCount() }
         #expect(count == MerkleTree.storedHashCount(70))
     }
 
@@ -128,7 +128,7 @@ import Testing
         _ = try await (a, b, c)
         // Then the tree covers exactly the appended events and verifies
         #expect(try await ledger.head().seq == 5)
-        #expect(try ledger.storage.read { try $0.treeHashCount() } == MerkleTree.storedHashCount(5))
+        #expect(try await ledger.read(.treeHashCount) { try $0.treeHashCount() } == MerkleTree.storedHashCount(5))
         #expect(try await ledger.treeHead().root == Self.mth(try Self.leaves(ledger)[...]))
         try await ledger.verify()
     }
@@ -159,7 +159,7 @@ import Testing
             let ledger = try await storage.open(store, keys: keys)
             try await Self.append(ledger, from: 1, count: 33)
             root = try await ledger.treeHead().root
-            try ledger.storage.write { w in try w.clearTree() }
+            try await ledger.write { w in try w.clearTree() }
             await ledger.close()
         }
         // Then opening it builds the tree again (PostgreSQL: its log read in runs), and verify passes
@@ -175,7 +175,7 @@ import Testing
         let ledger = try await storage.freshLedger()
         try await Self.append(ledger, from: 1, count: 40)
         let root = try await ledger.treeHead().root
-        try ledger.storage.write { w in try w.clearTree() }
+        try await ledger.write { w in try w.clearTree() }
         #expect(await refusal { try await ledger.verify() }?.code == .tampered)
         // When the projections are replayed (PostgreSQL: the log in runs, read again for the tree)
         Ledger.replayRun = 6
