@@ -69,20 +69,10 @@ extension PostgresAccess {
         return out
     }
 
-    /// Reads the frontier of the locked head and `index` in one statement (a write
-    /// transaction's first tree read that the cache cannot answer).
-    func fetchFrontier(also index: UInt64) throws {
-        // All stored by earlier transactions: nothing unsent is needed (and nothing is sent,
-        // so a request's writes stay in its layer).
-        guard let st = frontierStatement(also: index) else { frontierFetched = true; return }
-        try applyFrontier(try q(st))
-    }
-
-    /// The statement reading the hashes of the locked head's frontier (and `index`) that the
-    /// cache does not hold; nil when it holds them all.
-    func frontierStatement(also index: UInt64? = nil) -> PostgresStatement? {
+    /// The statement reading the hashes of the locked head's frontier that the cache does
+    /// not hold; nil when it holds them all.
+    func frontierStatement() -> PostgresStatement? {
         var wanted = startHead.map { Self.frontierIndexes($0.seq) } ?? []
-        if let index { wanted.append(index) }
         wanted = wanted.filter { cache.tree[$0] == nil }
         guard !wanted.isEmpty else { return nil }
         return PostgresStatement("""

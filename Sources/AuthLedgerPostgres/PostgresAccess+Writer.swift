@@ -55,30 +55,19 @@ extension PostgresAccess {
     }
 
     /// The stored records' seqs come from the group's load step (`StorageLoad.erased`, with
-    /// their events, which the erasure reads next), or outside a group from one statement;
-    /// the DELETE goes with the layer's other writes (`PostgresPendingWrites.erasePersonal`):
+    /// their events, which the erasure reads next); the DELETE goes with the layer's other writes (`PostgresPendingWrites.erasePersonal`):
     /// nothing here needs an answer at once. The layers' own rows are dropped; a request's
     /// erasure reaches the group's rows when the request passes.
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
-        var seqs = Set<UInt64>()
-        if let stored = cache.personalOf[user] {
-            for row in stored where row.seq < before { seqs.insert(row.seq) }
-        } else {
-            let st = t.personalErasure(of: user, before: before)
-            for row in try q(st) {
-                let (seq, event) = try decode2(row, Int64.self, ByteBuffer?.self, doing: st.doing)
-                let k = UInt64(bitPattern: seq)
-                seqs.insert(k)
-                if let event { cache.events[k] = Array(event.readableBytesView) }
-            }
-        }
+        guard let stored = cache.personalOf[user] else { throw unloaded("read personal values to erase") }
+        var seqs = Set(stored.filter { $0.seq < before }.map(\.seq))
         if requestPending != nil {
             seqs.formUnion(pending.personal.filter { $0.owner == user && $0.seq < before }.map(\.seq))
             seqs.formUnion(requestPending!.erasePersonal(owner: user, before: before))
         } else {
             seqs.formUnion(pending.erasePersonal(owner: user, before: before))
         }
-        // (A scan's page may have kept their values: forgotten; the layers' erasure answers first.)
+        // (A load may have kept their values: forgotten; the layers' erasure answers first.)
         for k in seqs { cache.personal[k] = nil }
         return seqs.sorted()
     }
@@ -133,27 +122,16 @@ extension PostgresAccess {
 
     /// Rolls the current savepoint back (every statement in flight was sent after it), and
     /// the reads kept with it: what PostgreSQL holds is again what it held at the savepoint.
-    /// (In a group's body it is sent without waiting: its answer is collected with the
-    /// others at the end, and a failure then fails the group.)
+    /// It is sent without waiting: its answer is collected with the others at the end, and a
+    /// failure then fails the group.
     func rollbackToSavepoint(restoring saved: (cache: PostgresReadCache, frontierFetched: Bool)) throws {
         (cache, frontierFetched) = saved
-        if loadedOnly {
-            try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
-            return
-        }
-        _ = try? drain()
-        do {
-            _ = try s.query("ROLLBACK TO SAVEPOINT \(savepointName)", doing: "rollback to savepoint")
-        } catch let e as PostgresFailure {
-            throw PostgresFailure(spoiling: e)
-        }
+        try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
     }
 
-    /// A savepoint inside a request's: always a real one, after everything before it was
-    /// sent (and, outside a group's body, answered).
+    /// A savepoint inside a request's: always a real one, after everything before it was sent.
     func nestedSavepoint<T>(_ body: () throws -> T) throws -> T {
         try sendAll()
-        if !loadedOnly { try drain() }
         savepoints += 1
         defer { savepoints -= 1 }
         let saved = (cache, frontierFetched)
@@ -163,7 +141,6 @@ extension PostgresAccess {
         do {
             result = try body()
             try sendPending(&requestPending!)
-            if !loadedOnly { try drain() }
         } catch {
             requestPending = PostgresPendingWrites()
             (knownHead, replacing) = (headBefore, replacingBefore)

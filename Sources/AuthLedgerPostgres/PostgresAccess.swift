@@ -17,17 +17,14 @@ import PostgresNIO
 /// together, so the failure is no one request's: it says `refusedInGroup`, and the
 /// writer runs the group's requests again one per transaction (`GroupStatementRefused`).
 ///
-/// A commit group's transaction (`PostgresStorage.writeGroup`) reads everything before its
-/// body runs (`load`); its body then never waits for PostgreSQL (`loadedOnly`): a read
-/// that was not loaded is a programming error, refused as the request's failure.
+/// A write transaction (`PostgresStorage.writeGroup`, `writeAwaiting`) reads everything
+/// before its body runs (`load`); its body then never waits for PostgreSQL: its statements
+/// are sent and their answers collected with COMMIT's (`drainAsync`), and a read that was
+/// not loaded is a programming error, refused as the request's failure (`unloaded`).
 final class PostgresAccess: StorageWriter {
     let s: PostgresSession
     let t: PostgresTables
     var savepoints = 0
-    /// Rows fetched per query by the scans (the scans run in one snapshot, page by page).
-    static let page = 512
-    /// Rows of the log's scan pages at most (they grow from `page`): a replay's and an export's fetches.
-    static let scanPage = 16_384
     /// Rows a layer holds before it is sent (when it may be): PostgreSQL then inserts
     /// while the writer encodes the next events.
     static let sendEarly = 4096
@@ -60,10 +57,6 @@ final class PostgresAccess: StorageWriter {
     var changedSince: (head: Head, streams: Set<String>)?
     /// The new contents of the tables a replay cleared, sent at the end (`PostgresReplacement`).
     var replacing = PostgresReplacement()
-    /// A commit group's body (`PostgresStorage+WriteAsync.swift`): nothing here waits for an
-    /// answer (they are collected at the end, `drainAsync`), and every read is answered from
-    /// what the group loaded (`PostgresAccess+Load.swift`) or wrote.
-    var loadedOnly = false
     /// Reads refused because the group had not loaded them (`unloaded`; tests check it stays 0).
     let unloadedReads: PostgresCounter?
     /// The store's count of a group's round trips (`PostgresStorage.groupRoundTrips`).
@@ -107,11 +100,9 @@ final class PostgresAccess: StorageWriter {
         for (sql, b, doing) in statements { try sendNow(sql, b, doing) }
     }
 
-    /// Sends one statement; its answer is collected by `drain` (past 256 in flight, at
-    /// once — but in a group's body, which never waits, at its end).
+    /// Sends one statement; its answer is collected at the end (`drainAsync`).
     func sendNow(_ sql: String, _ b: PostgresBindings, _ doing: String) throws {
         inFlight.append((s.send(sql, b), doing))
-        if inFlight.count >= 256 && !loadedOnly { try drainNow() }
     }
 
     /// Sends every write so far, opening the current request's savepoint first if it has
@@ -125,8 +116,8 @@ final class PostgresAccess: StorageWriter {
     /// before a clear, whose table's new contents follow (a replay clears the projections,
     /// then the records: the projections' replacement is not sent empty in between).
     func sendWrites() throws {
-        // (A group's body: with nothing to send, no savepoint either.)
-        if loadedOnly && pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
+        // (With nothing to send, no savepoint either.)
+        if pending.isEmpty && (requestPending?.isEmpty ?? true) { return }
         if requestPending != nil && !savepointOpen { try openSavepoint() }
         try sendPending(&pending)
         if requestPending != nil { try sendPending(&requestPending!) }
@@ -134,19 +125,17 @@ final class PostgresAccess: StorageWriter {
 
     var savepointName: String { "authledger_\(savepoints)" }
 
-    /// Sends the current request's SAVEPOINT, after the group's writes, once every
-    /// statement before it was answered (a rollback to it then forgets only the request's).
-    /// (A group's body collects every answer at the end: a refusal then fails the group,
-    /// whose requests run again one per transaction.)
+    /// Sends the current request's SAVEPOINT, after the group's writes (a rollback to it then
+    /// forgets only the request's). Every answer is collected at the end: a refusal then
+    /// fails the group, whose requests run again one per transaction.
     func openSavepoint() throws {
         try sendPending(&pending)
-        if !loadedOnly { try drain() }
         cacheAtSavepoint = (cache, frontierFetched)
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         savepointOpen = true
     }
 
-    /// Sends what is left (the answers are collected with COMMIT's: `drain`).
+    /// Sends what is left (the answers are collected with COMMIT's: `drainAsync`).
     func finishWrites() throws {
         try sendPending(&pending)
         try sendReplacement()
@@ -171,15 +160,11 @@ final class PostgresAccess: StorageWriter {
     static func bytes(_ a: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: a) }
     static func text(_ s: String) -> ByteBuffer { ByteBuffer(string: s) }
 
-    func one(_ sql: String, _ b: PostgresBindings, doing: String) throws -> PostgresRow? {
-        try q(sql, b, doing: doing).first
-    }
-
     // MARK: Pipelined writes
 
     /// Statements sent and not yet answered. They do not wait for their answer: the
     /// writer thread goes on encoding the next events while PostgreSQL runs them, and the
-    /// answers are collected with COMMIT (`drainAsync`; outside a group, `drain` before a read).
+    /// answers are collected with COMMIT (`drainAsync`).
     var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
 
     /// Sends a statement after every write recorded before it.
@@ -192,17 +177,7 @@ final class PostgresAccess: StorageWriter {
     /// one request (their writes went together), so the whole group goes (`refusedInGroup`).
     func reported(_ e: PostgresFailure) -> PostgresFailure { e.inGroup }
 
-    /// Waits for every statement sent; throws the first failure. A group's body never
-    /// waits: it collects the answers at its end (`drainAsync`).
-    func drain() throws {
-        if loadedOnly {
-            if inFlight.isEmpty { return }
-            throw LedgerError(.storageError, "internal error: a write group's body waited for PostgreSQL")
-        }
-        try drainNow()
-    }
-
-    /// Awaits the answers of every statement sent; throws the first failure (`drain`, awaited).
+    /// Awaits the answers of every statement sent; throws the first failure.
     func drainAsync() async throws {
         let sent = inFlight
         inFlight = []
@@ -217,39 +192,11 @@ final class PostgresAccess: StorageWriter {
         return LedgerError(.storageError, "internal error: a write group read what its load step did not name (\(doing))")
     }
 
-    /// Waits for every statement sent (one wait for all); throws the first failure.
-    private func drainNow() throws {
-        let sent = inFlight
-        inFlight = []
-        guard let first = sent.first else { return }
-        try settle(try s.answer(EventLoopFuture.whenAllComplete(sent.map(\.0), on: first.0.eventLoop)), sent.map(\.1))
-    }
-
     /// The answers of statements sent: throws the first failure (as this transaction reports it).
     func settle(_ answers: [Result<PostgresQueryResult, any Error>], _ doing: [String]) throws {
         for (answer, doing) in zip(answers, doing) {
             if case let .failure(error) = answer { throw reported(PostgresFailure(error, doing: doing, location: s.location)) }
         }
-    }
-
-    /// A read: the statements before it are answered first (their failure is reported,
-    /// not the "transaction is aborted" of the read). Point reads look in the layers
-    /// before they come here, and need nothing sent; scans call `sendAll` first.
-    func q(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
-        if loadedOnly { throw unloaded(doing) }
-        try drain()
-        do {
-            return try s.query(sql, b, doing: doing)
-        } catch let e as PostgresFailure {
-            throw reported(e)
-        }
-    }
-
-    /// A scan or count: every write so far is sent first.
-    func qAll(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
-        if loadedOnly { throw unloaded(doing) }
-        try sendAll()
-        return try q(sql, b, doing: doing)
     }
 
     /// What the layers hold for a point read: the request's own writes, then the group's.
@@ -258,26 +205,7 @@ final class PostgresAccess: StorageWriter {
         return look(pending)
     }
 
-    func decode<T: PostgresDecodable>(_ row: PostgresRow, _ type: T.Type, doing: String) throws -> T {
-        try PostgresRows.decode(row, type, doing: doing)
-    }
-
     func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
         try PostgresRows.decode2(row, a, b, doing: doing)
     }
-
-    /// A read statement of `PostgresReads.swift` (see `q`).
-    func q(_ st: PostgresStatement) throws -> [PostgresRow] { try q(st.sql, st.binds, doing: st.doing) }
-
-    /// A scan or count of `PostgresReads.swift`: every write so far is sent first.
-    func qAll(_ st: PostgresStatement) throws -> [PostgresRow] {
-        if loadedOnly { throw unloaded(st.doing) }
-        try sendAll()
-        return try q(st)
-    }
-
-    func bytesValue(_ st: PostgresStatement) throws -> [UInt8]? { try PostgresRows.bytes(q(st), doing: st.doing) }
-
-    /// A `count(*)` of `PostgresReads.swift`, after every write so far.
-    func count(_ st: PostgresStatement) throws -> Int { Int(try PostgresRows.integer(qAll(st), doing: st.doing) ?? 0) }
 }

@@ -7,22 +7,15 @@ import NIOPosix
 import NIOSSL
 import PostgresNIO
 
-/// The PostgreSQL backend's connections: PostgresNIO's `PostgresClient` (its pool) for
-/// every async path, and a connection of its own for each blocking caller.
+/// The PostgreSQL backend's connections: PostgresNIO's `PostgresClient` (its pool).
 ///
-/// Async paths — a read (`readAsync`), the writer's groups, the sweeper's expiry, an
-/// erasure and its VACUUM, a replay's write and its scan, opening a store, an export —
-/// lease a pooled connection for their transaction (`withSession`) and await every answer
-/// (the schema's migration: a connection of its own, `withDedicated`). The storage
-/// protocols have no synchronous read or write; the driver's own (`PostgresStorage.read`,
-/// `write`, `integers`), which only tests call, wait for PostgresNIO on the calling thread
-/// (`PostgresSession.answer`), on a connection opened for them and closed after
-/// (`acquire`/`release`): PostgresClient leases only to async callers, and blocking a
-/// thread on a Swift task could starve the cooperative pool. They are the last step of
-/// issue 34 (they go, with what only they use). The connections run on an event
-/// loop group of their own (one thread), never shared with the HTTP server's, so no wait
-/// can block the loop that must complete it. `blockingWaits` counts the waits (tests check
-/// that async reads, appends, the sweeper's expiry, an erasure and a replay add none).
+/// Every path — a read (`readAsync`), the writer's groups, the sweeper's expiry, an erasure
+/// and its VACUUM, a replay's write and its scan, opening a store, an export — leases a
+/// pooled connection for its transaction (`withSession`) and awaits every answer; the
+/// schema's migration and the commit listener use a connection of their own
+/// (`withDedicated`). Nothing waits for PostgreSQL on a thread: the driver has no
+/// synchronous read or write (issue 34 took them out). The connections run on an event
+/// loop group of their own (one thread), never shared with the HTTP server's.
 package final class PostgresConnections: Sendable {
     /// One event loop thread for every PostgreSQL store of the process.
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -34,7 +27,7 @@ package final class PostgresConnections: Sendable {
     let client: PostgresClient
     /// The client's background work (`PostgresClient.run`), cancelled when the store closes.
     private let running: Task<Void, Never>
-    /// A blocking caller's own connection.
+    /// The configuration of a connection of its own (`withDedicated`).
     private let configuration: PostgresConnection.Configuration
     package let logger: Logger
     private let closed = Atomic<Bool>(false)
@@ -79,10 +72,6 @@ package final class PostgresConnections: Sendable {
 
     deinit { running.cancel() }
 
-    /// Blocking waits for PostgresNIO of this store's connections (`PostgresSession.answer`):
-    /// what the tests check that an async read never adds to.
-    package let blockingWaits = PostgresCounter()
-
     /// Runs `body` on a pooled connection, leased for its duration. `body` ends the
     /// transaction it began; a connection it leaves in an unknown state it closes
     /// (`PostgresSession.discard`), and the pool opens another.
@@ -120,26 +109,8 @@ package final class PostgresConnections: Sendable {
         return try await body(connection)
     }
 
-    /// A connection of its own for a blocking caller, the calling thread waiting for it
-    /// (see the type's comment); `release` closes it.
-    package func acquire() throws -> PostgresSession {
-        if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
-        let connecting = PostgresConnection.connect(on: Self.group.next(), configuration: configuration,
-                                                    id: Int.random(in: 1...Int(Int32.max)), logger: logger)
-        do {
-            return session(try PostgresSession.answer(connecting, counting: blockingWaits))
-        } catch {
-            throw PostgresFailure(error, doing: "connect", location: location).ledgerError
-        }
-    }
-
     func session(_ c: PostgresConnection) -> PostgresSession {
-        PostgresSession(connection: c, logger: logger, location: location, blockingWaits: blockingWaits)
-    }
-
-    /// Closes a blocking caller's connection (`reusable` is kept for the callers' sake: it is never reused).
-    package func release(_ s: PostgresSession, reusable: Bool) {
-        s.discard()
+        PostgresSession(connection: c, logger: logger, location: location)
     }
 
     /// Closes the pool; later acquisitions fail.
@@ -149,12 +120,11 @@ package final class PostgresConnections: Sendable {
     }
 }
 
-/// One connection in use by one thread or task: blocking queries, or async ones (`run`).
+/// One connection in use by one task.
 package struct PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
     let location: PostgresLocation
-    let blockingWaits: PostgresCounter
 
     /// Sends `sql` with `binds` without waiting (PostgreSQL runs a connection's statements
     /// in the order they were sent).
@@ -162,29 +132,7 @@ package struct PostgresSession: Sendable {
         connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
     }
 
-    /// Runs `sql` with `binds` and waits for all its rows.
-    @discardableResult
-    package func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) throws -> [PostgresRow] {
-        do {
-            return Array(try answer(send(sql, binds)).rows)
-        } catch {
-            throw PostgresFailure(error, doing: doing, location: location)
-        }
-    }
-
-    /// The answer of a statement sent: the one place where the synchronous storage API
-    /// waits for PostgresNIO (see `PostgresConnections`: the blocking forms' callers and,
-    /// rarely, the writer's own thread; never an event loop or the cooperative pool).
-    func answer<T: Sendable>(_ future: EventLoopFuture<T>) throws -> T {
-        try Self.answer(future, counting: blockingWaits)
-    }
-
-    static func answer<T: Sendable>(_ future: EventLoopFuture<T>, counting waits: PostgresCounter) throws -> T {
-        waits.add(1)
-        return try future.wait()
-    }
-
-    /// Closes the connection (its state unknown, or a blocking caller's), keeping it alive
+    /// Closes the connection (its state unknown), keeping it alive
     /// until it is closed (PostgresNIO asserts that a connection is closed before it goes away).
     package func discard() {
         let c = connection

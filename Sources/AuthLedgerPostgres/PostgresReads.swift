@@ -37,18 +37,6 @@ extension PostgresTables {
             """, doing: "scan the log") { $0.append(seq) }
     }
 
-    /// `(version, seq)` of `stream` from `version` on.
-    func streamPage(_ stream: String, from version: Int64, limit: Int) -> PostgresStatement {
-        PostgresStatement("SELECT version, seq FROM \(events) WHERE stream = $1 AND version >= $2 ORDER BY version LIMIT \(limit)",
-                          doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(version) }
-    }
-
-    func streamVersion(_ stream: String, _ version: UInt64) -> PostgresStatement {
-        PostgresStatement("SELECT seq FROM \(events) WHERE stream = $1 AND version = $2", doing: "find a stream version") {
-            $0.append(PostgresAccess.text(stream)); $0.append(PostgresAccess.int(version))
-        }
-    }
-
     /// `(version, seq, bytes, personal bytes or NULL)` of `stream` from `version` on: a
     /// stream's index and its events in one statement (an async read's fill).
     func streamEventsPage(_ stream: String, from version: Int64, limit: Int) -> PostgresStatement {
@@ -93,22 +81,7 @@ extension PostgresTables {
         PostgresStatement("SELECT \(column) FROM \(table) WHERE \(key) = $1", doing: doing) { $0.append(value) }
     }
 
-    func event(_ seq: UInt64) -> PostgresStatement { point("bytes", of: events, where: "seq", is: PostgresAccess.int(seq), doing: "read an event") }
-
-    func seq(forId id: EventID) -> PostgresStatement {
-        point("seq", of: events, where: "id", is: PostgresAccess.bytes(id.bytes), doing: "find an event id")
-    }
-
     func state(_ key: String) -> PostgresStatement { point("bytes", of: states, where: "key", is: PostgresAccess.text(key), doing: "read a projection") }
-
-    /// `(key, bytes)` of the projection states after `key` (from the first without one).
-    func statesPage(after key: ByteBuffer?, limit: Int) -> PostgresStatement {
-        guard let key else {
-            return PostgresStatement("SELECT key, bytes FROM \(states) ORDER BY key LIMIT \(limit)", doing: "scan the projections")
-        }
-        return PostgresStatement("SELECT key, bytes FROM \(states) WHERE key > $1 ORDER BY key LIMIT \(limit)",
-                                 doing: "scan the projections") { $0.append(key) }
-    }
 
     /// `(key, bytes, version, seq)` of the projection states from `key` on (after it when
     /// not `inclusive`), each with its stream's latest index entry (NULLs for a stream
@@ -125,35 +98,10 @@ extension PostgresTables {
         point("value", of: meta, where: "key", is: PostgresAccess.text(key), doing: "read a meta value")
     }
 
-    func personalValues(_ seq: UInt64) -> PostgresStatement {
-        point("bytes", of: personal, where: "seq", is: PostgresAccess.int(seq), doing: "read personal values")
-    }
-
-    /// `(seq, bytes)` of every personal-values record of `user`.
-    func personalValues(of user: String) -> PostgresStatement {
-        PostgresStatement("SELECT seq, bytes FROM \(personal) WHERE owner = $1 ORDER BY seq",
-                          doing: "scan personal values") { $0.append(PostgresAccess.text(user)) }
-    }
-
-    /// `(seq, event bytes)` of `user`'s personal-values records before `seq`: what an
-    /// erasure destroys, with the events it reads next (`erasePersonalValues`).
-    func personalErasure(of user: String, before seq: UInt64) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT p.seq, e.bytes FROM \(personal) p LEFT JOIN \(events) e ON e.seq = p.seq
-            WHERE p.owner = $1 AND p.seq < $2 ORDER BY p.seq
-            """, doing: "find personal values to erase") {
-            $0.append(PostgresAccess.text(user)); $0.append(Int64(bitPattern: min(seq, UInt64(Int64.max))))
-        }
-    }
-
     func record(_ key: PostgresPendingWrites.RecordKey) -> PostgresStatement {
         PostgresStatement("SELECT bytes FROM \(records) WHERE kind = $1 AND owner = $2 AND id = $3", doing: "read a record") {
             $0.append(key.kind); $0.append(PostgresAccess.text(key.owner)); $0.append(PostgresAccess.text(key.id))
         }
-    }
-
-    func recordCount(_ kind: Int16) -> PostgresStatement {
-        PostgresStatement("SELECT count(*) FROM \(records) WHERE kind = $1", doing: "count records") { $0.append(kind) }
     }
 
     /// `(key, value)` of the meta values whose key starts with `prefix` (its last byte below 0xff).
@@ -221,13 +169,6 @@ enum PostgresRows {
         }, in: range, body)
     }
 
-    /// The stored hashes of `range` in the rows of `tiles(covering:)` (see `forEachTreeHash`).
-    static func treeHashes(_ rows: some Sequence<PostgresRow>, in range: Range<UInt64>, doing: String) throws -> [(UInt64, [UInt8])] {
-        var out: [(UInt64, [UInt8])] = []
-        try forEachTreeHash(rows, in: range, doing: doing) { out.append(($0, Array($1))) }
-        return out
-    }
-
     /// A `(seq, bytes, personal)` row of `logPage`.
     static func logRow(_ row: PostgresRow) throws -> (UInt64, ByteBuffer, [UInt8]?) {
         let (k, buffer, personal): (Int64, ByteBuffer, ByteBuffer?)
@@ -245,12 +186,6 @@ enum PostgresRows {
 /// a TOASTed value's chunks, and a hash is cut from it without a TOAST read.
 package enum PostgresTiles {
     package static let width: UInt64 = 128
-
-    /// The stored indexes of the tile that holds `index`.
-    static func tile(of index: UInt64) -> Range<UInt64> {
-        let first = index / width * width
-        return first..<(first + width)
-    }
 
     /// Calls `body` with each hash of `range` that `tiles` (in tile order) hold, in index
     /// order, up to the first index that none holds (a gap: what follows it is not read).

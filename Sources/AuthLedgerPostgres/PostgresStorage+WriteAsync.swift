@@ -54,17 +54,16 @@ extension PostgresStorage {
             do {
                 let keptBefore = kept.withLock { $0 }
                 groupRoundTrips.add(1)
-                let access = try opened(s, try await open(s, Self.writeBegin, lockHead: true, kept: keptBefore).get(),
-                                        kept: keptBefore)
                 // (`start` reads the head and the generation, which the catch-up answered.)
-                access.loadedOnly = true
+                let access = try opened(s, try await open(s, kept: keptBefore).get(), kept: keptBefore)
                 let result: T
                 let committing: EventLoopFuture<PostgresQueryResult>
                 do {
                     try await prepare(access)
                     result = try body(access)
                     try access.finishWrites()
-                    // COMMIT goes with the group's statement (see `transaction`).
+                    // COMMIT goes with the group's last statement: if that one fails, PostgreSQL
+                    // answers COMMIT with ROLLBACK, and the failure is what `drainAsync` throws.
                     committing = s.send("COMMIT", PostgresBindings())
                     groupRoundTrips.add(1)
                     do { try await access.drainAsync() } catch {
@@ -79,7 +78,7 @@ extension PostgresStorage {
                 }
                 let answer: Result<PostgresQueryResult, any Error>
                 do { answer = .success(try await committing.get()) } catch { answer = .failure(error) }
-                try committed(answer, access, lockHead: true, reusable: &reusable)
+                try committed(answer, access, reusable: &reusable)
                 return result
             } catch let e as PostgresFailure {
                 if e.refusedInGroup {

@@ -13,7 +13,7 @@ import PostgresNIO
 /// previous one committed them, so `seq` stays gap-free in commit order. (The writer
 /// thread's cache compares the head it reads there with the one it cached: another
 /// server's append makes it reload.) A read is one REPEATABLE READ transaction: one
-/// consistent snapshot, as an LMDB read transaction. `write` returns after COMMIT, which
+/// consistent snapshot, as an LMDB read transaction. A write returns after COMMIT, which
 /// PostgreSQL makes durable (with its default `synchronous_commit`).
 package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// Where the store is.
@@ -63,19 +63,6 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         }
     }
 
-    /// Runs `body` in a repeatable-read transaction: a consistent snapshot of the store,
-    /// the calling thread waiting for each answer. No library path calls it (the storage
-    /// protocols have no synchronous read); tests do, until it goes.
-    public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
-        try transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", lockHead: false, body)
-    }
-
-    /// A write (see `PostgresAccess`): a request's writes reach PostgreSQL only once it
-    /// passed, a group's as a few statements. A statement PostgreSQL refuses fails the write.
-    public func write<T>(_ body: (any StorageWriter) throws -> T) throws -> T {
-        try transaction(Self.writeBegin, lockHead: true, body)
-    }
-
     static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     /// Queries read (`readAsync`), and their load steps (round trips before the body ran;
@@ -97,49 +84,14 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// tree read; one that finds another head (another server appended) catches up.
     let kept = Mutex<PostgresKept?>(nil)
 
-    func transaction<T>(_ begin: String, lockHead: Bool, _ body: (PostgresAccess) throws -> T) throws -> T {
-        let s = try connections.acquire()
-        var reusable = false
-        defer { connections.release(s, reusable: reusable) }
-        do {
-            let keptBefore = lockHead ? kept.withLock { $0 } : nil
-            let access = try opened(s, try s.answer(open(s, begin, lockHead: lockHead, kept: keptBefore)), kept: keptBefore)
-            let result: T
-            let committing: EventLoopFuture<PostgresQueryResult>
-            do {
-                result = try body(access)
-                try access.finishWrites()
-                // COMMIT goes with the group's last statement: if that one fails, PostgreSQL
-                // answers COMMIT with ROLLBACK, and the failure is what `drain` throws.
-                committing = s.send("COMMIT", PostgresBindings())
-                do { try access.drain() } catch {
-                    _ = try? s.answer(committing)
-                    throw error
-                }
-            } catch {
-                access.discardPending()
-                _ = try? access.drain()
-                // (After a COMMIT answered with ROLLBACK, this ROLLBACK only warns.)
-                if (try? s.query("ROLLBACK", doing: "rollback")) != nil { reusable = true }
-                throw error
-            }
-            try committed(Result { try s.answer(committing) }, access, lockHead: lockHead, reusable: &reusable)
-            return result
-        } catch let e as PostgresFailure {
-            throw e.ledgerError
-        }
-    }
-
-    /// BEGIN, and for a write the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`),
+    /// A write's BEGIN, the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`),
     /// sent together: one round trip.
-    func open(_ s: PostgresSession, _ begin: String, lockHead: Bool, kept: PostgresKept?) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        var sent = [s.send(begin, PostgresBindings())]
-        if lockHead {
-            // The locked row is the head every write of this transaction starts from.
-            sent.append(s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings()))
-            let (sql, b) = catchUpQuery(kept)
-            sent.append(s.send(sql, b))
-        }
+    func open(_ s: PostgresSession, kept: PostgresKept?) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        let (sql, b) = catchUpQuery(kept)
+        // The locked row is the head every write of this transaction starts from.
+        let sent = [s.send(Self.writeBegin, PostgresBindings()),
+                    s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings()),
+                    s.send(sql, b)]
         return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
     }
 
@@ -148,10 +100,10 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         for (answer, doing) in zip(answers, ["begin", "lock the head", "catch up"]) {
             if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
         }
-        let head = answers.count > 1 ? try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) } : nil
+        let head = try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) }
         let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
                                     roundTrips: groupRoundTrips)
-        if answers.count > 2 { try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access) }
+        try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access)
         return access
     }
 
@@ -160,7 +112,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// event ids is answered as duplicates if the commit did happen. PostgreSQL answers
     /// COMMIT of a transaction that had failed with ROLLBACK: nothing was committed,
     /// nothing may be acknowledged.
-    func committed(_ answer: Result<PostgresQueryResult, any Error>, _ access: PostgresAccess, lockHead: Bool, reusable: inout Bool) throws {
+    func committed(_ answer: Result<PostgresQueryResult, any Error>, _ access: PostgresAccess, reusable: inout Bool) throws {
         let committed: PostgresQueryResult
         do { committed = try answer.get() } catch {
             kept.withLock { $0 = nil }
@@ -170,7 +122,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         guard committed.metadata.command == "COMMIT" else {
             throw LedgerError(.storageError, "PostgreSQL rolled the transaction back at COMMIT; nothing of it was written")
         }
-        if lockHead { keepFrontier(access) }
+        keepFrontier(access)
     }
 
     /// After a commit: what the next write catches up from — the new head, and its tree

@@ -187,11 +187,13 @@ struct AsyncWriteTests {
         let pg = try await StorageKind.postgres.freshLedger()
         let storage = try #require(pg.storage as? PostgresStorage)
         _ = try await pg.importText(PersonalDataTests.history)
+        let unloaded = storage.unloadedReads.value
         // When the due challenges are expired through the async form, before and after it is due
         #expect(try await pg.expireDueChallenges(now: t("2026-03-01T09:10:00Z")).isEmpty)
         let expired = try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z"))
-        // Then c1 was expired, once, and no thread waited for PostgreSQL
+        // Then c1 was expired, once, and the expiry's groups read nothing they had not loaded
         #expect(expired.map(\.event.type) == [.challengeExpired])
+        #expect(storage.unloadedReads.value == unloaded)
         #expect(try await pg.expireDueChallenges(now: t("2026-03-02T00:00:00Z")).isEmpty)
     }
 
