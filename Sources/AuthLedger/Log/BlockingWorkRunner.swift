@@ -4,8 +4,8 @@
 /// ledger's reads and writes await on.
 ///
 /// The library runs it on a thread of its own by default (``DedicatedThreadRunner``); a
-/// service with a pool of threads for blocking work passes a runner backed by it, so a
-/// request starts no thread.
+/// service with a pool of threads for blocking work passes a runner backed by it (the
+/// HTTP server passes one over NIO's `NIOThreadPool`), so a request starts no thread.
 public protocol BlockingWorkRunner: Sendable {
     /// Runs `body` on a thread that may block (not one of the cooperative pool), awaits it,
     /// and returns its result or throws its error.

@@ -9,7 +9,7 @@ import Foundation
 /// another), a backup's copy and verification (`LMDBBackup`: minutes of blocking I/O,
 /// in a driver that links no NIO), and a `verify` given no other `BlockingWorkRunner`
 /// (`DedicatedThreadRunner`: the CLI's). Everything else runs on Swift concurrency or
-/// `NIOThreadPool`.
+/// `NIOThreadPool` (the server's `GET /v1/verify`).
 ///
 /// The thread starts with the first job and ends after `stop`, once the jobs queued
 /// before it ran.
