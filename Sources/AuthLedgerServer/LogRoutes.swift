@@ -45,13 +45,14 @@ extension LedgerServer {
             return eventStream(feed, context: ctx, slot: slot)
         }
         t.on(.get, "/v1/export", .scope(.audit)) { [self] req, _ in try await export(req) }
-        t.on(.get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots] _, _ in
+        t.on(.get, "/v1/verify", .scope(.audit)) { [ledger, verifySlots, runner = configuration.blockingWorkRunner] _, _ in
             // A full verify reads the whole log: a few at a time, the others are told to come back.
             guard verifySlots.tryAcquire() else {
                 throw HTTPRefusal(.rateLimited, "\(verifySlots.limit) verifications are running; retry later")
             }
             defer { verifySlots.release() }
-            let head = try await ledger.verify()
+            // LMDB's checks block a thread for as long as they read: one of NIO's pool for blocking work, not a new one.
+            let head = try await ledger.verify(on: runner)
             return JSONResponse.make(.object([
                 ("ok", .bool(true)),
                 ("head", .object([("seq", .int(Int64(head.seq))), ("hash", .string(head.hash.description))])),

@@ -172,9 +172,19 @@ func percentDecoded(_ s: String) -> String? {
     return String(validating: out, as: UTF8.self)
 }
 
-/// Runs blocking work (a full `verify`) on NIO's pool of threads for blocking work, off the
-/// event loops and the cooperative pool (the verifications at once are bounded by
-/// ``ServerConfiguration/maxConcurrentVerifies``).
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await NIOThreadPool.singleton.runIfActive(body)
+/// Runs blocking work (a full `verify` on LMDB) on NIO's pool of threads for blocking work,
+/// off the event loops and the cooperative pool: a request starts no thread (the
+/// verifications at once are bounded by ``ServerConfiguration/maxConcurrentVerifies``).
+struct ThreadPoolRunner: BlockingWorkRunner {
+    /// The pool (by default the process's, `NIOThreadPool.singleton`).
+    let pool: NIOThreadPool
+
+    init(pool: NIOThreadPool = .singleton) {
+        self.pool = pool
+    }
+
+    /// Runs `body` on a thread of `pool`; throws if the pool was shut down.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.runIfActive(body)
+    }
 }

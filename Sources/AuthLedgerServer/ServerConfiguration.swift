@@ -86,6 +86,9 @@ public struct ServerConfiguration: Sendable {
     /// `serve --access-log FILE`: where one JSON line per request that reads a user's data
     /// is appended (``AccessLog``); nil: none.
     public var accessLogPath: String?
+    /// Where the routes' blocking work runs (a full `verify` on LMDB): NIO's pool of threads
+    /// for blocking work. (Not public: a test puts a runner around it that notes where its work ran.)
+    var blockingWorkRunner: any BlockingWorkRunner = ThreadPoolRunner()
 
     /// The defaults: 127.0.0.1:8080, no tokens, the limits of SPEC 5.5 at their default values.
     public init() {}

@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 
 /// Hardening of the service: hostile headers and numbers, a full disk, subscription
@@ -216,6 +217,18 @@ import Testing
             #expect(s.server.verifySlots.inUse == 0)
         }
     }
+
+    @Test func aVerificationRunsOnTheServersPoolForBlockingWorkNotANewThread() async throws {
+        // Given a server whose runner of blocking work (by default NIO's pool) is watched
+        let watched = WatchedRunner(ServerConfiguration().blockingWorkRunner)
+        try await withServer(configure: { $0.blockingWorkRunner = watched }) { s in
+            #expect(try await s.call(.POST, "/v1/events", token: "admin-token", body: Fixture.array([Fixture.registered("alice", "phone")])).status == 201)
+            // When a verification is asked for, then the LMDB checks ran once, on a thread of NIO's singleton pool
+            let r = try await s.call(.GET, "/v1/verify", token: "auditor-token")
+            #expect(r.status == 200 && r["ok"] == .bool(true) && r["head"]?["seq"] == .int(1), "\(r.body)")
+            #expect(watched.threads == ["SGLTN-TP-#"])
+        }
+    }
 }
 
 /// The `http` fuzz target's corpus (Fuzz/corpus/http: seeds and any crash found, kept as
@@ -243,5 +256,25 @@ import Testing
             #expect(request.headers[HTTPField.Name("Last-Event-ID")!] == "7")
         }
         #expect(seen.count == endpoints.count)
+    }
+}
+
+/// A `BlockingWorkRunner` that hands the work to `inner` and notes, per body run, the
+/// name of its thread without the number (`NIOThreadPool.singleton`'s threads are
+/// `SGLTN-TP-#0`, `SGLTN-TP-#1`, …; Linux's /proc/thread-self/comm).
+final class WatchedRunner: BlockingWorkRunner {
+    private let inner: any BlockingWorkRunner
+    private let names = Mutex<[String]>([])
+
+    init(_ inner: any BlockingWorkRunner) { self.inner = inner }
+
+    var threads: [String] { names.withLock { $0 } }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await inner.run { [self] in
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            names.withLock { $0.append(String(comm.trimmingCharacters(in: .whitespacesAndNewlines).prefix { !$0.isNumber })) }
+            return try body()
+        }
     }
 }

@@ -6,8 +6,10 @@ import Foundation
 /// transactions stay on the thread that began them, and the writer's loop must never take
 /// a thread of the cooperative pool), the hashing beside it (`HashPipeline`: the writer
 /// blocks on its results) and the replay's consumers (`ReplayFeed`: they wait on one
-/// another), and a backup's copy and verification (`LMDBBackup`: minutes of blocking I/O,
-/// in a driver that links no NIO). Everything else runs on Swift concurrency or `NIOThreadPool`.
+/// another), a backup's copy and verification (`LMDBBackup`: minutes of blocking I/O,
+/// in a driver that links no NIO), and a `verify` given no other `BlockingWorkRunner`
+/// (`DedicatedThreadRunner`: the CLI's). Everything else runs on Swift concurrency or
+/// `NIOThreadPool` (the server's `GET /v1/verify`).
 ///
 /// The thread starts with the first job and ends after `stop`, once the jobs queued
 /// before it ran.

@@ -13,17 +13,21 @@ extension Ledger {
     /// the last seq of its stream).
     ///
     /// Whole, in one consistent snapshot, and no thread of the cooperative pool does the
-    /// work or waits for the store: LMDB's checks run over its memory map in place on a
-    /// thread of their own (minutes of CPU and page faults for a large log); PostgreSQL's
-    /// read the log in runs whose answers are awaited (`AsyncBatchScanning.snapshot`), a
-    /// run and the per-user state of the replay in memory at a time.
+    /// work or waits for the store: LMDB's checks run over its memory map in place, in one
+    /// blocking call handed to `runner` (minutes of CPU and page faults for a large log; by
+    /// default on a thread of its own); PostgreSQL's read the log in runs whose answers are
+    /// awaited (`AsyncBatchScanning.snapshot`), a run and the per-user state of the replay
+    /// in memory at a time, and do not use `runner`.
+    ///
+    /// - Parameter runner: where LMDB's checks run; a service with a pool of threads for
+    ///   blocking work passes a runner over it, so a verification starts no thread.
     @discardableResult
-    public func verify() async throws -> Head {
+    public func verify(on runner: any BlockingWorkRunner = DedicatedThreadRunner(name: "authledger-verify")) async throws -> Head {
         if let scanning = storage as? AsyncBatchScanning {
             return try await scanning.snapshot { try await Ledger.verify($0) }
         }
         let storage = try inPlace
-        return try await DedicatedThread.run(name: "authledger-verify") { try Ledger.verifyInPlace(storage) }
+        return try await runner.run { try Ledger.verifyInPlace(storage) }
     }
 
     /// `verify` on a store that reads in place (LMDB): one read transaction, the index

@@ -4,6 +4,7 @@ import AuthLedgerLMDB
 import AuthLedgerTestSupport
 @testable import AuthLedgerCore
 import LMDB
+import Synchronization
 import AuthLedgerTestSupport
 import Testing
 
@@ -79,6 +80,28 @@ import Testing
         let store = try await Self.populated()
         try Self.tamper(store) { txn, db in _ = try txn.delete(db, seq.bigEndianBytes) }
         await #expect(try Self.verifyNames(store) == seq)
+    }
+
+    @Test func verifyRunsLMDBsChecksThroughTheRunnerItIsGiven() async throws {
+        // Given a populated store and a runner that counts the work handed to it
+        let store = try await Self.populated()
+        let runner = CountingRunner()
+        // When it is verified through the runner, then the checks ran there once, and pass
+        let ledger = try await Ledger(lmdb: store)
+        #expect(try await ledger.verify(on: runner).seq == 10)
+        await ledger.close()
+        #expect(runner.counts == (runs: 1, bodies: 1))
+        // And when an event was changed, the checks run there still name it
+        try Self.tamper(store) { txn, db in
+            var r = try Self.decoded(try Self.value(txn, db, 4), 4)
+            r.event.at = r.event.at.adding(seconds: -1)
+            try txn.put(db, UInt64(4).bigEndianBytes, EventCodec.encode(r))
+        }
+        let tampered = try await Ledger(lmdb: store)
+        let error = await #expect(throws: LedgerError.self) { try await tampered.verify(on: runner) }
+        await tampered.close()
+        #expect(error?.code == .tampered && error?.seq == 4)
+        #expect(runner.counts == (runs: 2, bodies: 2))
     }
 
     @Test(arguments: [1, 3, 9] as [UInt64])
@@ -296,5 +319,22 @@ import Testing
         let refusal = try await #require(try Self.importRefusal(lines, storage))
         #expect(refusal.code == .chainMismatch, "\(edit): \(refusal)")
         #expect(refusal.line == (edit == "rehash" ? k + 2 : k + 1), "\(edit): \(refusal)")
+    }
+}
+
+/// A `BlockingWorkRunner` that counts the calls (`runs`) and the bodies it ran (`bodies`),
+/// each on a thread of its own as the default runner does.
+final class CountingRunner: BlockingWorkRunner {
+    private let state = Mutex((runs: 0, bodies: 0))
+    private let thread = DedicatedThreadRunner(name: "test-counting-runner")
+
+    var counts: (runs: Int, bodies: Int) { state.withLock { $0 } }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        state.withLock { $0.runs += 1 }
+        return try await thread.run { [self] in
+            state.withLock { $0.bodies += 1 }
+            return try body()
+        }
     }
 }
