@@ -32,7 +32,7 @@ final class PostgresCommitListener: Sendable {
                     try await connections.withDedicated { connection in
                         try await connection.listen(on: channel) { notifications in
                             // Commits made while nobody listened: one wake-up with the head as it is now.
-                            if heard, let head = try? await storage?.readAsync({ ReadLoad() }, then: { _ in ReadLoad() }, { try $0.head() }) { onCommit(head) }
+                            if heard, let head = try? await storage?.readAsync({ ReadLoad() }, { try $0.head() }) { onCommit(head) }
                             (heard, warned) = (true, false)
                             for try await notification in notifications {
                                 let parts = notification.payload.split(separator: " ")

@@ -101,7 +101,7 @@ struct BenchLongHistory {
             }
             done += 10
         }
-        let bytes = try await ledger.storage.readAsync({ ReadLoad(states: ["long", "fresh"]) }, then: { _ in ReadLoad() }) { r in
+        let bytes = try await ledger.storage.readAsync({ ReadLoad(states: ["long", "fresh"]) }) { r in
             (try r.projectionState("long")?.count ?? 0, try r.projectionState("fresh")?.count ?? 0)
         }
         let l = lat["long"]!.sorted(), f = lat["fresh"]!.sorted()

@@ -228,7 +228,7 @@ import Testing
     @Test(arguments: StorageKind.all) func aReplayRemovesStatesWithoutEventsAndRewritesTheRest(_ storage: StorageKind) async throws {
         let ledger = try await storage.freshLedger()
         _ = try await ledger.append(AppendRequest([register("alice"), register("bob"), access("alice", at: 5)]))
-        let before = try await ledger.storage.readAsync({ ReadLoad(states: ["alice", "bob"]) }, then: { _ in ReadLoad() }) { r in
+        let before = try await ledger.storage.readAsync({ ReadLoad(states: ["alice", "bob"]) }) { r in
             (try r.projectionState("alice"), try r.projectionState("bob"))
         }
         #expect(before.0 != nil && before.1 != nil)
@@ -241,7 +241,7 @@ import Testing
             var load = ReadLoad(states: ["alice", "bob", "ghost"])
             load.allStates = true
             return load
-        }, then: { _ in ReadLoad() }) { r in
+        }) { r in
             var names: [String] = []
             try r.scanProjectionStates { name, _ in names.append(name); return true }
             return (try r.projectionState("alice"), try r.projectionState("bob"), try r.projectionState("ghost"), names)
@@ -275,7 +275,7 @@ import Testing
             var load = ReadLoad(states: ["alice", "bob"])
             load.allStates = true
             return load
-        }, then: { _ in ReadLoad() }) { r in
+        }) { r in
             var names: [String] = []
             try r.scanProjectionStates { name, _ in names.append(name); return true }
             return (try r.projectionState("alice"), try r.projectionState("bob"), names)

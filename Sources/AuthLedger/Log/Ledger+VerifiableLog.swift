@@ -225,7 +225,7 @@ extension Ledger {
     func ensureTree() async throws {
         var load = ReadLoad()
         load.treeSize = true
-        let (head, count) = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in (try r.head().seq, try r.treeHashCount()) }
+        let (head, count) = try await storage.readAsync({ load }) { r in (try r.head().seq, try r.treeHashCount()) }
         guard count == 0, head > 0 else { return }
         logger.notice("the store has no Merkle tree; building it", metadata: ["head": "\(head)"])
         guard let scanning = storage as? AsyncBatchScanning else {
@@ -244,7 +244,7 @@ extension Ledger {
             try await scanning.writeAwaiting({ [self] head -> [UInt8]? in
                 var load = ReadLoad()
                 load.treeSize = true
-                let count = try await storage.readAsync({ load }, then: { _ in ReadLoad() }) { r in try r.treeHashCount() }
+                let count = try await storage.readAsync({ load }) { r in try r.treeHashCount() }
                 guard count == 0, head.seq > 0 else { return nil }
                 return try await Ledger.leafHashes(scanning, through: head.seq)
             }) { w, leaves in

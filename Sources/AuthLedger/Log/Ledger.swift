@@ -41,8 +41,7 @@ public final class Ledger: Sendable {
         writer.didCommit = { [weak self] head in self?.notifyCommit(head) }
         // Several servers on one shared store (PostgreSQL): the others' commits wake this one's feeds.
         (storage as? any CommitNotifying)?.listenForCommits { [weak self] head in self?.notifyCommit(head) }
-        let (head, checkpoint, layout) = try await storage.readAsync({ ReadLoad(meta: [Ledger.projectionLayoutKey]) },
-                                                                    then: { _ in ReadLoad() }) { r in
+        let (head, checkpoint, layout) = try await storage.readAsync({ ReadLoad(meta: [Ledger.projectionLayoutKey]) }) { r in
             (try r.head(), try r.checkpoint(), try r.metaValue(Ledger.projectionLayoutKey))
         }
         if head.seq != checkpoint {

@@ -44,6 +44,13 @@ package protocol StorageBackend: AnyObject, Sendable {
     func close() async
 }
 
+extension StorageBackend {
+    /// `readAsync` of a query that reads nothing beyond what `load` names.
+    package func readAsync<T: Sendable>(_ load: () -> ReadLoad, _ body: (any StorageReader) throws -> T) async throws -> T {
+        try await readAsync(load, then: { _ in ReadLoad() }, body)
+    }
+}
+
 /// A store that reads and writes in place, synchronously, on the calling thread (LMDB: its
 /// memory map; its write transaction on the thread that began it): its zero-copy fast
 /// path. The code of this module that only such a store takes — a replay and the opening

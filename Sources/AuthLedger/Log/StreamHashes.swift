@@ -28,10 +28,24 @@ package struct StreamHead: Sendable, Equatable {
 
     /// `adding` with the leaf hash's 32 bytes where they lie (a stored tree's leaf).
     package func adding(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) -> StreamHead {
-        var h = SHA256()
-        h.update(data: hash.bytes)
-        h.update(bufferPointer: leaf)
-        return StreamHead(hash: Hash32(bytes: Array(h.finalize())), last: seq)
+        StreamHead(hash: Hash32(bytes: Array(hash.bytes.withUnsafeBytes { Self.step($0, leaf) })), last: seq)
+    }
+
+    /// One step of the chain, `SHA-256(prev ‖ leaf)` (32 bytes each), hashed at once from
+    /// one 64-byte buffer: `adding` and a replay's `StreamFold` compute it here.
+    static func step(_ prev: UnsafeRawBufferPointer, _ leaf: UnsafeRawBufferPointer) -> SHA256Digest {
+        guard prev.count == 32, leaf.count == 32 else {
+            // (Not a hash's length — a damaged store's, which verify names — hashed as it is.)
+            var h = SHA256()
+            h.update(bufferPointer: prev)
+            h.update(bufferPointer: leaf)
+            return h.finalize()
+        }
+        return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { buffer in
+            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: prev)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: leaf)
+            return SHA256.hash(bufferPointer: UnsafeRawBufferPointer(buffer))
+        }
     }
 
     /// The user's value commitment `c(U)` in the index, for a stream of `count` events.
@@ -51,14 +65,8 @@ struct StreamFold {
 
     /// One more event, of leaf hash `leaf` (32 bytes) at `seq`.
     mutating func add(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) {
-        var h = SHA256()
-        if let hash {
-            hash.withUnsafeBytes { h.update(bufferPointer: $0) }
-        } else {
-            Hash32.zero.bytes.withUnsafeBytes { h.update(bufferPointer: $0) }
-        }
-        h.update(bufferPointer: leaf)
-        hash = h.finalize()
+        hash = hash.map { prev in prev.withUnsafeBytes { StreamHead.step($0, leaf) } }
+            ?? Hash32.zero.bytes.withUnsafeBytes { StreamHead.step($0, leaf) }
         last = seq
     }
 
@@ -154,7 +162,7 @@ extension Ledger {
                     }
                     if let failure { throw failure }
                     let users = Array(fold.heads.keys)
-                    let states = try await storage.readAsync({ ReadLoad(states: users) }, then: { _ in ReadLoad() }) { r in
+                    let states = try await storage.readAsync({ ReadLoad(states: users) }) { r in
                         try Dictionary(uniqueKeysWithValues: users.map { ($0, try r.projectionState($0)) })
                     }
                     return (fold.heads, states)

@@ -84,7 +84,7 @@ extension Ledger {
     /// Finishes a purge an erasure could not (a crash between its commit and the purge),
     /// alone on the writer's task.
     func finishPendingPurge() async throws {
-        let pending = try await storage.readAsync({ ReadLoad(meta: [Ledger.purgePendingKey]) }, then: { _ in ReadLoad() }) { r in
+        let pending = try await storage.readAsync({ ReadLoad(meta: [Ledger.purgePendingKey]) }) { r in
             try r.metaValue(Ledger.purgePendingKey) != nil
         }
         if pending { try await writer.exclusiveAsync { [self] in try await purgeErasedBytes() } }
