@@ -32,7 +32,7 @@ package struct StreamHead: Sendable, Equatable {
     }
 
     /// One step of the chain, `SHA-256(prev ‖ leaf)` (32 bytes each), hashed at once from
-    /// one 64-byte buffer: `adding` and a replay's `StreamFold` compute it here.
+    /// one 64-byte buffer (one update): `adding` and a replay's `StreamFold` compute it here.
     static func step(_ prev: UnsafeRawBufferPointer, _ leaf: UnsafeRawBufferPointer) -> SHA256Digest {
         guard prev.count == 32, leaf.count == 32 else {
             // (Not a hash's length — a damaged store's, which verify names — hashed as it is.)
@@ -44,7 +44,9 @@ package struct StreamHead: Sendable, Equatable {
         return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { buffer in
             UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: prev)
             UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: leaf)
-            return SHA256.hash(bufferPointer: UnsafeRawBufferPointer(buffer))
+            var h = SHA256()
+            h.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+            return h.finalize()
         }
     }
 
