@@ -18,7 +18,7 @@ struct PostgresReadCache {
     var records: [PostgresPendingWrites.RecordKey: [UInt8]?] = [:]
     var ids: [EventID: UInt64?] = [:]
     var meta: [String: [UInt8]?] = [:]
-    /// Personal values of the rows of the current scan page (by seq; nil: none).
+    /// Personal values of the events found by id (by seq; nil: none).
     var personal: [UInt64: [UInt8]?] = [:]
     /// Events read with an erasure's records or a found id (stored events never change).
     var events: [UInt64: [UInt8]] = [:]
@@ -27,14 +27,12 @@ struct PostgresReadCache {
     /// The owners whose every challenge and OTP record is in `records` (an erased user's):
     /// one of those not there is absent.
     var recordsOf: Set<String> = []
-    /// The hashes of the tile read last (`withTreeHash`), from its first on.
-    var tile: (range: Range<UInt64>, hashes: [UInt8])?
     /// Tree hashes known to be stored (the frontier, read ahead or cached).
     var tree: [UInt64: [UInt8]] = [:]
 
     /// What a sent layer wrote is what PostgreSQL now holds in this transaction: the keys
-    /// known here take their new values (keys not known here are read from PostgreSQL,
-    /// which answers with what was sent; a large import does not copy its rows here).
+    /// known here take their new values (keys not known here were not loaded, and a read of
+    /// one is refused as `unloaded`; a large import does not copy its rows here).
     mutating func remember(_ layer: PostgresPendingWrites) {
         if !ids.isEmpty { for e in layer.events where ids[e.id] != nil { ids[e.id] = .some(e.seq) } }
         for (k, v) in layer.states where states[k] != nil { states[k] = .some(v) }

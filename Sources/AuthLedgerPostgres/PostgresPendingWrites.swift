@@ -7,7 +7,7 @@ import PostgresNIO
 /// requests that passed every check of the rules go to PostgreSQL, as one call of the
 /// schema's `append_group` with one array per column — so a group costs one statement,
 /// not a few per event, and a refused request costs none. Reads of the transaction look here
-/// before they ask PostgreSQL (`event(seq:)`, `seq(id:)`, …), so a request sees what the
+/// before what the group loaded (`event(seq:)`, `seq(id:)`, …), so a request sees what the
 /// requests before it in the group wrote, and what it wrote itself.
 ///
 /// Keyed tables keep one row per key (the last write wins, as statement by statement):
