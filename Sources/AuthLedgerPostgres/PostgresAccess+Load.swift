@@ -119,20 +119,8 @@ extension PostgresAccess {
     /// The statements reading `ahead` (each answers the positions, 1-based, of the keys it found, with their values).
     func statements(_ ahead: PostgresAhead) -> [PostgresStatement] {
         var out: [PostgresStatement] = []
-        if !ahead.states.isEmpty {
-            out.append(PostgresStatement("""
-                SELECT k.n, s.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.states) s ON s.key = k.key
-                """, binds { $0.append(ahead.states.map { Self.text($0) }) }, doing: "read projections"))
-        }
-        if !ahead.records.isEmpty {
-            out.append(PostgresStatement("""
-                SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
-                JOIN \(t.records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
-                """, binds {
-                    $0.append(ahead.records.map(\.kind)); $0.append(ahead.records.map { Self.text($0.owner) })
-                    $0.append(ahead.records.map { Self.text($0.id) })
-                }, doing: "read records"))
-        }
+        if !ahead.states.isEmpty { out.append(t.states(ahead.states)) }
+        if !ahead.records.isEmpty { out.append(t.records(ahead.records)) }
         if !ahead.ids.isEmpty {
             // (A found id is a duplicate's: its event and values are compared with the input.)
             out.append(PostgresStatement("""
@@ -140,11 +128,7 @@ extension PostgresAccess {
                 JOIN \(t.events) e ON e.id = k.id LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 """, binds { $0.append(ahead.ids.map { Self.bytes($0.bytes) }) }, doing: "find event ids"))
         }
-        if !ahead.meta.isEmpty {
-            out.append(PostgresStatement("""
-                SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
-                """, binds { $0.append(ahead.meta.map { Self.text($0) }) }, doing: "read meta values"))
-        }
+        if !ahead.meta.isEmpty { out.append(t.metaValues(ahead.meta)) }
         if !ahead.erased.isEmpty {
             out.append(PostgresStatement("""
                 SELECT k.n, p.seq, p.bytes, e.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(owner, n)
@@ -162,23 +146,13 @@ extension PostgresAccess {
     func apply(_ ahead: PostgresAhead, _ results: [Result<PostgresQueryResult, any Error>]) throws {
         let doing = statements(ahead).map(\.doing)
         try settle(results, doing)
-        func found<V: PostgresDecodable>(_ r: Result<PostgresQueryResult, any Error>, _ type: V.Type, doing: String, _ each: (Int, V) -> Void) throws {
-            for row in try r.get().rows {
-                let (n, v) = try decode2(row, Int64.self, V.self, doing: doing)
-                each(Int(n) - 1, v)
-            }
+        func keyed<K>(_ keys: [K], doing: String, _ keep: (K, [UInt8]?) -> Void) throws {
+            for (key, value) in zip(keys, try PostgresRows.keyed(try results[k].get().rows, count: keys.count, doing: doing)) { keep(key, value) }
+            k += 1
         }
         var k = 0
-        if !ahead.states.isEmpty {
-            for key in ahead.states { cache.states[key] = .some(nil) }
-            try found(results[k], ByteBuffer.self, doing: "read projections") { cache.states[ahead.states[$0]] = .some(Array($1.readableBytesView)) }
-            k += 1
-        }
-        if !ahead.records.isEmpty {
-            for key in ahead.records { cache.records[key] = .some(nil) }
-            try found(results[k], ByteBuffer.self, doing: "read records") { cache.records[ahead.records[$0]] = .some(Array($1.readableBytesView)) }
-            k += 1
-        }
+        if !ahead.states.isEmpty { try keyed(ahead.states, doing: "read projections") { cache.states[$0] = .some($1) } }
+        if !ahead.records.isEmpty { try keyed(ahead.records, doing: "read records") { cache.records[$0] = .some($1) } }
         if !ahead.ids.isEmpty {
             for id in ahead.ids { cache.ids[id] = .some(nil) }
             for row in try results[k].get().rows {
@@ -191,11 +165,7 @@ extension PostgresAccess {
             }
             k += 1
         }
-        if !ahead.meta.isEmpty {
-            for key in ahead.meta { cache.meta[key] = .some(nil) }
-            try found(results[k], ByteBuffer.self, doing: "read meta values") { cache.meta[ahead.meta[$0]] = .some(Array($1.readableBytesView)) }
-            k += 1
-        }
+        if !ahead.meta.isEmpty { try keyed(ahead.meta, doing: "read meta values") { cache.meta[$0] = .some($1) } }
         if !ahead.erased.isEmpty {
             for user in ahead.erased { cache.personalOf[user] = [] }
             for row in try results[k].get().rows {

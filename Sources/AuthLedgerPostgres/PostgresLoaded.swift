@@ -155,22 +155,30 @@ extension PostgresLoaded {
     /// The statements loading `wanted` and how each one's rows are kept (`PostgresReads.swift`).
     func statements(_ wanted: ReadLoad, _ t: PostgresTables) -> [(PostgresStatement, ([PostgresRow]) throws -> Void)] {
         var out: [(PostgresStatement, ([PostgresRow]) throws -> Void)] = []
-        for key in Set(wanted.states) where states[key] == nil {
-            let st = t.state(key)
-            out.append((st, { [unowned self] in states[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        let stateKeys = Set(wanted.states).filter { states[$0] == nil }.sorted()
+        if !stateKeys.isEmpty {
+            let st = t.states(stateKeys)
+            out.append((st, { [unowned self] rows in
+                for (key, value) in zip(stateKeys, try PostgresRows.keyed(rows, count: stateKeys.count, doing: st.doing)) { states[key] = .some(value) }
+            }))
         }
         if wanted.treeSize && treeSize == nil {
             let st = t.treeCount
             out.append((st, { [unowned self] in treeSize = UInt64(try PostgresRows.integer($0, doing: st.doing) ?? 0) }))
         }
-        for key in Set(wanted.meta) where meta[key] == nil {
-            let st = t.metaValue(key)
-            out.append((st, { [unowned self] in meta[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        let metaKeys = Set(wanted.meta).filter { meta[$0] == nil }.sorted()
+        if !metaKeys.isEmpty {
+            let st = t.metaValues(metaKeys)
+            out.append((st, { [unowned self] rows in
+                for (key, value) in zip(metaKeys, try PostgresRows.keyed(rows, count: metaKeys.count, doing: st.doing)) { meta[key] = .some(value) }
+            }))
         }
-        for (kind, user, id) in wanted.records {
-            let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
-            let st = t.record(key)
-            out.append((st, { [unowned self] in records[key] = .some(try PostgresRows.bytes($0, doing: st.doing)) }))
+        let recordKeys = Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
+        if !recordKeys.isEmpty {
+            let st = t.records(recordKeys)
+            out.append((st, { [unowned self] rows in
+                for (key, value) in zip(recordKeys, try PostgresRows.keyed(rows, count: recordKeys.count, doing: st.doing)) { records[key] = .some(value) }
+            }))
         }
         for stream in Set(wanted.streams) where streams[stream]?.lookup(0) == nil {
             out.append((t.streamEventsPage(stream, from: 0, limit: .max), { [unowned self] rows in

@@ -76,12 +76,31 @@ extension PostgresTables {
     }
 
     /// `column` of the row of `table` whose `key` is `value`.
-    private func point<V: PostgresNonThrowingEncodable>(_ column: String, of table: String, where key: String, is value: V,
-                                                        doing: String) -> PostgresStatement {
-        PostgresStatement("SELECT \(column) FROM \(table) WHERE \(key) = $1", doing: doing) { $0.append(value) }
+    /// `(n, bytes)` of the stored projection states of `keys` (`n`: the key's place in
+    /// `keys`, from 1; `PostgresRows.keyed` reads them), in one statement however many keys:
+    /// a read's and a write group's load alike.
+    func states(_ keys: [String]) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT k.n, s.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(states) s ON s.key = k.key
+            """, doing: "read projections") { $0.append(keys.map { PostgresAccess.text($0) }) }
     }
 
-    func state(_ key: String) -> PostgresStatement { point("bytes", of: states, where: "key", is: PostgresAccess.text(key), doing: "read a projection") }
+    /// `(n, value)` of the stored meta values of `keys` (see `states(_:)`).
+    func metaValues(_ keys: [String]) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(meta) m ON m.key = k.key
+            """, doing: "read meta values") { $0.append(keys.map { PostgresAccess.text($0) }) }
+    }
+
+    /// `(n, bytes)` of the stored records of `keys` (see `states(_:)`).
+    func records(_ keys: [PostgresPendingWrites.RecordKey]) -> PostgresStatement {
+        PostgresStatement("""
+            SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
+            JOIN \(records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
+            """, doing: "read records") {
+            $0.append(keys.map(\.kind)); $0.append(keys.map { PostgresAccess.text($0.owner) }); $0.append(keys.map { PostgresAccess.text($0.id) })
+        }
+    }
 
     /// `(key, bytes, version, seq)` of the projection states from `key` on (after it when
     /// not `inclusive`), each with its stream's latest index entry (NULLs for a stream
@@ -92,16 +111,6 @@ extension PostgresTables {
             (SELECT version, seq FROM \(events) WHERE stream = s.key ORDER BY version DESC LIMIT 1) e ON true
             WHERE s.key \(inclusive ? ">=" : ">") $1 ORDER BY s.key LIMIT \(limit)
             """, doing: "scan the projections from a key") { $0.append(key) }
-    }
-
-    func metaValue(_ key: String) -> PostgresStatement {
-        point("value", of: meta, where: "key", is: PostgresAccess.text(key), doing: "read a meta value")
-    }
-
-    func record(_ key: PostgresPendingWrites.RecordKey) -> PostgresStatement {
-        PostgresStatement("SELECT bytes FROM \(records) WHERE kind = $1 AND owner = $2 AND id = $3", doing: "read a record") {
-            $0.append(key.kind); $0.append(PostgresAccess.text(key.owner)); $0.append(PostgresAccess.text(key.id))
-        }
     }
 
     /// `(key, value)` of the meta values whose key starts with `prefix` (its last byte below 0xff).
@@ -142,9 +151,16 @@ enum PostgresRows {
     }
 
     /// The first row's one bytes column, or nil when there is no row.
-    static func bytes(_ rows: [PostgresRow], doing: String) throws -> [UInt8]? {
-        guard let row = rows.first else { return nil }
-        return Array(try decode(row, ByteBuffer.self, doing: doing).readableBytesView)
+    /// The values of the rows of a keyed read (`PostgresTables.states(_:)`, `metaValues`,
+    /// `records`) by the keys' places in its `count` keys: nil for a key not stored.
+    static func keyed(_ rows: some Sequence<PostgresRow>, count: Int, doing: String) throws -> [[UInt8]?] {
+        var out = [[UInt8]?](repeating: nil, count: count)
+        for row in rows {
+            let (n, bytes) = try decode2(row, Int64.self, ByteBuffer.self, doing: doing)
+            guard n >= 1, n <= count else { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+            out[Int(n) - 1] = Array(bytes.readableBytesView)
+        }
+        return out
     }
 
     /// The first row's one integer column, or nil when there is no row.
