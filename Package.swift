@@ -49,6 +49,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // SHA-256 of the log's per-event hashes (tree nodes, stream steps, the chain and leaf
+        // checks) from the system's libcrypto: no context allocated per hash (the shim's header).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The domain: events, the rules (`evolve`, `decide`), answers. No storage, no I/O, no
         // environment; ids, clocks and secrets are passed in.
@@ -62,6 +69,7 @@ let package = Package(
             name: "AuthLedger",
             dependencies: [
                 "AuthLedgerCore",
+                "CLibCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -41,16 +41,16 @@ struct StoredLeaf {
     private static let pointers: [[UInt8]] = (0...255).map { raw in Field(rawValue: UInt8(raw)).map { Array(("/data/" + $0.name).utf8) } ?? [] }
 
     /// The leaf of the stored event at `seq`, decoding it only when the direct writer cannot.
-    mutating func leafOrDecode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws -> SHA256.Digest {
+    mutating func leafOrDecode(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws -> TreeFrontier.Node {
         if let leaf = leaf(bytes, seq: seq) { return leaf }
         let e = try EventCodec.decode(bytes, seq: seq)
-        return RecordedEvent.leaf(e.event, seq: seq, version: e.version)
+        return TreeFrontier.Node(RecordedEvent.leaf(e.event, seq: seq, version: e.version))
     }
 
     /// The leaf written directly from `bytes`, or nil when the event needs the decoder.
-    mutating func leaf(_ bytes: UnsafeRawBufferPointer, seq: UInt64) -> SHA256.Digest? {
+    mutating func leaf(_ bytes: UnsafeRawBufferPointer, seq: UInt64) -> TreeFrontier.Node? {
         guard canonical(bytes, seq: seq) else { return nil }
-        return SHA256.hash(data: out)
+        return out.withUnsafeBytes { TreeFrontier.Node.sha256($0) }
     }
 
     /// `0x00 ‖ C` of the stored event, for tests; nil when the event needs the decoder.

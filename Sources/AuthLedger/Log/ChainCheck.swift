@@ -1,5 +1,4 @@
 import AuthLedgerCore
-import Crypto
 
 /// Replay's check of the hash chain (SPEC 1.2), on each event's stored bytes and the leaf
 /// the tree's check computed from them anyway: the event's `prev` is the `hash` stored with
@@ -31,15 +30,12 @@ struct ChainCheck {
     static let prev = 2..<34, hash = 34..<66, hashes = 2..<66
 
     /// Checks the stored event at `seq` whose leaf is `leaf`; it is then the one the next follows.
-    mutating func add(_ bytes: UnsafeRawBufferPointer, leaf: SHA256.Digest, seq: UInt64) throws {
+    mutating func add(_ bytes: UnsafeRawBufferPointer, leaf: TreeFrontier.Node, seq: UInt64) throws {
         guard bytes.count >= ChainCheck.hashes.upperBound else { throw LedgerError(.tampered, "stored event is not decodable", seq: seq) }
         let prev = UnsafeRawBufferPointer(rebasing: bytes[ChainCheck.prev])
         guard TreeFrontier.Node(prev) == last else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
-        var sha = SHA256()
-        sha.update(bufferPointer: prev)
-        leaf.withUnsafeBytes { sha.update(bufferPointer: $0) }
         let hash = TreeFrontier.Node(UnsafeRawBufferPointer(rebasing: bytes[ChainCheck.hash]))
-        guard TreeFrontier.Node(sha.finalize()) == hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
+        guard leaf.withUnsafeBytes({ TreeFrontier.Node.sha256(prev, $0) }) == hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
         last = hash
     }
 }

@@ -380,7 +380,7 @@ struct TreeCheck {
 
     /// Adds the leaf of `seq` and compares each node it completes with the stored hash
     /// `treeHash` passes (nil: none stored).
-    mutating func add(_ leaf: SHA256.Digest, seq: UInt64, _ treeHash: (UInt64, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
+    mutating func add(_ leaf: TreeFrontier.Node, seq: UInt64, _ treeHash: (UInt64, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void) throws {
         var found: LedgerError?
         try frontier.append(leaf) { index, level, node in
             guard found == nil else { return }

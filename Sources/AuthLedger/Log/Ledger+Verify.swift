@@ -121,7 +121,7 @@ struct LogCheck {
         let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
         let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
         guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
-        try tree.add(leaf, seq: seq, treeHash)
+        try tree.add(TreeFrontier.Node(leaf), seq: seq, treeHash)
         let stream = rec.event.stream
         let v = versions[stream, default: 0] + 1
         guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }

@@ -16,27 +16,14 @@ import Crypto
 public enum MerkleTree {
     /// `SHA-256(0x01 ‖ left ‖ right)`.
     public static func nodeHash(_ left: Hash32, _ right: Hash32) -> Hash32 {
-        var sha = SHA256()
-        sha.update(data: [1])
-        sha.update(data: left.bytes)
-        sha.update(data: right.bytes)
-        return Hash32(bytes: Array(sha.finalize()))
-    }
-
-    static func nodeDigest(_ left: SHA256.Digest, _ right: SHA256.Digest) -> SHA256.Digest {
-        var sha = SHA256()
-        withUnsafeBytes(of: UInt8(1)) { sha.update(bufferPointer: $0) }
-        left.withUnsafeBytes { sha.update(bufferPointer: $0) }
-        right.withUnsafeBytes { sha.update(bufferPointer: $0) }
-        return sha.finalize()
+        withUnsafeBytes(of: UInt8(1)) { one in
+            left.bytes.withUnsafeBytes { l in right.bytes.withUnsafeBytes { r in TreeFrontier.Node.sha256(one, l, r).hash } }
+        }
     }
 
     /// `SHA-256(0x00 ‖ entry)`: the leaf hash of an entry `C`.
     public static func leafHash(_ entry: [UInt8]) -> Hash32 {
-        var sha = SHA256()
-        sha.update(data: [0])
-        sha.update(data: entry)
-        return Hash32(bytes: Array(sha.finalize()))
+        withUnsafeBytes(of: UInt8(0)) { zero in entry.withUnsafeBytes { TreeFrontier.Node.sha256(zero, $0).hash } }
     }
 
     /// The root of the empty tree: `SHA-256()` (RFC 9162 2.1.1).

@@ -30,6 +30,6 @@ package protocol StorageWriter: StorageReader {
 extension StorageWriter {
     /// Appends a Merkle node at its stored index (`TreeFrontier.append` gives both).
     func appendTreeHash(_ index: UInt64, _ node: TreeFrontier.Node) throws {
-        try node.withBytes { try appendTreeHash(index, $0) }
+        try node.withUnsafeBytes { try appendTreeHash(index, $0) }
     }
 }

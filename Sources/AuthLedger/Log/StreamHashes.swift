@@ -26,28 +26,20 @@ package struct StreamHead: Sendable, Equatable {
         leaf.withUnsafeBytes { adding(leafBytes: $0, seq: seq) }
     }
 
-    /// `adding` with the leaf hash's 32 bytes where they lie (a stored tree's leaf).
-    package func adding(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) -> StreamHead {
-        StreamHead(hash: Hash32(bytes: Array(hash.bytes.withUnsafeBytes { Self.step($0, leaf) })), last: seq)
+    func adding(_ leaf: TreeFrontier.Node, seq: UInt64) -> StreamHead {
+        leaf.withUnsafeBytes { adding(leafBytes: $0, seq: seq) }
     }
 
-    /// One step of the chain, `SHA-256(prev ‖ leaf)` (32 bytes each), hashed at once from
-    /// one 64-byte buffer (one update): `adding` and a replay's `StreamFold` compute it here.
-    static func step(_ prev: UnsafeRawBufferPointer, _ leaf: UnsafeRawBufferPointer) -> SHA256Digest {
-        guard prev.count == 32, leaf.count == 32 else {
-            // (Not a hash's length — a damaged store's, which verify names — hashed as it is.)
-            var h = SHA256()
-            h.update(bufferPointer: prev)
-            h.update(bufferPointer: leaf)
-            return h.finalize()
-        }
-        return withUnsafeTemporaryAllocation(byteCount: 64, alignment: 8) { buffer in
-            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<32]).copyMemory(from: prev)
-            UnsafeMutableRawBufferPointer(rebasing: buffer[32..<64]).copyMemory(from: leaf)
-            var h = SHA256()
-            h.update(bufferPointer: UnsafeRawBufferPointer(buffer))
-            return h.finalize()
-        }
+    /// `adding` with the leaf hash's 32 bytes where they lie (a stored tree's leaf).
+    package func adding(leafBytes leaf: UnsafeRawBufferPointer, seq: UInt64) -> StreamHead {
+        StreamHead(hash: hash.bytes.withUnsafeBytes { Self.step($0, leaf) }.hash, last: seq)
+    }
+
+    /// One step of the chain, `SHA-256(prev ‖ leaf)`: `adding` and a replay's `StreamFold`
+    /// compute it here (a damaged store's leaf of another length, which verify names, is
+    /// hashed as it is).
+    static func step(_ prev: UnsafeRawBufferPointer, _ leaf: UnsafeRawBufferPointer) -> TreeFrontier.Node {
+        TreeFrontier.Node.sha256(prev, leaf)
     }
 
     /// The user's value commitment `c(U)` in the index, for a stream of `count` events.
@@ -57,10 +49,10 @@ package struct StreamHead: Sendable, Equatable {
 }
 
 /// A stream's head while many events are folded into it (a replay's partitions): the hash
-/// kept as a digest, so that an event costs its SHA-256 and no array; `head` makes the
-/// `StreamHead` (the same hashes as `StreamHead.adding`).
+/// kept inline (32 bytes), so that an event costs its SHA-256 and no allocation; `head`
+/// makes the `StreamHead` (the same hashes as `StreamHead.adding`).
 struct StreamFold {
-    private var hash: SHA256Digest?
+    private var hash: TreeFrontier.Node?
     private(set) var last: UInt64 = 0
 
     init() {}
@@ -72,7 +64,7 @@ struct StreamFold {
         last = seq
     }
 
-    var head: StreamHead { hash.map { StreamHead(hash: Hash32(bytes: Array($0)), last: last) } ?? .start }
+    var head: StreamHead { hash.map { StreamHead(hash: $0.hash, last: last) } ?? .start }
 }
 
 /// A step of a user's stream hash chain waiting in a transaction (`AppendSession.streamLeaves`):

@@ -1,4 +1,5 @@
 import AuthLedgerCore
+import CLibCrypto
 import Crypto
 
 /// The right edge of the Merkle tree: the hashes of its complete subtrees, largest
@@ -10,6 +11,8 @@ struct TreeFrontier {
     struct Node: Equatable {
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
+        private init() {}
+
         init(_ digest: SHA256.Digest) {
             withUnsafeMutableBytes(of: &words) { w in digest.withUnsafeBytes { w.copyMemory(from: $0) } }
         }
@@ -19,21 +22,34 @@ struct TreeFrontier {
             withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
         }
 
-        func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-            try withUnsafeBytes(of: words) { try body($0) }
+        func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+            try Swift.withUnsafeBytes(of: words) { try body($0) }
         }
 
-        var hash: Hash32 { withBytes { Hash32(bytes: Array($0)) } }
+        var hash: Hash32 { withUnsafeBytes { Hash32(bytes: Array($0)) } }
+
+        /// SHA-256 of `a ‖ b ‖ c`, hashed by the system's libcrypto with its context on the
+        /// stack: the log's per-event hashes (tree nodes, leaves recomputed from stored
+        /// events, the chain's check, stream steps) go through here. swift-crypto's
+        /// `SHA256` allocates, zeroes and frees a context object per hash, which cost a
+        /// replay more than the compression (`Sources/CLibCrypto/shim.h`, docs/BENCHMARKS.md).
+        static func sha256(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer = Node.none,
+                           _ c: UnsafeRawBufferPointer = Node.none) -> Node {
+            var node = Node()
+            Swift.withUnsafeMutableBytes(of: &node.words) { out in
+                authledger_sha256(a.baseAddress, a.count, b.baseAddress, b.count, c.baseAddress, c.count,
+                                  out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+            return node
+        }
+
+        static var none: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
         static func == (a: Node, b: Node) -> Bool { a.words == b.words }
 
         /// `SHA-256(0x01 ‖ left ‖ right)`.
         static func parent(_ left: Node, _ right: Node) -> Node {
-            var sha = SHA256()
-            withUnsafeBytes(of: UInt8(1)) { sha.update(bufferPointer: $0) }
-            left.withBytes { sha.update(bufferPointer: $0) }
-            right.withBytes { sha.update(bufferPointer: $0) }
-            return Node(sha.finalize())
+            Swift.withUnsafeBytes(of: UInt8(1)) { one in left.withUnsafeBytes { l in right.withUnsafeBytes { r in sha256(one, l, r) } } }
         }
     }
 
