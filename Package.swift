@@ -248,3 +248,17 @@ let package = Package(
         ),
     ]
 )
+
+// `tools/fuzz` builds the fuzz targets in the package's own build directory with
+// AUTHLEDGER_FUZZ_BUILD=1: this package's Swift modules instrumented for libFuzzer's
+// coverage and AddressSanitizer, with FUZZING defined; the dependencies stay as the debug
+// build compiled them. A separate build directory instrumented everything, and building
+// every dependency a second time was most of CI's fuzzing pass (docs/BENCHMARKS.md, "CI time").
+if Context.environment["AUTHLEDGER_FUZZ_BUILD"] == "1" {
+    for target in package.targets where target.type == .regular || target.type == .executable {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")]
+    }
+    for target in package.targets where target.name == "authledger-fuzz" {
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=fuzzer,address"])]
+    }
+}
