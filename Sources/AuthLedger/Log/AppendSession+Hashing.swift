@@ -41,7 +41,7 @@ extension AppendSession {
     }
 
     /// Puts a recorded event and its index entries, then its Merkle nodes (`tree`).
-    func store(_ recorded: RecordedEvent, bytes: [UInt8], leaf: SHA256.Digest, tree: () throws -> Void) throws {
+    func store(_ recorded: RecordedEvent, bytes: [UInt8], leaf: TreeFrontier.Node, tree: () throws -> Void) throws {
         let e = recorded.event
         try w.putEvent(seq: recorded.seq, id: e.id!, stream: e.stream, version: recorded.version, bytes: bytes)
         try tree()
@@ -80,7 +80,7 @@ extension AppendSession {
     }
 
     /// Adds the event's leaf to the Merkle tree, in the event's transaction.
-    func appendToTree(_ leaf: SHA256.Digest, seq: UInt64) throws {
+    func appendToTree(_ leaf: TreeFrontier.Node, seq: UInt64) throws {
         if !switches.maintainMerkleTree.load(ordering: .relaxed) { return }
         _ = try treeAtHead()
         try tree!.append(leaf) { index, _, node in try w.appendTreeHash(index, node) }

@@ -191,8 +191,8 @@ final class AppendSession {
             return true
         }
         // One leaf for the chain and the Merkle tree (SPEC 6: the same leaves).
-        let leaf = RecordedEvent.leaf(event, seq: seq, version: version, scratch: &scratch)
-        let hash = RecordedEvent.chain(prev: head.hash, leaf: leaf)
+        let leaf = TreeFrontier.Node.leaf(event, seq: seq, version: version, scratch: &scratch)
+        let hash = TreeFrontier.Node.chain(prev: head.hash, leaf: leaf)
         let recorded = RecordedEvent(event: event, seq: seq, version: version, prev: head.hash, hash: hash)
         EventCodec.encode(recorded, into: &scratch)
         try store(recorded, bytes: scratch, leaf: leaf) { try appendToTree(leaf, seq: seq) }

@@ -30,7 +30,7 @@ final class HashPipeline: Sendable {
         let values: [UInt8]?
         let nodeCount: Int
         /// Its leaf hash (for its stream's hash).
-        let leaf: SHA256.Digest
+        let leaf: TreeFrontier.Node
     }
 
     /// What `take` hands back: the events in `seq` order, and their tree nodes (stored index
@@ -153,8 +153,8 @@ final class HashPipeline: Sendable {
         for job in batch {
             var event = job.event
             if job.seal { PersonalData.sealWithNewSalts(&event) }
-            let leaf = RecordedEvent.leaf(event, seq: job.seq, version: job.version, scratch: &scratch)
-            let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
+            let leaf = TreeFrontier.Node.leaf(event, seq: job.seq, version: job.version, scratch: &scratch)
+            let hash = TreeFrontier.Node.chain(prev: prev, leaf: leaf)
             let recorded = RecordedEvent(event: event, seq: job.seq, version: job.version, prev: prev, hash: hash)
             var bytes: [UInt8] = []
             EventCodec.encode(recorded, into: &bytes)

@@ -118,10 +118,12 @@ struct LogCheck {
     mutating func add(_ rec: RecordedEvent, seq: UInt64, treeHash: (UInt64, (UnsafeRawBufferPointer?) throws -> Void) throws -> Void,
                       idPoints: () throws -> Bool, streamPoints: () throws -> Bool) throws {
         guard rec.prev == prev else { throw LedgerError(.tampered, "prev does not link to the previous hash", seq: seq) }
-        let leaf = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
-        let hash = RecordedEvent.chain(prev: prev, leaf: leaf)
+        // (Recomputed by the core's hashing, not the writer's: verify checks one with the other.)
+        let digest = RecordedEvent.leaf(rec.event, seq: seq, version: rec.version)
+        let hash = RecordedEvent.chain(prev: prev, leaf: digest)
+        let leaf = TreeFrontier.Node(digest)
         guard hash == rec.hash else { throw LedgerError(.tampered, "hash does not match the event's content", seq: seq) }
-        try tree.add(TreeFrontier.Node(leaf), seq: seq, treeHash)
+        try tree.add(leaf, seq: seq, treeHash)
         let stream = rec.event.stream
         let v = versions[stream, default: 0] + 1
         guard rec.version == v else { throw LedgerError(.tampered, "stream version out of order", seq: seq) }

@@ -22,10 +22,6 @@ package struct StreamHead: Sendable, Equatable {
     package static let start = StreamHead(hash: .zero, last: 0)
 
     /// The head after one more event, of leaf hash `leaf` at `seq`.
-    package func adding(_ leaf: SHA256.Digest, seq: UInt64) -> StreamHead {
-        leaf.withUnsafeBytes { adding(leafBytes: $0, seq: seq) }
-    }
-
     func adding(_ leaf: TreeFrontier.Node, seq: UInt64) -> StreamHead {
         leaf.withUnsafeBytes { adding(leafBytes: $0, seq: seq) }
     }
@@ -70,7 +66,7 @@ struct StreamFold {
 /// A step of a user's stream hash chain waiting in a transaction (`AppendSession.streamLeaves`):
 /// a leaf to fold in, or the head the hashing thread folded a run of leaves into (`HashPipeline`).
 enum StreamStep {
-    case leaf(seq: UInt64, SHA256.Digest)
+    case leaf(seq: UInt64, TreeFrontier.Node)
     case head(StreamHead)
 }
 

@@ -43,6 +43,17 @@ struct TreeFrontier {
             return node
         }
 
+        /// The leaf of an event being appended (`RecordedEvent.leaf`), its canonical bytes written into `scratch`.
+        static func leaf(_ e: Event, seq: UInt64, version: UInt64, scratch: inout [UInt8]) -> Node {
+            CanonicalEvent.writeLeafInput(e, seq: seq, version: version, into: &scratch)
+            return scratch.withUnsafeBytes { sha256($0) }
+        }
+
+        /// The event's `hash`, `SHA-256(prev ‖ leaf)` (`RecordedEvent.chain`).
+        static func chain(prev: Hash32, leaf: Node) -> Hash32 {
+            prev.bytes.withUnsafeBytes { p in leaf.withUnsafeBytes { sha256(p, $0) } }.hash
+        }
+
         static var none: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
         static func == (a: Node, b: Node) -> Bool { a.words == b.words }
@@ -85,10 +96,6 @@ struct TreeFrontier {
 
     /// Appends a leaf hash; `store(index, level, node)` receives each new stored hash
     /// (the leaf, then the subtrees it completes) at consecutive stored indexes.
-    mutating func append(_ leaf: SHA256.Digest, _ store: (UInt64, Int, Node) throws -> Void) rethrows {
-        try append(Node(leaf), store)
-    }
-
     mutating func append(_ leaf: Node, _ store: (UInt64, Int, Node) throws -> Void) rethrows {
         var h = leaf
         var index = MerkleTree.storedHashCount(size)

@@ -165,11 +165,17 @@ package enum CanonicalEvent {
 
     /// `leaf`, writing the canonical bytes into `scratch` (kept by the caller: no buffer per event).
     package static func leaf(_ e: Event, seq: UInt64, version: UInt64, scratch buf: inout [UInt8]) -> SHA256.Digest {
+        writeLeafInput(e, seq: seq, version: version, into: &buf)
+        return SHA256.hash(data: buf)
+    }
+
+    /// `0x00 ‖ C`, what the leaf hashes, written into `buf` (a buffer the caller reuses; the
+    /// log's writer hashes it with its own SHA-256).
+    package static func writeLeafInput(_ e: Event, seq: UInt64, version: UInt64, into buf: inout [UInt8]) {
         buf.removeAll(keepingCapacity: true)
         buf.reserveCapacity(512)
         buf.append(0)
         write(e, seq: seq, version: version, into: &buf)
-        return SHA256.hash(data: buf)
     }
 }
 
