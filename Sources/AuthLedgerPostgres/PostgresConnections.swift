@@ -155,15 +155,21 @@ package struct PostgresSession: Sendable {
         }
     }
 
-    /// Runs `statement` and awaits its rows without blocking the calling thread (async reads).
-    func run(_ statement: PostgresStatement) async throws -> [PostgresRow] {
-        do {
-            return Array(try await send(statement.sql, statement.binds).get().rows)
-        } catch {
-            throw PostgresFailure(error, doing: statement.doing, location: location)
+    /// Sends `reads` together (after `begun`, a transaction's BEGIN, whose answer is checked
+    /// with theirs), awaits every answer, then gives each one's rows to its `keep`: one round trip.
+    func load(_ reads: [PostgresRead], begun: EventLoopFuture<PostgresQueryResult>? = nil) async throws {
+        guard begun != nil || !reads.isEmpty else { return }
+        let sent = (begun.map { [$0] } ?? []) + reads.map { send($0.statement.sql, $0.statement.binds) }
+        let answers = try await EventLoopFuture.whenAllComplete(sent, on: connection.eventLoop).get()
+        for (answer, doing) in zip(answers, (begun == nil ? [] : ["begin"]) + reads.map(\.statement.doing)) {
+            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: location) }
         }
+        for (read, answer) in zip(reads, answers.suffix(reads.count)) { try read.keep(Array(try answer.get().rows)) }
     }
 }
+
+/// A read statement and what keeps its rows (`PostgresSession.load`).
+typealias PostgresRead = (statement: PostgresStatement, keep: ([PostgresRow]) throws -> Void)
 
 /// A failure of the PostgreSQL backend. `spoilsTransaction` when the connection or the
 /// transaction cannot go on (the writer then fails the whole group, as for a full LMDB

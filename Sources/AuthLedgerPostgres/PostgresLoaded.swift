@@ -4,12 +4,18 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
-/// A query's view of one REPEATABLE READ snapshot (`PostgresStorage.readAsync`): the rows
-/// its load named (`ReadLoad`), fetched before its body runs — one round trip per step, the
-/// statements of `PostgresReads.swift` sent together and their answers awaited. The body
-/// then runs once over them; a read of something the load did not name is a
-/// `storage_error` (a query that forgot to name it), never a wait or a run again.
+/// Rows loaded before a body runs, and the reads they answer. A query's view of one
+/// REPEATABLE READ snapshot (`PostgresStorage.readAsync`): the rows its load named
+/// (`ReadLoad`) — one round trip per step, the statements of `PostgresReads.swift` sent
+/// together and their answers awaited; the body then runs once over them. A write group's
+/// cache (`PostgresAccess.cache`, under its layers of writes) is one too: what its load step
+/// read (`PostgresAccess+Load.swift`). A read of something not loaded is a `storage_error`
+/// (a query or a group that forgot to name it), never a wait or a run again.
 final class PostgresLoaded: StorageReader {
+    /// A write group's count of misses (`PostgresStorage.unloadedReads`); nil: a query's.
+    let misses: PostgresCounter?
+    init(misses: PostgresCounter? = nil) { self.misses = misses }
+
     var loadedHead: Head = .empty
     /// The log by seq (what the log and stream loads brought), and the events' personal values.
     var log = PostgresFetched<[UInt8]>()
@@ -31,9 +37,15 @@ final class PostgresLoaded: StorageReader {
     var allRecords = false
     var eventCount: Int?
     var recordCounts: [Int16: Int]?
+    /// A write group's: the event ids it looks up (nil: not stored), and the stored personal
+    /// values of the users it erases, in seq order (their challenge and OTP records are all in `records`).
+    var ids: [EventID: UInt64?] = [:]
+    var personalOf: [String: [(seq: UInt64, bytes: [UInt8])]] = [:]
 
-    private func notLoaded(_ what: String) -> LedgerError {
-        LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load")
+    func notLoaded(_ what: String) -> LedgerError {
+        guard let misses else { return LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load") }
+        misses.add(1)
+        return LedgerError(.storageError, "internal error: a write group read what its load step did not name (\(what))")
     }
 
     // MARK: StorageReader
@@ -46,7 +58,10 @@ final class PostgresLoaded: StorageReader {
         return try bytes.withUnsafeBytes { try body($0) }
     }
 
-    func seq(forId id: EventID) throws -> UInt64? { throw notLoaded("an event id") }
+    func seq(forId id: EventID) throws -> UInt64? {
+        guard let seq = ids[id] else { throw notLoaded("an event id") }
+        return seq
+    }
 
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         if try log.scan(from: from, { seq, bytes in try bytes.withUnsafeBytes { try body(seq, $0) } }) != nil {
@@ -112,7 +127,11 @@ final class PostgresLoaded: StorageReader {
     }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
-        guard let bytes = personal[seq] else { throw notLoaded("the personal values of event \(seq)") }
+        guard let bytes = personal[seq] else {
+            // An erased user's, loaded with the group (every stored value of the user's).
+            guard let stored = personalOf[user] else { throw notLoaded("the personal values of event \(seq)") }
+            return stored.first { $0.seq == seq }?.bytes
+        }
         return bytes
     }
 
@@ -122,7 +141,7 @@ final class PostgresLoaded: StorageReader {
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
         guard let bytes = records[PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)] else {
-            if allRecords { return nil }
+            if allRecords || (personalOf[kind.owner(user)] != nil && (kind == .challenge || kind == .otp)) { return nil }
             throw notLoaded("a \(kind) record")
         }
         return bytes
@@ -153,8 +172,8 @@ final class PostgresLoaded: StorageReader {
 
 extension PostgresLoaded {
     /// The statements loading `wanted` and how each one's rows are kept (`PostgresReads.swift`).
-    func statements(_ wanted: ReadLoad, _ t: PostgresTables) -> [(PostgresStatement, ([PostgresRow]) throws -> Void)] {
-        var out: [(PostgresStatement, ([PostgresRow]) throws -> Void)] = []
+    func statements(_ wanted: ReadLoad, _ t: PostgresTables) -> [PostgresRead] {
+        var out: [PostgresRead] = []
         let stateKeys = Set(wanted.states).filter { states[$0] == nil }.sorted()
         if !stateKeys.isEmpty {
             let st = t.states(stateKeys)
@@ -174,6 +193,7 @@ extension PostgresLoaded {
             }))
         }
         let recordKeys = Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
+            .filter { records[$0] == nil }
         if !recordKeys.isEmpty {
             let st = t.records(recordKeys)
             out.append((st, { [unowned self] rows in
@@ -181,7 +201,7 @@ extension PostgresLoaded {
             }))
         }
         for stream in Set(wanted.streams) where streams[stream]?.lookup(0) == nil {
-            out.append((t.streamEventsPage(stream, from: 0, limit: .max), { [unowned self] rows in
+            out.append((t.streamEvents(stream), { [unowned self] rows in
                 streams[stream] = PostgresFetched()
                 try keepStream(stream, rows, from: 0, limit: .max)
             }))
@@ -196,9 +216,9 @@ extension PostgresLoaded {
             out.append((t.logPage(from: Self.key(from), limit: limit), { [unowned self] rows in
                 var page: [(UInt64, [UInt8])] = []
                 for row in rows {
-                    let (seq, bytes, personalValues) = try PostgresRows.logRow(row)
-                    page.append((seq, Array(bytes.readableBytesView)))
-                    personal[seq] = .some(personalValues)
+                    let (seq, bytes, values) = try PostgresRows.decode(row, (Int64, ByteBuffer, ByteBuffer?).self, doing: "scan the log")
+                    page.append((UInt64(bitPattern: seq), Array(bytes.readableBytesView)))
+                    personal[UInt64(bitPattern: seq)] = .some(values.map { Array($0.readableBytesView) })
                 }
                 log.addPage(page, from: from, limit: limit)
             }))
@@ -210,7 +230,7 @@ extension PostgresLoaded {
             let st = t.tileRows(Array(tiles).sorted())
             out.append((st, { [unowned self] rows in
                 for row in rows {
-                    let (tile, hashes) = try PostgresRows.decode2(row, Int64.self, ByteBuffer.self, doing: st.doing)
+                    let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
                     guard hashes.readableBytes % 32 == 0, hashes.readableBytes <= 32 * Int(PostgresTiles.width) else {
                         throw LedgerError(.tampered, "malformed tree hash")
                     }
@@ -223,15 +243,18 @@ extension PostgresLoaded {
             }))
         }
         if let (from, limit) = wanted.statesFrom {
-            let st = t.statesFrom(PostgresAccess.text(from), inclusive: true, limit: limit)
+            let st = t.statesFrom(PostgresAccess.text(from), limit: limit)
             out.append((st, { [unowned self] rows in
                 var got: [(String, [UInt8])] = []
                 for row in rows {
-                    let (key, bytes, latest) = try PostgresRows.stateFromRow(row, doing: st.doing)
+                    let (key, bytes, version, seq) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer, Int64?, Int64?).self, doing: st.doing)
                     let name = String(decoding: key.readableBytesView, as: UTF8.self)
                     got.append((name, Array(bytes.readableBytesView)))
                     // Each row's latest stream entry answers `seq(stream:version:)` for it.
-                    if let (version, seq) = latest { streams[name, default: PostgresFetched()].add([(version, seq)], from: version, through: version) }
+                    if let version, let seq {
+                        let v = UInt64(bitPattern: version)
+                        streams[name, default: PostgresFetched()].add([(v, UInt64(bitPattern: seq))], from: v, through: v)
+                    }
                 }
                 statesFrom = (from, got, rows.count < limit)
             }))
@@ -240,7 +263,7 @@ extension PostgresLoaded {
             let st = t.metaPrefixed(prefix)
             out.append((st, { [unowned self] rows in
                 for row in rows {
-                    let (key, value) = try PostgresRows.decode2(row, ByteBuffer.self, ByteBuffer.self, doing: st.doing)
+                    let (key, value) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
                     meta[String(decoding: key.readableBytesView, as: UTF8.self)] = .some(Array(value.readableBytesView))
                 }
                 metaPrefixes.append(prefix)
@@ -250,10 +273,7 @@ extension PostgresLoaded {
             let st = t.allRecords
             out.append((st, { [unowned self] rows in
                 for row in rows {
-                    let (kind, owner, id, bytes): (Int16, ByteBuffer, ByteBuffer, ByteBuffer)
-                    do { (kind, owner, id, bytes) = try row.decode((Int16, ByteBuffer, ByteBuffer, ByteBuffer).self) } catch {
-                        throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(st.doing))")
-                    }
+                    let (kind, owner, id, bytes) = try PostgresRows.decode(row, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing)
                     let key = PostgresPendingWrites.RecordKey(kind: kind, owner: String(decoding: owner.readableBytesView, as: UTF8.self),
                                                               id: String(decoding: id.readableBytesView, as: UTF8.self))
                     records[key] = .some(Array(bytes.readableBytesView))
@@ -265,7 +285,7 @@ extension PostgresLoaded {
             let events = t.eventCount, kinds = t.recordCounts
             out.append((events, { [unowned self] in eventCount = Int(try PostgresRows.integer($0, doing: events.doing) ?? 0) }))
             out.append((kinds, { [unowned self] rows in
-                recordCounts = try Dictionary(rows.map { try PostgresRows.decode2($0, Int16.self, Int64.self, doing: kinds.doing) }.map { ($0, Int($1)) },
+                recordCounts = try Dictionary(rows.map { try PostgresRows.decode($0, (Int16, Int64).self, doing: kinds.doing) }.map { ($0, Int($1)) },
                                               uniquingKeysWith: +)
             }))
         }
@@ -273,7 +293,7 @@ extension PostgresLoaded {
             let st = t.allStates
             out.append((st, { [unowned self] rows in
                 allStates = try rows.map { row in
-                    let (key, bytes) = try PostgresRows.decode2(row, ByteBuffer.self, ByteBuffer.self, doing: st.doing)
+                    let (key, bytes) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
                     return (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
                 }
             }))
@@ -287,14 +307,11 @@ extension PostgresLoaded {
     private func keepStream(_ stream: String, _ rows: [PostgresRow], from: UInt64?, limit: Int) throws -> [(UInt64, UInt64)] {
         var page: [(UInt64, UInt64)] = []
         for row in rows {
-            let (version, seq, bytes, personalValues): (Int64, Int64, ByteBuffer, ByteBuffer?)
-            do { (version, seq, bytes, personalValues) = try row.decode((Int64, Int64, ByteBuffer, ByteBuffer?).self) } catch {
-                throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (scan a stream)")
-            }
+            let (version, seq, bytes, values) = try PostgresRows.decode(row, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: "scan a stream")
             let at = UInt64(bitPattern: seq)
             page.append((UInt64(bitPattern: version), at))
             log.rows[at] = Array(bytes.readableBytesView)
-            personal[at] = .some(personalValues.map { Array($0.readableBytesView) })
+            personal[at] = .some(values.map { Array($0.readableBytesView) })
         }
         if let from { streams[stream, default: PostgresFetched()].addPage(page, from: from, limit: limit) }
         return page
@@ -343,53 +360,50 @@ struct PostgresFetched<V> {
 }
 
 extension PostgresStorage {
-    /// A query's read (see `StorageBackend.readAsync`): one REPEATABLE READ READ ONLY
-    /// transaction on a pooled connection; BEGIN goes with the head, the checkpoint and
-    /// what `load` names (one round trip), then what `then` names over that (one more),
-    /// and `body` runs once over what was loaded. COMMIT (or ROLLBACK) is awaited and a
-    /// connection whose end failed is closed. A failure is the ledger's `storage_error`,
-    /// never with the URL or the password.
+    /// A query's read (see `StorageBackend.readAsync`): BEGIN goes with the head, the
+    /// checkpoint and what `load` names (one round trip), then what `then` names over that
+    /// (one more), and `body` runs once over what was loaded (`readSnapshot`).
     package func readAsync<T: Sendable>(_ load: () -> ReadLoad, then: (any StorageReader) throws -> ReadLoad,
                                         _ body: (any StorageReader) throws -> T) async throws -> T {
         queryReads.add(1)
-        return try await connections.withSession { s in
+        return try await readSnapshot { s, begun in
             let loaded = PostgresLoaded()
-            let result: Result<T, any Error>
-            do {
-                let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
-                let head = tables.headRow
-                var first = load()
-                first.meta.append("checkpoint")
-                try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
-                                      + loaded.statements(first, tables), begun: begun)
+            try await loaded.loadFirst(s, tables, load(), begun: begun)
+            queryLoads.add(1)
+            let next = loaded.statements(try then(loaded), tables)
+            if !next.isEmpty {
+                try await s.load(next)
                 queryLoads.add(1)
-                let next = loaded.statements(try then(loaded), tables)
-                if !next.isEmpty {
-                    try await loaded.load(s, next)
-                    queryLoads.add(1)
-                }
-                result = Result { try body(loaded) }
-            } catch {
+            }
+            // (The body's failure is its own: the snapshot still ends with COMMIT.)
+            return Result { try body(loaded) }
+        }.get()
+    }
+
+    /// One REPEATABLE READ READ ONLY transaction on a pooled connection (a query's, a
+    /// replay's scan, `verify`'s): `body` gets its BEGIN, sent and not awaited (its first
+    /// statements go with it). COMMIT (ROLLBACK when `body` throws) is awaited, and a
+    /// connection whose end failed is closed. A failure is the ledger's `storage_error`,
+    /// never with the URL or the password.
+    func readSnapshot<T: Sendable>(_ body: (PostgresSession, EventLoopFuture<PostgresQueryResult>) async throws -> T) async throws -> T {
+        try await connections.withSession { s in
+            let result: T
+            do { result = try await body(s, s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())) } catch {
                 await s.end("ROLLBACK")
                 throw (error as? PostgresFailure)?.ledgerError ?? error
             }
             await s.end("COMMIT")
-            return try result.get()
+            return result
         }
     }
 }
 
 extension PostgresLoaded {
-    /// Sends the statements together (after `begun`, the transaction's BEGIN) and keeps their answers.
-    func load(_ s: PostgresSession, _ statements: [(PostgresStatement, ([PostgresRow]) throws -> Void)],
-              begun: EventLoopFuture<PostgresQueryResult>? = nil) async throws {
-        guard begun != nil || !statements.isEmpty else { return }
-        let sent = (begun.map { [$0] } ?? []) + statements.map { s.send($0.0.sql, $0.0.binds) }
-        let answers = try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()
-        let doing = (begun == nil ? [] : ["begin"]) + statements.map(\.0.doing)
-        for (answer, doing) in zip(answers, doing) {
-            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
-        }
-        for ((_, keep), answer) in zip(statements, answers.suffix(statements.count)) { try keep(Array(try answer.get().rows)) }
+    /// A snapshot's first step, sent with its BEGIN (`begun`): the head, the checkpoint and `wanted`.
+    func loadFirst(_ s: PostgresSession, _ t: PostgresTables, _ wanted: ReadLoad, begun: EventLoopFuture<PostgresQueryResult>) async throws {
+        var wanted = wanted
+        wanted.meta.append("checkpoint")
+        let head: PostgresRead = (t.headRow, { [unowned self] rows in loadedHead = try rows.first.map(PostgresRows.head) ?? .empty })
+        try await s.load([head] + statements(wanted, t), begun: begun)
     }
 }

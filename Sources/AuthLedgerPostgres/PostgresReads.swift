@@ -37,13 +37,13 @@ extension PostgresTables {
             """, doing: "scan the log") { $0.append(seq) }
     }
 
-    /// `(version, seq, bytes, personal bytes or NULL)` of `stream` from `version` on: a
-    /// stream's index and its events in one statement (an async read's fill).
-    func streamEventsPage(_ stream: String, from version: Int64, limit: Int) -> PostgresStatement {
+    /// `(version, seq, bytes, personal bytes or NULL)` of every entry of `stream`: a stream's
+    /// index and its events in one statement.
+    func streamEvents(_ stream: String) -> PostgresStatement {
         PostgresStatement("""
             SELECT e.version, e.seq, e.bytes, p.bytes FROM \(events) e LEFT JOIN \(personal) p ON p.seq = e.seq
-            WHERE e.stream = $1 AND e.version >= $2 ORDER BY e.version LIMIT \(limit)
-            """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(version) }
+            WHERE e.stream = $1 AND e.version >= 0 ORDER BY e.version
+            """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)) }
     }
 
     /// `(version, seq, bytes, personal bytes or NULL)` of `stream`'s entries whose seq is
@@ -75,7 +75,6 @@ extension PostgresTables {
                                  doing: "scan the tree") { $0.append(lo); $0.append(hi) }
     }
 
-    /// `column` of the row of `table` whose `key` is `value`.
     /// `(n, bytes)` of the stored projection states of `keys` (`n`: the key's place in
     /// `keys`, from 1; `PostgresRows.keyed` reads them), in one statement however many keys:
     /// a read's and a write group's load alike.
@@ -102,14 +101,13 @@ extension PostgresTables {
         }
     }
 
-    /// `(key, bytes, version, seq)` of the projection states from `key` on (after it when
-    /// not `inclusive`), each with its stream's latest index entry (NULLs for a stream
+    /// `(key, bytes, version, seq)` of the projection states from `key` on, each with its stream's latest index entry (NULLs for a stream
     /// without one): the primary key's range, then one probe of `(stream, version)` per row.
-    func statesFrom(_ key: ByteBuffer, inclusive: Bool, limit: Int) -> PostgresStatement {
+    func statesFrom(_ key: ByteBuffer, limit: Int) -> PostgresStatement {
         PostgresStatement("""
             SELECT s.key, s.bytes, e.version, e.seq FROM \(states) s LEFT JOIN LATERAL
             (SELECT version, seq FROM \(events) WHERE stream = s.key ORDER BY version DESC LIMIT 1) e ON true
-            WHERE s.key \(inclusive ? ">=" : ">") $1 ORDER BY s.key LIMIT \(limit)
+            WHERE s.key >= $1 ORDER BY s.key LIMIT \(limit)
             """, doing: "scan the projections from a key") { $0.append(key) }
     }
 
@@ -133,31 +131,29 @@ extension PostgresTables {
 /// The decoding of the statements' rows (a value PostgreSQL should not hold is `tampered`).
 enum PostgresRows {
     static func decode<T: PostgresDecodable>(_ row: PostgresRow, _ type: T.Type, doing: String) throws -> T {
-        do { return try row.decode(T.self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+        do { return try row.decode(T.self) } catch { throw unexpected(doing) }
     }
 
-    static func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
-        do { return try row.decode((A, B).self) } catch { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+    static func decode<each T: PostgresDecodable>(_ row: PostgresRow, _ types: (repeat each T).Type, doing: String) throws -> (repeat each T) {
+        do { return try row.decode(types) } catch { throw unexpected(doing) }
     }
 
-    /// A row of `statesFrom`: the key, the state, and the stream's latest `(version, seq)`.
-    static func stateFromRow(_ row: PostgresRow, doing: String) throws -> (key: ByteBuffer, bytes: ByteBuffer, latest: (version: UInt64, seq: UInt64)?) {
-        let (key, bytes, version, seq): (ByteBuffer, ByteBuffer, Int64?, Int64?)
-        do { (key, bytes, version, seq) = try row.decode((ByteBuffer, ByteBuffer, Int64?, Int64?).self) } catch {
-            throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))")
-        }
-        let latest = version.flatMap { v in seq.map { (UInt64(bitPattern: v), UInt64(bitPattern: $0)) } }
-        return (key, bytes, latest)
+    static func unexpected(_ doing: String) -> LedgerError { LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+
+    /// A row of `headRow` (or the write's lock of it): the head.
+    static func head(_ row: PostgresRow) throws -> Head {
+        let (seq, hash) = try decode(row, (Int64, ByteBuffer).self, doing: "read the head")
+        guard hash.readableBytes == 32 else { throw LedgerError(.tampered, "malformed head") }
+        return Head(seq: UInt64(bitPattern: seq), hash: Hash32(bytes: Array(hash.readableBytesView)))
     }
 
-    /// The first row's one bytes column, or nil when there is no row.
     /// The values of the rows of a keyed read (`PostgresTables.states(_:)`, `metaValues`,
     /// `records`) by the keys' places in its `count` keys: nil for a key not stored.
     static func keyed(_ rows: some Sequence<PostgresRow>, count: Int, doing: String) throws -> [[UInt8]?] {
         var out = [[UInt8]?](repeating: nil, count: count)
         for row in rows {
-            let (n, bytes) = try decode2(row, Int64.self, ByteBuffer.self, doing: doing)
-            guard n >= 1, n <= count else { throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
+            let (n, bytes) = try decode(row, (Int64, ByteBuffer).self, doing: doing)
+            guard n >= 1, n <= count else { throw unexpected(doing) }
             out[Int(n) - 1] = Array(bytes.readableBytesView)
         }
         return out
@@ -180,18 +176,9 @@ enum PostgresRows {
     static func forEachTreeHash(_ rows: some Sequence<PostgresRow>, in range: Range<UInt64>, doing: String,
                                 _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
         try PostgresTiles.forEach(try rows.map { row in
-            let (tile, hashes) = try decode2(row, Int64.self, ByteBuffer.self, doing: doing)
+            let (tile, hashes) = try decode(row, (Int64, ByteBuffer).self, doing: doing)
             return (UInt64(bitPattern: tile), hashes)
         }, in: range, body)
-    }
-
-    /// A `(seq, bytes, personal)` row of `logPage`.
-    static func logRow(_ row: PostgresRow) throws -> (UInt64, ByteBuffer, [UInt8]?) {
-        let (k, buffer, personal): (Int64, ByteBuffer, ByteBuffer?)
-        do { (k, buffer, personal) = try row.decode((Int64, ByteBuffer, ByteBuffer?).self) } catch {
-            throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (scan the log)")
-        }
-        return (UInt64(bitPattern: k), buffer, personal.map { Array($0.readableBytesView) })
     }
 }
 

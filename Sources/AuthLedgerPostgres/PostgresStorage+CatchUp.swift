@@ -26,7 +26,7 @@ extension PostgresStorage {
     /// read (one statement) and the writer's whole cache dropped.
     static let catchUpLimit = 8_192
 
-    func catchUpQuery(_ kept: PostgresKept?) -> (String, PostgresBindings) {
+    func catchUpStatement(_ kept: PostgresKept?) -> PostgresStatement {
         var b = PostgresBindings(capacity: 4)
         b.append(PostgresAccess.text(PostgresStorage.generationKey))
         b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
@@ -35,12 +35,12 @@ extension PostgresStorage {
         let tiles = kept.map { PostgresStorage.catchUpRange($0) } ?? 0..<0
         b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
         b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
-        return ("""
+        return PostgresStatement("""
             SELECT 0::int2, 0::int8, value FROM \(tables.meta) WHERE key = $1
             UNION ALL (SELECT 1::int2, tile, hashes FROM \(tables.tiles)
                        WHERE tile >= $3 AND tile <= $4 AND EXISTS (SELECT 1 FROM \(tables.head) WHERE seq > $2) ORDER BY tile)
             UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $2 LIMIT \(Self.catchUpLimit + 1))
-            """, b)
+            """, b, doing: "catch up")
     }
 
     /// The stored indexes the catch-up reads after `kept`: every one since, up to one past the limit.
@@ -55,10 +55,7 @@ extension PostgresStorage {
         var tiles: [(tile: UInt64, hashes: ByteBuffer)] = []
         var streams: Set<String> = []
         for row in rows {
-            let (kind, index, bytes): (Int16, Int64, ByteBuffer)
-            do { (kind, index, bytes) = try row.decode((Int16, Int64, ByteBuffer).self) } catch {
-                throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (catch up)")
-            }
+            let (kind, index, bytes) = try PostgresRows.decode(row, (Int16, Int64, ByteBuffer).self, doing: "catch up")
             switch kind {
             case 0: generation = Array(bytes.readableBytesView)
             case 1: tiles.append((UInt64(bitPattern: index), bytes))
@@ -74,7 +71,7 @@ extension PostgresStorage {
             guard head == kept.head else { return }
             access.changedSince = (kept.head, [])
             if let hashes = kept.hashes, kept.generation == generation {
-                access.cache.tree = hashes
+                access.cache.tree.rows = hashes
                 access.frontierFetched = true
             }
             return
@@ -86,7 +83,7 @@ extension PostgresStorage {
             guard let h = hashes[index] ?? tree[index] else { return }
             frontier[index] = h
         }
-        access.cache.tree = frontier
+        access.cache.tree.rows = frontier
         access.frontierFetched = true
     }
 }

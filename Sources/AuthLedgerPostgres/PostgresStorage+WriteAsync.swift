@@ -8,7 +8,7 @@ extension PostgresStorage {
     /// PostgresNIO: the head's lock and the catch-up, `start`, then the group's load step
     /// (`PostgresAccess.load`: what `load` names, and the tree's frontier, in one round
     /// trip), then `body` once over what was loaded — a read it did not name is refused
-    /// (`PostgresAccess.unloaded`), never fetched — and its writes with COMMIT (one round
+    /// (`PostgresLoaded.notLoaded`), never fetched — and its writes with COMMIT (one round
     /// trip). A statement PostgreSQL refuses fails the whole group with
     /// `GroupStatementRefused` (the writer then runs its requests one per transaction).
     package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
@@ -55,13 +55,13 @@ extension PostgresStorage {
                 let keptBefore = kept.withLock { $0 }
                 groupRoundTrips.add(1)
                 // (`start` reads the head and the generation, which the catch-up answered.)
-                let access = try opened(s, try await open(s, kept: keptBefore).get(), kept: keptBefore)
+                let access = try await open(s, kept: keptBefore)
                 let result: T
                 let committing: EventLoopFuture<PostgresQueryResult>
                 do {
                     try await prepare(access)
                     result = try body(access)
-                    try access.finishWrites()
+                    try access.sendAll()
                     // COMMIT goes with the group's last statement: if that one fails, PostgreSQL
                     // answers COMMIT with ROLLBACK, and the failure is what `drainAsync` throws.
                     committing = s.send("COMMIT", PostgresBindings())

@@ -85,25 +85,16 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     let kept = Mutex<PostgresKept?>(nil)
 
     /// A write's BEGIN, the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`),
-    /// sent together: one round trip.
-    func open(_ s: PostgresSession, kept: PostgresKept?) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        let (sql, b) = catchUpQuery(kept)
+    /// sent together (one round trip); the transaction's access, from the locked head, caught up.
+    func open(_ s: PostgresSession, kept: PostgresKept?) async throws -> PostgresAccess {
+        var head: Head?, caughtUp: [PostgresRow] = []
         // The locked row is the head every write of this transaction starts from.
-        let sent = [s.send(Self.writeBegin, PostgresBindings()),
-                    s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings()),
-                    s.send(sql, b)]
-        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
-    }
-
-    /// The transaction's access once `open` was answered: from the locked head, caught up.
-    func opened(_ s: PostgresSession, _ answers: [Result<PostgresQueryResult, any Error>], kept: PostgresKept?) throws -> PostgresAccess {
-        for (answer, doing) in zip(answers, ["begin", "lock the head", "catch up"]) {
-            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
-        }
-        let head = try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) }
+        let lock = PostgresStatement("SELECT seq, hash FROM \(tables.head) FOR UPDATE", doing: "lock the head")
+        try await s.load([(lock, { head = try $0.first.map(PostgresRows.head) }), (catchUpStatement(kept), { caughtUp = $0 })],
+                         begun: s.send(Self.writeBegin, PostgresBindings()))
         let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
                                     roundTrips: groupRoundTrips)
-        try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access)
+        try applyCatchUp(caughtUp, kept: kept, head: head, to: access)
         return access
     }
 
@@ -139,7 +130,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             let level = MerkleTree.splitStoredHashIndex(index).level
             if let w = access.lastAtLevel[level], w.index == index {
                 hashes![index] = w.hash
-            } else if let h = access.cache.tree[index] {
+            } else if let h = access.cache.tree.rows[index] {
                 hashes![index] = h
             } else {
                 hashes = nil
@@ -158,16 +149,12 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     package func purgeDeleted() async throws {
         try await connections.withSession { s in
             do {
-                _ = try await s.run(vacuum)
+                try await s.execute("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
             } catch let e as PostgresFailure {
                 s.discard()
                 throw e.ledgerError
             }
         }
-    }
-
-    private var vacuum: PostgresStatement {
-        PostgresStatement("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
     }
 }
 
