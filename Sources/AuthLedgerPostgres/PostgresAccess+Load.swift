@@ -24,8 +24,8 @@ extension PostgresAccess {
         if !ids.isEmpty { reads.append(find(ids)) }
         let erased = Array(Set(wanted.erased)).filter { cache.personalOf[$0] == nil }
         if !erased.isEmpty { reads += erasedValues(erased) }
-        if wanted.appends && !frontierFetched {
-            if let frontier = frontier() { reads.append(frontier) } else { frontierFetched = true }
+        if wanted.appends && !cache.frontier {
+            if let frontier = frontier() { reads.append(frontier) } else { cache.frontier = true }
         }
         guard !reads.isEmpty else { return }
         roundTrips?.add(1)
@@ -89,7 +89,7 @@ extension PostgresAccess {
             JOIN \(t.tiles) t ON t.tile = i / \(PostgresTiles.width) WHERE length(t.hashes) >= (i % \(PostgresTiles.width) + 1) * 32
             """, doing: "read the tree's frontier") { $0.append(wanted.map { Self.int($0) }) }
         return (st, { [cache] rows in
-            self.frontierFetched = true
+            cache.frontier = true
             for row in rows {
                 let (i, hash) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
                 cache.tree.rows[UInt64(bitPattern: i)] = Array(hash.readableBytesView)
@@ -111,7 +111,6 @@ extension PostgresAccess {
     /// Forgets every value read (a clear changed what is stored).
     func forgetReads() {
         cache = PostgresLoaded(misses: cache.misses)
-        frontierFetched = false
     }
 }
 
@@ -121,9 +120,9 @@ extension PostgresLoaded {
     /// one is refused; a large import does not copy its rows here).
     func remember(_ layer: PostgresPendingWrites) {
         if !ids.isEmpty { for e in layer.events where ids[e.id] != nil { ids[e.id] = .some(e.seq) } }
-        for (k, v) in layer.states where states[k] != nil { states[k] = .some(v) }
-        for (k, v) in layer.records where records[k] != nil || personalOf[k.owner] != nil { records[k] = .some(v) }
-        for (k, v) in layer.meta where meta[k] != nil { meta[k] = .some(v) }
+        for (k, v) in layer.states.values where states[k] != nil { states[k] = .some(v) }
+        for (k, v) in layer.records.values where records[k] != nil || personalOf[k.owner] != nil { records[k] = .some(v) }
+        for (k, v) in layer.meta.values where meta[k] != nil { meta[k] = .some(v) }
         if !personal.isEmpty { for p in layer.personal where personal[p.seq] != nil { personal[p.seq] = .some(p.bytes) } }
         guard !personalOf.isEmpty else { return }
         // An erased user's values, as the layer's statements leave them (its rows, then its erasures).
@@ -138,7 +137,7 @@ extension PostgresLoaded {
     func copy() -> PostgresLoaded {
         let c = PostgresLoaded(misses: misses)
         (c.log, c.personal, c.tree, c.states, c.meta, c.records) = (log, personal, tree, states, meta, records)
-        (c.ids, c.personalOf) = (ids, personalOf)
+        (c.ids, c.personalOf, c.frontier) = (ids, personalOf, frontier)
         return c
     }
 }

@@ -36,7 +36,7 @@ extension PostgresAccess {
     func projectionState(_ key: String) throws -> [UInt8]? {
         // After `clearProjectionStates`: only the states put since.
         if let states = replacing.states { return states[key] }
-        if let bytes = layered({ $0.state(key) }) { return bytes }
+        if let bytes = layered({ $0.states[key] }) { return bytes }
         return try cache.projectionState(key)
     }
 
@@ -49,7 +49,7 @@ extension PostgresAccess {
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
 
     func metaValue(_ key: String) throws -> [UInt8]? {
-        if let value = layered({ $0.metaValue(key) }) { return value }
+        if let value = layered({ $0.meta[key] }) { return value }
         return try cache.metaValue(key)
     }
 
@@ -71,7 +71,7 @@ extension PostgresAccess {
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
         let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
-        if let bytes = layered({ $0.record(key) }) { return bytes }
+        if let bytes = layered({ $0.records[key] }) { return bytes }
         return try cache.record(kind, user: user, id: id)
     }
 

@@ -150,3 +150,15 @@ extension PostgresAccess {
         return out
     }
 }
+
+extension PostgresTables {
+    /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
+    /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
+    /// `PostgresRows.forEachTreeHash` cuts: a tile is read once, not once per hash.
+    func tiles(covering range: Range<UInt64>) -> PostgresStatement {
+        let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
+            : (Int64(range.lowerBound / PostgresTiles.width), Int64((range.upperBound - 1) / PostgresTiles.width))
+        return PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile >= $1 AND tile <= $2 ORDER BY tile",
+                                 doing: "scan the tree") { $0.append(lo); $0.append(hi) }
+    }
+}

@@ -19,7 +19,7 @@ extension PostgresAccess {
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
         if replacing.states != nil { replacing.states![key] = bytes; return }
-        try write { $0.putState(key, bytes) }
+        try write { $0.states.put(key, bytes) }
     }
 
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
@@ -32,7 +32,7 @@ extension PostgresAccess {
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
         let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
         if replacing.records != nil { replacing.records![key] = bytes; return }
-        try write { $0.putRecord(key, bytes) }
+        try write { $0.records.put(key, bytes) }
     }
 
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
@@ -47,7 +47,7 @@ extension PostgresAccess {
     }
 
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws {
-        try write { $0.putMeta(key, bytes) }
+        try write { $0.meta.put(key, bytes) }
     }
 
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
@@ -117,7 +117,7 @@ extension PostgresAccess {
             // What PostgreSQL holds is again what it held at the savepoint, and so are the reads kept.
             // (Sent without waiting: its answer is collected with the others at the end, and a failure then fails the group.)
             if savepointOpen, let saved = cacheAtSavepoint {
-                (cache, frontierFetched) = saved
+                cache = saved
                 try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
             }
             throw error

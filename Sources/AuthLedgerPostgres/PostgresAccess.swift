@@ -3,24 +3,20 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
-/// Reads and writes of one PostgreSQL transaction (see `PostgresStorage`). Keys are
-/// stored as bytes (UTF-8 for stream keys, users, ids and meta keys; 16 bytes for event
-/// ids), so no collation or encoding of the database can reorder or refuse them.
+/// Reads and writes of one PostgreSQL write transaction (`PostgresStorage.writeGroup`,
+/// `writeAwaiting`). Keys are stored as bytes (UTF-8 for stream keys, users, ids and meta
+/// keys; 16 bytes for event ids), so no collation or encoding can reorder or refuse them.
 ///
-/// Writes are kept in memory (`PostgresPendingWrites`) and sent as one statement per
-/// table. A request of a commit group (`savepoint`) writes into a layer of its own: when
-/// it passes, its layer joins the group's; when it is refused, the layer is dropped and
-/// PostgreSQL never saw it — no SAVEPOINT, no RELEASE and no wait per request. A request
-/// that must send its writes before it ends (it scans or clears, or it writes more than
-/// `sendEarly` rows) opens a real savepoint first. If PostgreSQL refuses a statement of
-/// a write — a reason the ledger's own checks could not see — the group's writes went
-/// together, so the failure is no one request's: it says `refusedInGroup`, and the
-/// writer runs the group's requests again one per transaction (`GroupStatementRefused`).
-///
-/// A write transaction (`PostgresStorage.writeGroup`, `writeAwaiting`) reads everything
-/// before its body runs (`load`); its body then never waits for PostgreSQL: its statements
-/// are sent and their answers collected with COMMIT's (`drainAsync`), and a read that was
-/// not loaded is a programming error, refused as the request's failure (`PostgresLoaded.notLoaded`).
+/// It reads everything before its body runs (`load`); the body then never waits for
+/// PostgreSQL. Writes are kept in layers (`PostgresPendingWrites`): a request of a commit
+/// group (`savepoint`) has its own, which joins the group's when it passes and is dropped
+/// when it is refused — no SAVEPOINT, no RELEASE and no wait per request; one that must send
+/// its writes before it ends (it clears, or it writes more than `sendEarly` rows) opens a
+/// real savepoint first. Statements are sent as they go and their answers collected with
+/// COMMIT's (`drainAsync`). If PostgreSQL refuses one — a reason the ledger's own checks
+/// could not see — the group's writes went together, so the failure is no one request's:
+/// it says `refusedInGroup`, and the writer runs the group's requests again one per
+/// transaction (`GroupStatementRefused`).
 final class PostgresAccess: StorageWriter {
     let s: PostgresSession
     let t: PostgresTables
@@ -46,8 +42,6 @@ final class PostgresAccess: StorageWriter {
     let startHead: Head?
     /// What the load step read (see `PostgresAccess+Load.swift`).
     var cache: PostgresLoaded
-    /// Whether the frontier of the locked head was read ahead (or came from the process's cache).
-    var frontierFetched = false
     /// The last tree hash written at each level (the next frontier: `PostgresStorage.frontier`).
     var lastAtLevel: [Int: (index: UInt64, hash: [UInt8])] = [:]
     /// Whether the tree was cleared (a rebuild): the process's frontier is not kept then.
@@ -60,7 +54,7 @@ final class PostgresAccess: StorageWriter {
     /// The store's count of a group's round trips (`PostgresStorage.groupRoundTrips`).
     let roundTrips: PostgresCounter?
     /// The read cache when the current request's savepoint was opened (a rollback to it restores it).
-    var cacheAtSavepoint: (cache: PostgresLoaded, frontierFetched: Bool)?
+    var cacheAtSavepoint: PostgresLoaded?
 
     init(session: PostgresSession, tables: PostgresTables, instance: String, head: Head? = nil,
          unloadedReads: PostgresCounter? = nil, roundTrips: PostgresCounter? = nil) {
@@ -128,16 +122,9 @@ final class PostgresAccess: StorageWriter {
     /// fails the group, whose requests run again one per transaction.
     func openSavepoint() throws {
         try sendPending(&pending)
-        cacheAtSavepoint = (cache.copy(), frontierFetched)
+        cacheAtSavepoint = cache.copy()
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         savepointOpen = true
-    }
-
-    /// Forgets the buffered rows (their transaction is being rolled back).
-    func discardPending() {
-        pending = PostgresPendingWrites()
-        requestPending = nil
-        replacing = PostgresReplacement()
     }
 
     // MARK: Binding helpers

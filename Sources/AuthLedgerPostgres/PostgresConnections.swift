@@ -176,7 +176,7 @@ typealias PostgresRead = (statement: PostgresStatement, keep: ([PostgresRow]) th
 /// map); a statement the server refused inside a request's savepoint is that request's.
 package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     package let ledgerError: LedgerError
-    package let spoilsTransaction: Bool
+    package private(set) var spoilsTransaction: Bool
     /// A statement of a write transaction was refused, the transaction intact (see
     /// `PostgresAccess`): its requests' writes went together, so the group is given up
     /// (`spoilsTransaction`) and its requests run again one per transaction.
@@ -226,18 +226,12 @@ package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
         spoilsTransaction = true
     }
 
-    /// The same failure, now fatal to the transaction (a savepoint could not be rolled back).
-    init(spoiling e: PostgresFailure) {
-        ledgerError = e.ledgerError
-        spoilsTransaction = true
-    }
-
     /// This failure in a write transaction: a refusal (the transaction itself intact) is
     /// the group's (`refusedInGroup`); a broken connection stays what it is.
     var inGroup: PostgresFailure {
         guard !spoilsTransaction else { return self }
-        var e = PostgresFailure(spoiling: self)
-        e.refusedInGroup = true
+        var e = self
+        (e.spoilsTransaction, e.refusedInGroup) = (true, true)
         return e
     }
 

@@ -6,7 +6,7 @@ import PostgresNIO
 
 /// Rows loaded before a body runs, and the reads they answer. A query's view of one
 /// REPEATABLE READ snapshot (`PostgresStorage.readAsync`): the rows its load named
-/// (`ReadLoad`) — one round trip per step, the statements of `PostgresReads.swift` sent
+/// (`ReadLoad`) — one round trip per step, the statements of `statements` sent
 /// together and their answers awaited; the body then runs once over them. A write group's
 /// cache (`PostgresAccess.cache`, under its layers of writes) is one too: what its load step
 /// read (`PostgresAccess+Load.swift`). A read of something not loaded is a `storage_error`
@@ -41,6 +41,9 @@ final class PostgresLoaded: StorageReader {
     /// values of the users it erases, in seq order (their challenge and OTP records are all in `records`).
     var ids: [EventID: UInt64?] = [:]
     var personalOf: [String: [(seq: UInt64, bytes: [UInt8])]] = [:]
+    /// A write group's: whether `tree` holds the locked head's frontier (loaded, or kept from
+    /// this process's last commit: `PostgresStorage+CatchUp.swift`).
+    var frontier = false
 
     func notLoaded(_ what: String) -> LedgerError {
         guard let misses else { return LedgerError(.storageError, "a PostgreSQL read asked for \(what), which its query did not load") }
@@ -171,52 +174,70 @@ final class PostgresLoaded: StorageReader {
 }
 
 extension PostgresLoaded {
-    /// The statements loading `wanted` and how each one's rows are kept (`PostgresReads.swift`).
+    /// The statements loading `wanted` and how each one's rows are kept: one a kind, however
+    /// many keys (a keyed read answers `(n, bytes)` of the keys stored, `n` a key's place from
+    /// 1: `PostgresRows.keyed`). Events come with their personal values (NULL: none).
     func statements(_ wanted: ReadLoad, _ t: PostgresTables) -> [PostgresRead] {
         var out: [PostgresRead] = []
+        func keyed<K>(_ keys: [K], _ sql: @autoclosure () -> String, doing: String, bind: (inout PostgresBindings) -> Void,
+                      _ keep: @escaping (K, [UInt8]?) -> Void) {
+            guard !keys.isEmpty else { return }
+            out.append((PostgresStatement(sql(), doing: doing, bind), { rows in
+                for (key, value) in zip(keys, try PostgresRows.keyed(rows, count: keys.count, doing: doing)) { keep(key, value) }
+            }))
+        }
         let stateKeys = Set(wanted.states).filter { states[$0] == nil }.sorted()
-        if !stateKeys.isEmpty {
-            let st = t.states(stateKeys)
-            out.append((st, { [unowned self] rows in
-                for (key, value) in zip(stateKeys, try PostgresRows.keyed(rows, count: stateKeys.count, doing: st.doing)) { states[key] = .some(value) }
-            }))
-        }
-        if wanted.treeSize && treeSize == nil {
-            let st = t.treeCount
-            out.append((st, { [unowned self] in treeSize = UInt64(try PostgresRows.integer($0, doing: st.doing) ?? 0) }))
-        }
+        keyed(stateKeys, """
+            SELECT k.n, s.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.states) s ON s.key = k.key
+            """, doing: "read projections", bind: { $0.append(stateKeys.map(PostgresAccess.text)) }) { [unowned self] in states[$0] = .some($1) }
         let metaKeys = Set(wanted.meta).filter { meta[$0] == nil }.sorted()
-        if !metaKeys.isEmpty {
-            let st = t.metaValues(metaKeys)
-            out.append((st, { [unowned self] rows in
-                for (key, value) in zip(metaKeys, try PostgresRows.keyed(rows, count: metaKeys.count, doing: st.doing)) { meta[key] = .some(value) }
-            }))
-        }
+        keyed(metaKeys, """
+            SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
+            """, doing: "read meta values", bind: { $0.append(metaKeys.map(PostgresAccess.text)) }) { [unowned self] in meta[$0] = .some($1) }
         let recordKeys = Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
             .filter { records[$0] == nil }
-        if !recordKeys.isEmpty {
-            let st = t.records(recordKeys)
-            out.append((st, { [unowned self] rows in
-                for (key, value) in zip(recordKeys, try PostgresRows.keyed(rows, count: recordKeys.count, doing: st.doing)) { records[key] = .some(value) }
-            }))
+        keyed(recordKeys, """
+            SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
+            JOIN \(t.records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
+            """, doing: "read records", bind: {
+                $0.append(recordKeys.map(\.kind)); $0.append(recordKeys.map { PostgresAccess.text($0.owner) }); $0.append(recordKeys.map { PostgresAccess.text($0.id) })
+            }) { [unowned self] in records[$0] = .some($1) }
+        if wanted.treeSize && treeSize == nil {
+            let st = PostgresStatement("SELECT coalesce(sum(length(hashes) / 32), 0)::int8 FROM \(t.tiles)", doing: "count the tree hashes")
+            out.append((st, { [unowned self] in treeSize = UInt64(try PostgresRows.integer($0, doing: st.doing) ?? 0) }))
         }
+        // A stream's entries `(version, seq, bytes, personal bytes)`: a whole stream, or those after a seq (a page of a history or a feed).
+        let streamEvents = """
+            SELECT e.version, e.seq, e.bytes, p.bytes FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+            WHERE e.stream = $1
+            """
         for stream in Set(wanted.streams) where streams[stream]?.lookup(0) == nil {
-            out.append((t.streamEvents(stream), { [unowned self] rows in
+            let st = PostgresStatement(streamEvents + " AND e.version >= 0 ORDER BY e.version", doing: "scan a stream") {
+                $0.append(PostgresAccess.text(stream))
+            }
+            out.append((st, { [unowned self] rows in
                 streams[stream] = PostgresFetched()
                 try keepStream(stream, rows, from: 0, limit: .max)
             }))
         }
         for (stream, after, limit) in wanted.streamsAfter {
-            out.append((t.streamEventsAfter(stream, seq: Self.key(after), limit: limit), { [unowned self] rows in
+            let st = PostgresStatement(streamEvents + " AND e.seq > $2 ORDER BY e.version LIMIT \(limit)", doing: "scan a stream") {
+                $0.append(PostgresAccess.text(stream)); $0.append(Self.key(after))
+            }
+            out.append((st, { [unowned self] rows in
                 let entries = try keepStream(stream, rows, from: nil, limit: limit)
                 streamsAfter[stream] = (after, entries, rows.count < limit)
             }))
         }
         for (from, limit) in wanted.log where limit > 0 {
-            out.append((t.logPage(from: Self.key(from), limit: limit), { [unowned self] rows in
+            let st = PostgresStatement("""
+                SELECT e.seq, e.bytes, p.bytes FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+                WHERE e.seq >= $1 ORDER BY e.seq LIMIT \(limit)
+                """, doing: "scan the log") { $0.append(Self.key(from)) }
+            out.append((st, { [unowned self] rows in
                 var page: [(UInt64, [UInt8])] = []
                 for row in rows {
-                    let (seq, bytes, values) = try PostgresRows.decode(row, (Int64, ByteBuffer, ByteBuffer?).self, doing: "scan the log")
+                    let (seq, bytes, values) = try PostgresRows.decode(row, (Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing)
                     page.append((UInt64(bitPattern: seq), Array(bytes.readableBytesView)))
                     personal[UInt64(bitPattern: seq)] = .some(values.map { Array($0.readableBytesView) })
                 }
@@ -227,7 +248,9 @@ extension PostgresLoaded {
             (range.lowerBound / PostgresTiles.width)...((range.upperBound - 1) / PostgresTiles.width)
         })
         if !tiles.isEmpty {
-            let st = t.tileRows(Array(tiles).sorted())
+            let st = PostgresStatement("SELECT tile, hashes FROM \(t.tiles) WHERE tile = ANY($1)", doing: "read the tree") {
+                $0.append(tiles.sorted().map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
+            }
             out.append((st, { [unowned self] rows in
                 for row in rows {
                     let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
@@ -243,7 +266,13 @@ extension PostgresLoaded {
             }))
         }
         if let (from, limit) = wanted.statesFrom {
-            let st = t.statesFrom(PostgresAccess.text(from), limit: limit)
+            // Each state with its stream's latest index entry (NULLs for none): the primary key's
+            // range, then one probe of `(stream, version)` per row.
+            let st = PostgresStatement("""
+                SELECT s.key, s.bytes, e.version, e.seq FROM \(t.states) s LEFT JOIN LATERAL
+                (SELECT version, seq FROM \(t.events) WHERE stream = s.key ORDER BY version DESC LIMIT 1) e ON true
+                WHERE s.key >= $1 ORDER BY s.key LIMIT \(limit)
+                """, doing: "scan the projections from a key") { $0.append(PostgresAccess.text(from)) }
             out.append((st, { [unowned self] rows in
                 var got: [(String, [UInt8])] = []
                 for row in rows {
@@ -260,7 +289,12 @@ extension PostgresLoaded {
             }))
         }
         for prefix in Set(wanted.metaPrefixes) where !metaPrefixes.contains(prefix) {
-            let st = t.metaPrefixed(prefix)
+            // (The prefix's last byte is below 0xff.)
+            var upper = Array(prefix.utf8)
+            upper[upper.count - 1] += 1
+            let st = PostgresStatement("SELECT key, value FROM \(t.meta) WHERE key >= $1 AND key < $2", doing: "read meta values") {
+                $0.append(PostgresAccess.text(prefix)); $0.append(PostgresAccess.bytes(upper))
+            }
             out.append((st, { [unowned self] rows in
                 for row in rows {
                     let (key, value) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
@@ -270,7 +304,7 @@ extension PostgresLoaded {
             }))
         }
         if wanted.allRecords && !allRecords {
-            let st = t.allRecords
+            let st = PostgresStatement("SELECT kind, owner, id, bytes FROM \(t.records)", doing: "read the records")
             out.append((st, { [unowned self] rows in
                 for row in rows {
                     let (kind, owner, id, bytes) = try PostgresRows.decode(row, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing)
@@ -282,7 +316,8 @@ extension PostgresLoaded {
             }))
         }
         if wanted.counts && eventCount == nil {
-            let events = t.eventCount, kinds = t.recordCounts
+            let events = PostgresStatement("SELECT count(*) FROM \(t.events)", doing: "count the events")
+            let kinds = PostgresStatement("SELECT kind, count(*) FROM \(t.records) GROUP BY kind", doing: "count records")
             out.append((events, { [unowned self] in eventCount = Int(try PostgresRows.integer($0, doing: events.doing) ?? 0) }))
             out.append((kinds, { [unowned self] rows in
                 recordCounts = try Dictionary(rows.map { try PostgresRows.decode($0, (Int16, Int64).self, doing: kinds.doing) }.map { ($0, Int($1)) },
@@ -290,7 +325,7 @@ extension PostgresLoaded {
             }))
         }
         if wanted.allStates && allStates == nil {
-            let st = t.allStates
+            let st = PostgresStatement("SELECT key, bytes FROM \(t.states) ORDER BY key", doing: "scan the projections")
             out.append((st, { [unowned self] rows in
                 allStates = try rows.map { row in
                     let (key, bytes) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
@@ -403,7 +438,7 @@ extension PostgresLoaded {
     func loadFirst(_ s: PostgresSession, _ t: PostgresTables, _ wanted: ReadLoad, begun: EventLoopFuture<PostgresQueryResult>) async throws {
         var wanted = wanted
         wanted.meta.append("checkpoint")
-        let head: PostgresRead = (t.headRow, { [unowned self] rows in loadedHead = try rows.first.map(PostgresRows.head) ?? .empty })
+        let head: PostgresRead = (PostgresStatement("SELECT seq, hash FROM \(t.head)", doing: "read the head"), { [unowned self] rows in loadedHead = try rows.first.map(PostgresRows.head) ?? .empty })
         try await s.load([head] + statements(wanted, t), begun: begun)
     }
 }

@@ -15,117 +15,6 @@ struct PostgresStatement: Sendable {
         build(&b)
         binds = b
     }
-
-    init(_ sql: String, _ binds: PostgresBindings, doing: String) {
-        self.sql = sql
-        self.binds = binds
-        self.doing = doing
-    }
-}
-
-/// The read statements of the store, each in one place: the write transactions' reader
-/// (`PostgresAccess+Reader.swift`) and the queries' loads (`PostgresLoaded.swift`) both
-/// send these and decode their rows with `PostgresRows`.
-extension PostgresTables {
-    var headRow: PostgresStatement { PostgresStatement("SELECT seq, hash FROM \(head)", doing: "read the head") }
-
-    /// Events from `seq` on, with their personal values: `(seq, bytes, personal bytes or NULL)`.
-    func logPage(from seq: Int64, limit: Int) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT e.seq, e.bytes, p.bytes FROM \(events) e LEFT JOIN \(personal) p ON p.seq = e.seq
-            WHERE e.seq >= $1 ORDER BY e.seq LIMIT \(limit)
-            """, doing: "scan the log") { $0.append(seq) }
-    }
-
-    /// `(version, seq, bytes, personal bytes or NULL)` of every entry of `stream`: a stream's
-    /// index and its events in one statement.
-    func streamEvents(_ stream: String) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT e.version, e.seq, e.bytes, p.bytes FROM \(events) e LEFT JOIN \(personal) p ON p.seq = e.seq
-            WHERE e.stream = $1 AND e.version >= 0 ORDER BY e.version
-            """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)) }
-    }
-
-    /// `(version, seq, bytes, personal bytes or NULL)` of `stream`'s entries whose seq is
-    /// after `seq`, in version order (a page of a history or of a user's feed).
-    func streamEventsAfter(_ stream: String, seq: Int64, limit: Int) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT e.version, e.seq, e.bytes, p.bytes FROM \(events) e LEFT JOIN \(personal) p ON p.seq = e.seq
-            WHERE e.stream = $1 AND e.seq > $2 ORDER BY e.version LIMIT \(limit)
-            """, doing: "scan a stream") { $0.append(PostgresAccess.text(stream)); $0.append(seq) }
-    }
-
-    /// `(tile, hashes)` of the tiles `list` that are stored.
-    func tileRows(_ list: [UInt64]) -> PostgresStatement {
-        PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile = ANY($1)", doing: "read the tree") {
-            $0.append(list.map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
-        }
-    }
-
-    /// `(key, bytes)` of every projection state, in key order.
-    var allStates: PostgresStatement { PostgresStatement("SELECT key, bytes FROM \(states) ORDER BY key", doing: "scan the projections") }
-
-    /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
-    /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
-    /// `PostgresRows.forEachTreeHash` cuts: a tile is read once, not once per hash.
-    func tiles(covering range: Range<UInt64>) -> PostgresStatement {
-        let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
-            : (Int64(range.lowerBound / PostgresTiles.width), Int64((range.upperBound - 1) / PostgresTiles.width))
-        return PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile >= $1 AND tile <= $2 ORDER BY tile",
-                                 doing: "scan the tree") { $0.append(lo); $0.append(hi) }
-    }
-
-    /// `(n, bytes)` of the stored projection states of `keys` (`n`: the key's place in
-    /// `keys`, from 1; `PostgresRows.keyed` reads them), in one statement however many keys:
-    /// a read's and a write group's load alike.
-    func states(_ keys: [String]) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT k.n, s.bytes FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(states) s ON s.key = k.key
-            """, doing: "read projections") { $0.append(keys.map { PostgresAccess.text($0) }) }
-    }
-
-    /// `(n, value)` of the stored meta values of `keys` (see `states(_:)`).
-    func metaValues(_ keys: [String]) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(meta) m ON m.key = k.key
-            """, doing: "read meta values") { $0.append(keys.map { PostgresAccess.text($0) }) }
-    }
-
-    /// `(n, bytes)` of the stored records of `keys` (see `states(_:)`).
-    func records(_ keys: [PostgresPendingWrites.RecordKey]) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
-            JOIN \(records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
-            """, doing: "read records") {
-            $0.append(keys.map(\.kind)); $0.append(keys.map { PostgresAccess.text($0.owner) }); $0.append(keys.map { PostgresAccess.text($0.id) })
-        }
-    }
-
-    /// `(key, bytes, version, seq)` of the projection states from `key` on, each with its stream's latest index entry (NULLs for a stream
-    /// without one): the primary key's range, then one probe of `(stream, version)` per row.
-    func statesFrom(_ key: ByteBuffer, limit: Int) -> PostgresStatement {
-        PostgresStatement("""
-            SELECT s.key, s.bytes, e.version, e.seq FROM \(states) s LEFT JOIN LATERAL
-            (SELECT version, seq FROM \(events) WHERE stream = s.key ORDER BY version DESC LIMIT 1) e ON true
-            WHERE s.key >= $1 ORDER BY s.key LIMIT \(limit)
-            """, doing: "scan the projections from a key") { $0.append(key) }
-    }
-
-    /// `(key, value)` of the meta values whose key starts with `prefix` (its last byte below 0xff).
-    func metaPrefixed(_ prefix: String) -> PostgresStatement {
-        var upper = Array(prefix.utf8)
-        upper[upper.count - 1] += 1
-        return PostgresStatement("SELECT key, value FROM \(meta) WHERE key >= $1 AND key < $2", doing: "read meta values") {
-            $0.append(PostgresAccess.text(prefix)); $0.append(PostgresAccess.bytes(upper))
-        }
-    }
-
-    var allRecords: PostgresStatement { PostgresStatement("SELECT kind, owner, id, bytes FROM \(records)", doing: "read the records") }
-    var recordCounts: PostgresStatement { PostgresStatement("SELECT kind, count(*) FROM \(records) GROUP BY kind", doing: "count records") }
-    var eventCount: PostgresStatement { PostgresStatement("SELECT count(*) FROM \(events)", doing: "count the events") }
-    var treeCount: PostgresStatement {
-        PostgresStatement("SELECT coalesce(sum(length(hashes) / 32), 0)::int8 FROM \(tiles)", doing: "count the tree hashes")
-    }
 }
 
 /// The decoding of the statements' rows (a value PostgreSQL should not hold is `tampered`).
@@ -140,7 +29,7 @@ enum PostgresRows {
 
     static func unexpected(_ doing: String) -> LedgerError { LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
 
-    /// A row of `headRow` (or the write's lock of it): the head.
+    /// A row of the head's table: the head.
     static func head(_ row: PostgresRow) throws -> Head {
         let (seq, hash) = try decode(row, (Int64, ByteBuffer).self, doing: "read the head")
         guard hash.readableBytes == 32 else { throw LedgerError(.tampered, "malformed head") }

@@ -27,20 +27,20 @@ extension PostgresStorage {
     static let catchUpLimit = 8_192
 
     func catchUpStatement(_ kept: PostgresKept?) -> PostgresStatement {
-        var b = PostgresBindings(capacity: 4)
-        b.append(PostgresAccess.text(PostgresStorage.generationKey))
-        b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
         // The tiles of the hashes `from ..< from + catchUpLimit + 1` (cut in `applyCatchUp`),
         // when another server moved the head (else nothing is stored since).
         let tiles = kept.map { PostgresStorage.catchUpRange($0) } ?? 0..<0
-        b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
-        b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
         return PostgresStatement("""
             SELECT 0::int2, 0::int8, value FROM \(tables.meta) WHERE key = $1
             UNION ALL (SELECT 1::int2, tile, hashes FROM \(tables.tiles)
                        WHERE tile >= $3 AND tile <= $4 AND EXISTS (SELECT 1 FROM \(tables.head) WHERE seq > $2) ORDER BY tile)
             UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $2 LIMIT \(Self.catchUpLimit + 1))
-            """, b, doing: "catch up")
+            """, doing: "catch up") { b in
+            b.append(PostgresAccess.text(PostgresStorage.generationKey))
+            b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
+            b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
+            b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
+        }
     }
 
     /// The stored indexes the catch-up reads after `kept`: every one since, up to one past the limit.
@@ -63,19 +63,10 @@ extension PostgresStorage {
             }
         }
         access.cache.meta[PostgresStorage.generationKey] = .some(generation)
-        guard let kept, let head, head.seq >= kept.head.seq else { return }
+        // (At the kept seq but not the kept head: the log is not the one kept, nothing is used.)
+        guard let kept, let head, head.seq > kept.head.seq || head == kept.head else { return }
         var tree: [UInt64: [UInt8]] = [:]
         try PostgresTiles.forEach(tiles, in: Self.catchUpRange(kept)) { tree[$0] = Array($1) }
-        if head.seq == kept.head.seq {
-            // Nobody appended since (or the log is not the one kept: nothing is used).
-            guard head == kept.head else { return }
-            access.changedSince = (kept.head, [])
-            if let hashes = kept.hashes, kept.generation == generation {
-                access.cache.tree.rows = hashes
-                access.frontierFetched = true
-            }
-            return
-        }
         if streams.count <= Self.catchUpLimit { access.changedSince = (kept.head, streams) }
         guard let hashes = kept.hashes, kept.generation == generation, tree.count <= Self.catchUpLimit else { return }
         var frontier: [UInt64: [UInt8]] = [:]
@@ -84,6 +75,6 @@ extension PostgresStorage {
             frontier[index] = h
         }
         access.cache.tree.rows = frontier
-        access.frontierFetched = true
+        access.cache.frontier = true
     }
 }

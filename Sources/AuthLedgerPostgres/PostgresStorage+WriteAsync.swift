@@ -4,13 +4,10 @@ import NIOCore
 import PostgresNIO
 
 extension PostgresStorage {
-    /// A commit group's write (`StorageBackend.writeGroup`) with no thread waiting for
-    /// PostgresNIO: the head's lock and the catch-up, `start`, then the group's load step
-    /// (`PostgresAccess.load`: what `load` names, and the tree's frontier, in one round
-    /// trip), then `body` once over what was loaded — a read it did not name is refused
-    /// (`PostgresLoaded.notLoaded`), never fetched — and its writes with COMMIT (one round
-    /// trip). A statement PostgreSQL refuses fails the whole group with
-    /// `GroupStatementRefused` (the writer then runs its requests one per transaction).
+    /// A commit group's write (`StorageBackend.writeGroup`, see `PostgresAccess`) with no
+    /// thread waiting for PostgresNIO: the head's lock and the catch-up, `start`, then the
+    /// group's load step (`PostgresAccess.load`, one round trip), then `body` once over what
+    /// was loaded, and its writes with COMMIT (one round trip).
     package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                          _ body: (any StorageWriter) throws -> T) async throws -> T {
         try await groupTransaction(prepare: { access in
@@ -71,14 +68,11 @@ extension PostgresStorage {
                         throw error
                     }
                 } catch {
-                    access.discardPending()
                     _ = try? await access.drainAsync()
                     if (try? await s.send("ROLLBACK", PostgresBindings()).get()) != nil { reusable = true }
                     throw error
                 }
-                let answer: Result<PostgresQueryResult, any Error>
-                do { answer = .success(try await committing.get()) } catch { answer = .failure(error) }
-                try committed(answer, access, reusable: &reusable)
+                try await committed(committing, access, reusable: &reusable)
                 return result
             } catch let e as PostgresFailure {
                 if e.refusedInGroup {

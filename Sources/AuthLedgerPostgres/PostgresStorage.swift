@@ -103,9 +103,9 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// event ids is answered as duplicates if the commit did happen. PostgreSQL answers
     /// COMMIT of a transaction that had failed with ROLLBACK: nothing was committed,
     /// nothing may be acknowledged.
-    func committed(_ answer: Result<PostgresQueryResult, any Error>, _ access: PostgresAccess, reusable: inout Bool) throws {
+    func committed(_ answer: EventLoopFuture<PostgresQueryResult>, _ access: PostgresAccess, reusable: inout Bool) async throws {
         let committed: PostgresQueryResult
-        do { committed = try answer.get() } catch {
+        do { committed = try await answer.get() } catch {
             kept.withLock { $0 = nil }
             throw PostgresFailure(error, doing: "commit", location: access.s.location)
         }
@@ -124,18 +124,12 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             return
         }
         let generation = access.cache.meta[PostgresStorage.generationKey] ?? nil
-        var hashes: [UInt64: [UInt8]]? = [:]
-        if access.treeCleared { hashes = nil }
-        for index in PostgresAccess.frontierIndexes(head.seq) where hashes != nil {
-            let level = MerkleTree.splitStoredHashIndex(index).level
-            if let w = access.lastAtLevel[level], w.index == index {
-                hashes![index] = w.hash
-            } else if let h = access.cache.tree.rows[index] {
-                hashes![index] = h
-            } else {
-                hashes = nil
-            }
+        let indexes = PostgresAccess.frontierIndexes(head.seq)
+        let known = indexes.compactMap { index -> (UInt64, [UInt8])? in
+            if let w = access.lastAtLevel[MerkleTree.splitStoredHashIndex(index).level], w.index == index { return (index, w.hash) }
+            return access.cache.tree.rows[index].map { (index, $0) }
         }
+        let hashes = access.treeCleared || known.count < indexes.count ? nil : Dictionary(uniqueKeysWithValues: known)
         kept.withLock { $0 = PostgresKept(head: head, generation: generation, hashes: hashes) }
     }
 
