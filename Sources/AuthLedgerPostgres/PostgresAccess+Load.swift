@@ -73,7 +73,8 @@ extension PostgresAccess {
         }), (records, { [cache] rows in
             for row in rows {
                 let (n, kind, id, bytes) = try PostgresRows.decode(row, (Int64, Int16, ByteBuffer, ByteBuffer).self, doing: records.doing)
-                let key = PostgresPendingWrites.RecordKey(kind: kind, owner: users[Int(n) - 1], id: String(decoding: id.readableBytesView, as: UTF8.self))
+                let key = PostgresPendingWrites.RecordKey(kind: kind, owner: users[Int(n) - 1],
+                                                          id: String(decoding: id.readableBytesView, as: UTF8.self))
                 cache.records[key] = .some(Array(bytes.readableBytesView))
             }
         })]

@@ -200,7 +200,9 @@ extension PostgresLoaded {
             SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
             JOIN \(t.records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id
             """, doing: "read records", bind: {
-                $0.append(recordKeys.map(\.kind)); $0.append(recordKeys.map { PostgresAccess.text($0.owner) }); $0.append(recordKeys.map { PostgresAccess.text($0.id) })
+                $0.append(recordKeys.map(\.kind))
+                $0.append(recordKeys.map { PostgresAccess.text($0.owner) })
+                $0.append(recordKeys.map { PostgresAccess.text($0.id) })
             }) { [unowned self] in records[$0] = .some($1) }
         if wanted.treeSize && treeSize == nil {
             let st = PostgresStatement("SELECT coalesce(sum(length(hashes) / 32), 0)::int8 FROM \(t.tiles)", doing: "count the tree hashes")
@@ -438,7 +440,8 @@ extension PostgresLoaded {
     func loadFirst(_ s: PostgresSession, _ t: PostgresTables, _ wanted: ReadLoad, begun: EventLoopFuture<PostgresQueryResult>) async throws {
         var wanted = wanted
         wanted.meta.append("checkpoint")
-        let head: PostgresRead = (PostgresStatement("SELECT seq, hash FROM \(t.head)", doing: "read the head"), { [unowned self] rows in loadedHead = try rows.first.map(PostgresRows.head) ?? .empty })
-        try await s.load([head] + statements(wanted, t), begun: begun)
+        let head = PostgresStatement("SELECT seq, hash FROM \(t.head)", doing: "read the head")
+        let keepHead: PostgresRead = (head, { [unowned self] rows in loadedHead = try rows.first.map(PostgresRows.head) ?? .empty })
+        try await s.load([keepHead] + statements(wanted, t), begun: begun)
     }
 }

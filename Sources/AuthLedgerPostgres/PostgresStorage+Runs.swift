@@ -11,8 +11,9 @@ extension PostgresStorage: AsyncBatchScanning {
         try await readSnapshot { s, begun in
             let outside = PostgresAccess.treeOutsideStatement(tables, MerkleTree.storedHashCount(through))
             var beyond = true
-            try await s.load([(outside, { rows in beyond = try rows.first.map { try PostgresRows.decode($0, Bool.self, doing: outside.doing) } ?? true })],
-                             begun: begun)
+            try await s.load([(outside, { rows in
+                beyond = try rows.first.map { try PostgresRows.decode($0, Bool.self, doing: outside.doing) } ?? true
+            })], begun: begun)
             start(beyond)
             var next = max(from, 1)
             func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64, count: Int)? {
