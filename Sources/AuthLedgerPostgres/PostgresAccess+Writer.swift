@@ -89,9 +89,11 @@ extension PostgresAccess {
     /// One request of a commit group (see the type's comment): its writes are a layer that
     /// joins the group's when it passes and is dropped when it is refused (behind a real
     /// savepoint, rolled back, once it had to send them early). A savepoint inside a
-    /// request's is always a real one, opened after everything before it was sent.
+    /// request's is always a real one, opened after everything before it was sent, and
+    /// after the outer request's real one (a refusal of the outer undoes the nested's too).
     func savepoint<T>(_ body: () throws -> T) throws -> T {
         let nested = requestPending != nil
+        if nested && !savepointOpen { try openSavepoint() }
         if nested { try sendAll() }
         let outer = (requestPending, savepointOpen, cacheAtSavepoint, knownHead, replacing)
         savepoints += 1
