@@ -15,10 +15,7 @@ extension PostgresAccess {
         return try bytes.withUnsafeBytes { try body($0) }
     }
 
-    func seq(forId id: EventID) throws -> UInt64? {
-        if let seq = layered({ $0.seq(id: id) }) { return seq }
-        return try cache.seq(forId: id)
-    }
+    func seq(forId id: EventID) throws -> UInt64? { try layered { $0.seq(id: id) } ?? cache.seq(forId: id) }
 
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws { try cache.scan(from: from, body) }
 
@@ -29,15 +26,13 @@ extension PostgresAccess {
     }
 
     func seq(stream: String, version: UInt64) throws -> UInt64? {
-        if let seq = layered({ $0.seq(stream: stream, version: version) }) { return seq }
-        return try cache.seq(stream: stream, version: version)
+        try layered { $0.seq(stream: stream, version: version) } ?? cache.seq(stream: stream, version: version)
     }
 
     func projectionState(_ key: String) throws -> [UInt8]? {
         // After `clearProjectionStates`: only the states put since.
         if let states = replacing.states { return states[key] }
-        if let bytes = layered({ $0.states[key] }) { return bytes }
-        return try cache.projectionState(key)
+        return try layered { $0.states[key] } ?? cache.projectionState(key)
     }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws { try cache.scanProjectionStates(body) }
@@ -48,17 +43,13 @@ extension PostgresAccess {
 
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
 
-    func metaValue(_ key: String) throws -> [UInt8]? {
-        if let value = layered({ $0.meta[key] }) { return value }
-        return try cache.metaValue(key)
-    }
+    func metaValue(_ key: String) throws -> [UInt8]? { try layered { $0.meta[key] } ?? cache.metaValue(key) }
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) { try cache.indexCounts() }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
         if requestPending?.erased(owner: user, seq: seq) == true || pending.erased(owner: user, seq: seq) { return nil }
-        if let bytes = layered({ $0.personalValues(seq: seq) }) { return bytes }
-        return try cache.personalValues(user: user, seq: seq)
+        return try layered { $0.personalValues(seq: seq) } ?? cache.personalValues(user: user, seq: seq)
     }
 
     func scanPersonalValues(user: String, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
@@ -70,9 +61,7 @@ extension PostgresAccess {
     }
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
-        if let bytes = layered({ $0.records[key] }) { return bytes }
-        return try cache.record(kind, user: user, id: id)
+        try layered { $0.records[.init(kind, user: user, id: id)] } ?? cache.record(kind, user: user, id: id)
     }
 
     func recordCount(_ kind: RecordKind) throws -> Int { try cache.recordCount(kind) }

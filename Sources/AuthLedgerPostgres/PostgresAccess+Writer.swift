@@ -30,7 +30,7 @@ extension PostgresAccess {
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
+        let key = PostgresPendingWrites.RecordKey(kind, user: user, id: id)
         if replacing.records != nil { replacing.records![key] = bytes; return }
         try write { $0.records.put(key, bytes) }
     }

@@ -51,20 +51,22 @@ final class PostgresLoaded: StorageReader {
         return LedgerError(.storageError, "internal error: a write group read what its load step did not name (\(what))")
     }
 
+    /// `value` when it was loaded, else a read of `what` refused (`notLoaded`).
+    func loaded<V>(_ value: V?, _ what: @autoclosure () -> String) throws -> V {
+        guard let value else { throw notLoaded(what()) }
+        return value
+    }
+
     // MARK: StorageReader
 
     func head() throws -> Head { loadedHead }
 
     func withEventBytes<T>(_ seq: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        guard let bytes = log.lookup(seq) else { throw notLoaded("event \(seq)") }
-        guard let bytes else { return try body(nil) }
+        guard let bytes = try loaded(log.lookup(seq), "event \(seq)") else { return try body(nil) }
         return try bytes.withUnsafeBytes { try body($0) }
     }
 
-    func seq(forId id: EventID) throws -> UInt64? {
-        guard let seq = ids[id] else { throw notLoaded("an event id") }
-        return seq
-    }
+    func seq(forId id: EventID) throws -> UInt64? { try loaded(ids[id], "an event id") }
 
     func scan(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         if try log.scan(from: from, { seq, bytes in try bytes.withUnsafeBytes { try body(seq, $0) } }) != nil {
@@ -93,24 +95,19 @@ final class PostgresLoaded: StorageReader {
     }
 
     func seq(stream: String, version: UInt64) throws -> UInt64? {
-        guard let seq = streams[stream]?.lookup(version) else { throw notLoaded("version \(version) of the stream \(stream)") }
-        return seq
+        try loaded(streams[stream]?.lookup(version), "version \(version) of the stream \(stream)")
     }
 
-    func projectionState(_ key: String) throws -> [UInt8]? {
-        guard let bytes = states[key] else { throw notLoaded("the projection \(key)") }
-        return bytes
-    }
+    func projectionState(_ key: String) throws -> [UInt8]? { try loaded(states[key], "the projection \(key)") }
 
     func scanProjectionStates(_ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
-        guard let allStates else { throw notLoaded("every projection") }
-        for (key, bytes) in allStates where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+        for (key, bytes) in try loaded(allStates, "every projection") where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
     }
 
     func scanProjectionStates(from: String, _ body: (String, UnsafeRawBufferPointer) throws -> Bool) throws {
-        guard let loaded = statesFrom, loaded.key == from else { throw notLoaded("the projections from \(from)") }
-        for (key, bytes) in loaded.rows where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
-        if !loaded.complete { throw notLoaded("more projections from \(from)") }
+        let page = try loaded(statesFrom.flatMap { $0.key == from ? $0 : nil }, "the projections from \(from)")
+        for (key, bytes) in page.rows where try !bytes.withUnsafeBytes({ try body(key, $0) }) { return }
+        if !page.complete { throw notLoaded("more projections from \(from)") }
     }
 
     func checkpoint() throws -> UInt64 { PostgresRows.checkpoint(try metaValue("checkpoint")) }
@@ -125,8 +122,8 @@ final class PostgresLoaded: StorageReader {
 
     func indexCounts() throws -> (events: Int, ids: Int, streams: Int) {
         // The id and stream indexes are unique indexes of the events table: one entry per row.
-        guard let eventCount else { throw notLoaded("the index counts") }
-        return (eventCount, eventCount, eventCount)
+        let n = try loaded(eventCount, "the index counts")
+        return (n, n, n)
     }
 
     func personalValues(user: String, seq: UInt64) throws -> [UInt8]? {
@@ -143,28 +140,21 @@ final class PostgresLoaded: StorageReader {
     }
 
     func record(_ kind: RecordKind, user: String, id: String) throws -> [UInt8]? {
-        guard let bytes = records[PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)] else {
+        guard let bytes = records[.init(kind, user: user, id: id)] else {
             if allRecords || (personalOf[kind.owner(user)] != nil && (kind == .challenge || kind == .otp)) { return nil }
             throw notLoaded("a \(kind) record")
         }
         return bytes
     }
 
-    func recordCount(_ kind: RecordKind) throws -> Int {
-        guard let recordCounts else { throw notLoaded("the record counts") }
-        return recordCounts[Int16(kind.rawValue), default: 0]
-    }
+    func recordCount(_ kind: RecordKind) throws -> Int { try loaded(recordCounts, "the record counts")[Int16(kind.rawValue), default: 0] }
 
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
-        guard let hash = tree.lookup(index) else { throw notLoaded("tree hash \(index)") }
-        guard let hash else { return try body(nil) }
+        guard let hash = try loaded(tree.lookup(index), "tree hash \(index)") else { return try body(nil) }
         return try hash.withUnsafeBytes { try body($0) }
     }
 
-    func treeHashCount() throws -> UInt64 {
-        guard let treeSize else { throw notLoaded("the tree's size") }
-        return treeSize
-    }
+    func treeHashCount() throws -> UInt64 { try loaded(treeSize, "the tree's size") }
 
     func scanTree(from: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
         if try tree.scan(from: from, { index, hash in try hash.withUnsafeBytes { try body(index, $0) } }) != nil {
@@ -194,8 +184,7 @@ extension PostgresLoaded {
         keyed(metaKeys, """
             SELECT k.n, m.value FROM unnest($1::bytea[]) WITH ORDINALITY AS k(key, n) JOIN \(t.meta) m ON m.key = k.key
             """, doing: "read meta values", bind: { $0.append(metaKeys.map(PostgresAccess.text)) }) { [unowned self] in meta[$0] = .some($1) }
-        let recordKeys = Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey(kind: Int16($0.kind.rawValue), owner: $0.kind.owner($0.user), id: $0.id) }))
-            .filter { records[$0] == nil }
+        let recordKeys = Array(Set(wanted.records.map { PostgresPendingWrites.RecordKey($0.kind, user: $0.user, id: $0.id) })).filter { records[$0] == nil }
         keyed(recordKeys, """
             SELECT k.n, r.bytes FROM unnest($1::int2[], $2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(kind, owner, id, n)
             JOIN \(t.records) r ON r.kind = k.kind AND r.owner = k.owner AND r.id = k.id

@@ -191,3 +191,8 @@ struct PostgresPendingWrites {
             """, b, "store the group")
     }
 }
+
+extension PostgresPendingWrites.RecordKey {
+    /// The key of `user`'s `kind` record `id` (stored under `RecordKind.owner`).
+    init(_ kind: RecordKind, user: String, id: String) { self.init(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id) }
+}
