@@ -111,7 +111,10 @@ extension PostgresAccess {
                                 _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
         let tiles: PostgresQueryResult
         do { tiles = try answer.get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
-        try PostgresRows.forEachTreeHash(tiles.rows, in: range, doing: "scan the tree", body)
+        try PostgresTiles.forEach(try tiles.rows.map { row in
+            let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: "scan the tree")
+            return (UInt64(bitPattern: tile), hashes)
+        }, in: range, body)
     }
 
     /// Whether a tree hash is stored outside indexes `0..<count`: two ends of the primary
@@ -154,7 +157,7 @@ extension PostgresAccess {
 extension PostgresTables {
     /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
     /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
-    /// `PostgresRows.forEachTreeHash` cuts: a tile is read once, not once per hash.
+    /// `runTree` cuts: a tile is read once, not once per hash.
     func tiles(covering range: Range<UInt64>) -> PostgresStatement {
         let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
             : (Int64(range.lowerBound / PostgresTiles.width), Int64((range.upperBound - 1) / PostgresTiles.width))

@@ -37,17 +37,13 @@ package final class PostgresConnections: Sendable {
         let tls: PostgresConnection.Configuration.TLS
         let clientTLS: PostgresClient.Configuration.TLS
         do {
+            // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
+            var c = TLSConfiguration.makeClientConfiguration()
+            if location.tls != .verifyFull { c.certificateVerification = .none }
             switch location.tls {
-            case .disable:
-                (tls, clientTLS) = (.disable, .disable)
-            case .prefer, .require:
-                var c = TLSConfiguration.makeClientConfiguration()
-                c.certificateVerification = .none
-                let context = try NIOSSLContext(configuration: c)
-                (tls, clientTLS) = location.tls == .prefer ? (.prefer(context), .prefer(c)) : (.require(context), .require(c))
-            case .verifyFull:
-                let c = TLSConfiguration.makeClientConfiguration()
-                (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
+            case .disable: (tls, clientTLS) = (.disable, .disable)
+            case .prefer: (tls, clientTLS) = (.prefer(try NIOSSLContext(configuration: c)), .prefer(c))
+            case .require, .verifyFull: (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
             }
         } catch {
             throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")

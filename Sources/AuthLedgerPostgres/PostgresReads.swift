@@ -59,16 +59,6 @@ enum PostgresRows {
         guard let v, v.count == 8 else { return 0 }
         return v.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
-
-    /// Calls `body` with each stored hash of `range` that the rows of `tiles(covering:)`
-    /// hold, in index order, up to the first index none holds.
-    static func forEachTreeHash(_ rows: some Sequence<PostgresRow>, in range: Range<UInt64>, doing: String,
-                                _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
-        try PostgresTiles.forEach(try rows.map { row in
-            let (tile, hashes) = try decode(row, (Int64, ByteBuffer).self, doing: doing)
-            return (UInt64(bitPattern: tile), hashes)
-        }, in: range, body)
-    }
 }
 
 /// The Merkle tree's tiles (`PostgresSchema`, version 3): tile `k` holds the 32-byte

@@ -169,7 +169,6 @@ package final class PostgresCounter: Sendable {
     private let n: Atomic<Int>
     package init(_ value: Int = 0) { n = Atomic(value) }
     package func add(_ k: Int) { n.add(k, ordering: .relaxed) }
-    package func set(_ k: Int) { n.store(k, ordering: .relaxed) }
     package var value: Int { n.load(ordering: .relaxed) }
 }
 
