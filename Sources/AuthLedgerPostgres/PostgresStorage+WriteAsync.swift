@@ -34,8 +34,7 @@ extension PostgresStorage {
             return try await groupTransaction(prepare: { access in
                 let got = try await work(try access.head())
                 value = got
-                let wanted = load(got)
-                if !wanted.isEmpty { try await access.load(wanted) }
+                try await access.load(load(got))
             }) { w in
                 try body(w, value!)
             }
