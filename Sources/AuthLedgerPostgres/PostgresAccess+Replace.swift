@@ -18,7 +18,7 @@ struct PostgresReplacement {
 }
 
 extension PostgresAccess {
-    /// The statements writing the replacement, which is then empty.
+    /// The statements writing the replacement, which is then empty (after the writes: `sendAll`).
     func sendReplacement() throws {
         let (states, records) = (replacing.states, replacing.records)
         replacing = PostgresReplacement()
@@ -26,7 +26,7 @@ extension PostgresAccess {
             var b = PostgresBindings(capacity: 2)
             b.append(states.keys.map { ByteBuffer(string: $0) })
             b.append(states.values.map { ByteBuffer(bytes: $0) })
-            try send(Self.replaceSQL(t.states, keys: [("key", "bytea")]), b, doing: "rewrite the projections")
+            try sendNow(Self.replaceSQL(t.states, keys: [("key", "bytea")]), b, "rewrite the projections")
         }
         if let records {
             var b = PostgresBindings(capacity: 4)
@@ -34,8 +34,7 @@ extension PostgresAccess {
             b.append(records.keys.map { ByteBuffer(string: $0.owner) })
             b.append(records.keys.map { ByteBuffer(string: $0.id) })
             b.append(records.values.map { ByteBuffer(bytes: $0) })
-            try send(Self.replaceSQL(t.records, keys: [("kind", "int2"), ("owner", "bytea"), ("id", "bytea")]), b,
-                     doing: "rewrite the records")
+            try sendNow(Self.replaceSQL(t.records, keys: [("kind", "int2"), ("owner", "bytea"), ("id", "bytea")]), b, "rewrite the records")
         }
     }
 

@@ -2,53 +2,119 @@ import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 
-/// The log and the tree in runs (`AsyncBatchScanning`, the replay's one scan): the server
-/// aggregates a run into one row of arrays, so PostgresNIO carries and decodes one message
-/// per run instead of one per event (its per-row work was most of a replay's client CPU),
-/// and the arrays' binary form is read in place here.
+/// The log and the tree in runs (`AsyncBatchScanning`: the replay's one scan, `verify`'s
+/// indexed runs): the server aggregates a run into one row of arrays, so PostgresNIO carries
+/// and decodes one message per run instead of one per event (its per-row work was most of a
+/// replay's client CPU), and the arrays' binary form is read in place here.
 extension PostgresAccess {
-    /// Sends the two statements of a run: its events, and the tree hashes their leaves complete.
+    /// Sends the two statements of a replay's run: its events, and the tree hashes their leaves complete.
     static func sendRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        let tree = LogBatch.treeRange(from: from, count: count)
-        let events = PostgresStatement("""
+        sendRun(s, t, PostgresStatement("""
             SELECT array_agg(r.seq), array_agg(r.bytes), array_agg(r.p) FROM (
                 SELECT e.seq, e.bytes, p.bytes AS p FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 WHERE e.seq >= $1 AND e.seq < $2 ORDER BY e.seq) r
-            """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) }
-        let sent = [events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }
-        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
+            """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) },
+                tree: LogBatch.treeRange(from: from, count: count))
     }
 
-    /// The run from the answers of `sendRun`.
+    /// Sends the two statements of a run of `verify` (`IndexedRun`): the first `count` events
+    /// from seq `from` on, with their personal values and index keys, and the tree hashes
+    /// the leaves from `max(from, 1)` on complete.
+    static func sendIndexedRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        sendRun(s, t, PostgresStatement("""
+            SELECT array_agg(r.seq), array_agg(r.version), array_agg(r.bytes), array_agg(r.p), array_agg(r.id), array_agg(r.stream) FROM (
+                SELECT e.seq, e.version, e.bytes, p.bytes AS p, e.id, e.stream FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
+                WHERE e.seq >= $1 ORDER BY e.seq LIMIT $2) r
+            """, doing: "scan the log") { $0.append(PostgresLoaded.key(from)); $0.append(Int64(count)) },
+                tree: LogBatch.treeRange(from: max(from, 1), count: count))
+    }
+
+    private static func sendRun(_ s: PostgresSession, _ t: PostgresTables, _ events: PostgresStatement,
+                                tree: Range<UInt64>) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
+        EventLoopFuture.whenAllComplete([events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }, on: s.connection.eventLoop)
+    }
+
+    /// The replay's run from the answers of `sendRun`.
     static func run(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> LogBatch {
-        let cells = try Self.cells(answers[0], doing: "scan the log", location: location)
-        guard cells.count == 3 else { throw Self.malformed("scan the log") }
         // The events' and the personal values' arrays side by side in one buffer.
-        let data = cells[1] + cells[2]
-        let (events, personal) = try data.withUnsafeBytes { all in
-            try (Self.elements(UnsafeRawBufferPointer(rebasing: all[0..<cells[1].count]), base: 0),
-                 Self.elements(UnsafeRawBufferPointer(rebasing: all[cells[1].count...]), base: cells[1].count))
-        }
+        let (integers, data, columns) = try arrays(answers[0], integers: 1, columns: 3, location: location)
+        let (seqs, events, personal) = (integers[0], columns[0], columns[1])
         // Every seq of the run, in order: the arrays were aggregated from seq order.
-        try cells[0].withUnsafeBytes { raw in
-            let ranges = try Self.elements(raw, base: 0)
-            guard ranges.count == count, events.count == count, personal.count == count else {
-                throw LedgerError(.tampered, "event missing", seq: from + UInt64(min(ranges.count, events.count)))
-            }
-            for (k, range) in ranges.enumerated() {
-                guard let range, range.count == 8,
-                      UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self)) == from + UInt64(k),
-                      events[k] != nil else { throw LedgerError(.tampered, "event missing", seq: from + UInt64(k)) }
-            }
+        guard seqs.count == count, events.count == count, personal.count == count else {
+            throw LedgerError(.tampered, "event missing", seq: from + UInt64(min(seqs.count, events.count)))
+        }
+        for k in 0..<count where seqs[k] != from + UInt64(k) || events[k] == nil {
+            throw LedgerError(.tampered, "event missing", seq: from + UInt64(k))
         }
         // The hashes of the run's range that the tiles hold, in order, up to a gap (fewer: not intact).
-        let tiles: PostgresQueryResult
-        do { tiles = try answers[1].get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
         var tree = [UInt8]()
         let range = LogBatch.treeRange(from: from, count: count)
         tree.reserveCapacity(32 * range.count)
-        try PostgresRows.forEachTreeHash(tiles.rows, in: range, doing: "scan the tree") { _, hash in tree.append(contentsOf: hash) }
+        try runTree(answers[1], range, location: location) { _, hash in tree.append(contentsOf: hash) }
         return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal, tree: tree)
+    }
+
+    /// `verify`'s run from the answers of `sendIndexedRun`.
+    static func indexedRun(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> IndexedRun {
+        // The events', personal values', ids' and streams' arrays side by side in one buffer.
+        let (integers, data, columns) = try arrays(answers[0], integers: 2, columns: 6, location: location)
+        let (seqs, versions) = (integers[0], integers[1])
+        guard versions.count == seqs.count, columns.allSatisfy({ $0.count == seqs.count }) else { throw PostgresRows.unexpected("scan the log") }
+        var events: [IndexedRun.Event] = []
+        events.reserveCapacity(seqs.count)
+        for k in seqs.indices {
+            guard let bytes = columns[0][k], let id = columns[2][k], let stream = columns[3][k] else { throw PostgresRows.unexpected("scan the log") }
+            events.append(IndexedRun.Event(seq: seqs[k], bytes: bytes, personal: columns[1][k], id: id, stream: stream, version: versions[k]))
+        }
+        let range = LogBatch.treeRange(from: max(from, 1), count: count)
+        var tree = [UInt8](repeating: 0, count: 32 * range.count)
+        var stored = [Bool](repeating: false, count: range.count)
+        try runTree(answers[1], range, location: location) { index, hash in
+            let k = Int(index - range.lowerBound)
+            tree.replaceSubrange((32 * k)..<(32 * k + 32), with: hash)
+            stored[k] = true
+        }
+        return IndexedRun(data: data, events: events, treeIndexes: range, tree: tree, stored: stored)
+    }
+
+    /// The one row of arrays a run's events statement answers: its first `integers` arrays as
+    /// int8s (none NULL), the others side by side in one buffer, each element a range of it
+    /// (nil: NULL). A NULL array (an aggregate over no rows) has no elements.
+    private static func arrays(_ answer: Result<PostgresQueryResult, any Error>, integers: Int, columns: Int,
+                               location: PostgresLocation) throws -> (integers: [[UInt64]], data: [UInt8], columns: [[Range<Int>?]]) {
+        let result: PostgresQueryResult
+        do { result = try answer.get() } catch { throw PostgresFailure(error, doing: "scan the log", location: location) }
+        guard let row = result.rows.first else { throw PostgresRows.unexpected("scan the log") }
+        let cells = row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
+        guard cells.count == columns else { throw PostgresRows.unexpected("scan the log") }
+        var data: [UInt8] = []
+        data.reserveCapacity(cells[integers...].reduce(0) { $0 + $1.count })
+        var ranges: [[Range<Int>?]] = []
+        for cell in cells[integers...] {
+            let base = data.count
+            data += cell
+            ranges.append(try data.withUnsafeBytes { try elements(UnsafeRawBufferPointer(rebasing: $0[base...]), base: base) })
+        }
+        let ints = try cells[..<integers].map { cell in
+            try cell.withUnsafeBytes { a in
+                try elements(a, base: 0).map { range in
+                    guard let range, range.count == 8 else { throw PostgresRows.unexpected("scan the log") }
+                    return UInt64(bigEndian: a.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
+                }
+            }
+        }
+        return (ints, data, ranges)
+    }
+
+    /// Calls `body` with each stored hash of `range` the tiles of a run's answer hold, in order, up to a gap.
+    private static func runTree(_ answer: Result<PostgresQueryResult, any Error>, _ range: Range<UInt64>, location: PostgresLocation,
+                                _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+        let tiles: PostgresQueryResult
+        do { tiles = try answer.get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
+        try PostgresTiles.forEach(try tiles.rows.map { row in
+            let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: "scan the tree")
+            return (UInt64(bitPattern: tile), hashes)
+        }, in: range, body)
     }
 
     /// Whether a tree hash is stored outside indexes `0..<count`: two ends of the primary
@@ -60,34 +126,18 @@ extension PostgresAccess {
             """, doing: "check the tree") { $0.append(int(count)) }
     }
 
-    static func treeOutside(_ rows: [PostgresRow]) throws -> Bool {
-        try rows.first.map { try PostgresRows.decode($0, Bool.self, doing: "check the tree") } ?? true
-    }
-
-    /// The cells of a one-row answer as bytes (empty for NULL: an aggregate over no rows).
-    private static func cells(_ answer: Result<PostgresQueryResult, any Error>, doing: String, location: PostgresLocation) throws -> [[UInt8]] {
-        let result: PostgresQueryResult
-        do { result = try answer.get() } catch { throw PostgresFailure(error, doing: doing, location: location) }
-        guard let row = result.rows.first else { throw malformed(doing) }
-        return row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
-    }
-
-    private static func malformed(_ doing: String) -> LedgerError {
-        LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))")
-    }
-
     /// The elements of a one-dimensional array in PostgreSQL's binary form (`array_send`):
     /// each one's bytes as a range of `a`, moved by `base`; nil for NULL. Empty bytes (NULL:
     /// an aggregate over no rows) and an empty array have no elements.
     static func elements(_ a: UnsafeRawBufferPointer, base: Int) throws -> [Range<Int>?] {
         func int32(_ at: Int) throws -> Int {
-            guard at >= 0, at + 4 <= a.count else { throw malformed("read an array") }
+            guard at >= 0, at + 4 <= a.count else { throw PostgresRows.unexpected("read an array") }
             return Int(Int32(bigEndian: a.loadUnaligned(fromByteOffset: at, as: Int32.self)))
         }
         if a.isEmpty { return [] }
         let dimensions = try int32(0)
         if dimensions == 0 { return [] }
-        guard dimensions == 1 else { throw malformed("read an array") }
+        guard dimensions == 1 else { throw PostgresRows.unexpected("read an array") }
         let n = try int32(12)
         var at = 20
         var out: [Range<Int>?] = []
@@ -96,7 +146,7 @@ extension PostgresAccess {
             let length = try int32(at)
             at += 4
             if length < 0 { out.append(nil); continue }
-            guard at + length <= a.count else { throw malformed("read an array") }
+            guard at + length <= a.count else { throw PostgresRows.unexpected("read an array") }
             out.append((base + at)..<(base + at + length))
             at += length
         }
@@ -104,61 +154,14 @@ extension PostgresAccess {
     }
 }
 
-extension PostgresAccess {
-    /// Sends the two statements of a run of `verify` (`IndexedRun`): the first `count` events
-    /// from seq `from` on, with their personal values and index keys, and the tree hashes
-    /// the leaves from `max(from, 1)` on complete.
-    static func sendIndexedRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        let tree = LogBatch.treeRange(from: max(from, 1), count: count)
-        let events = PostgresStatement("""
-            SELECT array_agg(r.seq), array_agg(r.version), array_agg(r.bytes), array_agg(r.p), array_agg(r.id), array_agg(r.stream) FROM (
-                SELECT e.seq, e.version, e.bytes, p.bytes AS p, e.id, e.stream FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
-                WHERE e.seq >= $1 ORDER BY e.seq LIMIT $2) r
-            """, doing: "scan the log") { $0.append(PostgresLoaded.key(from)); $0.append(Int64(count)) }
-        let sent = [events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }
-        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
-    }
-
-    /// The run from the answers of `sendIndexedRun`.
-    static func indexedRun(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> IndexedRun {
-        let cells = try Self.cells(answers[0], doing: "scan the log", location: location)
-        guard cells.count == 6 else { throw Self.malformed("scan the log") }
-        // The events', personal values', ids' and streams' arrays side by side in one buffer.
-        var data: [UInt8] = []
-        data.reserveCapacity(cells[2...].reduce(0) { $0 + $1.count })
-        var columns: [[Range<Int>?]] = []
-        for cell in cells[2...] {
-            let base = data.count
-            data += cell
-            columns.append(try data.withUnsafeBytes { try Self.elements(UnsafeRawBufferPointer(rebasing: $0[base...]), base: base) })
-        }
-        let seqs = try cells[0].withUnsafeBytes { try Self.integers($0) }
-        let versions = try cells[1].withUnsafeBytes { try Self.integers($0) }
-        guard versions.count == seqs.count, columns.allSatisfy({ $0.count == seqs.count }) else { throw Self.malformed("scan the log") }
-        var events: [IndexedRun.Event] = []
-        events.reserveCapacity(seqs.count)
-        for k in seqs.indices {
-            guard let bytes = columns[0][k], let id = columns[2][k], let stream = columns[3][k] else { throw Self.malformed("scan the log") }
-            events.append(IndexedRun.Event(seq: seqs[k], bytes: bytes, personal: columns[1][k], id: id, stream: stream, version: versions[k]))
-        }
-        let tiles: PostgresQueryResult
-        do { tiles = try answers[1].get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
-        let range = LogBatch.treeRange(from: max(from, 1), count: count)
-        var tree = [UInt8](repeating: 0, count: 32 * range.count)
-        var stored = [Bool](repeating: false, count: range.count)
-        try PostgresRows.forEachTreeHash(tiles.rows, in: range, doing: "scan the tree") { index, hash in
-            let k = Int(index - range.lowerBound)
-            tree.replaceSubrange((32 * k)..<(32 * k + 32), with: hash)
-            stored[k] = true
-        }
-        return IndexedRun(data: data, events: events, treeIndexes: range, tree: tree, stored: stored)
-    }
-
-    /// The elements of an array of int8 in binary form (`elements`), none NULL.
-    private static func integers(_ a: UnsafeRawBufferPointer) throws -> [UInt64] {
-        try elements(a, base: 0).map { range in
-            guard let range, range.count == 8 else { throw malformed("scan the log") }
-            return UInt64(bigEndian: a.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
-        }
+extension PostgresTables {
+    /// `(tile, hashes)` of the tiles holding the stored indexes `range`, in order (schema
+    /// version 3: a tile holds the hashes of `PostgresTiles.width` consecutive indexes), which
+    /// `runTree` cuts: a tile is read once, not once per hash.
+    func tiles(covering range: Range<UInt64>) -> PostgresStatement {
+        let (lo, hi) = range.isEmpty ? (Int64(1), Int64(0))
+            : (Int64(range.lowerBound / PostgresTiles.width), Int64((range.upperBound - 1) / PostgresTiles.width))
+        return PostgresStatement("SELECT tile, hashes FROM \(tiles) WHERE tile >= $1 AND tile <= $2 ORDER BY tile",
+                                 doing: "scan the tree") { $0.append(lo); $0.append(hi) }
     }
 }

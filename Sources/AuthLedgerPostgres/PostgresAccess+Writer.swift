@@ -19,7 +19,7 @@ extension PostgresAccess {
 
     func putProjectionState(_ key: String, _ bytes: [UInt8]) throws {
         if replacing.states != nil { replacing.states![key] = bytes; return }
-        try write { $0.putState(key, bytes) }
+        try write { $0.states.put(key, bytes) }
     }
 
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
@@ -30,9 +30,9 @@ extension PostgresAccess {
     }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
-        let key = PostgresPendingWrites.RecordKey(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id)
+        let key = PostgresPendingWrites.RecordKey(kind, user: user, id: id)
         if replacing.records != nil { replacing.records![key] = bytes; return }
-        try write { $0.putRecord(key, bytes) }
+        try write { $0.records.put(key, bytes) }
     }
 
     /// The table's new contents follow (a replay): see `PostgresReplacement`.
@@ -47,7 +47,7 @@ extension PostgresAccess {
     }
 
     func putMetaValue(_ key: String, _ bytes: [UInt8]?) throws {
-        try write { $0.putMeta(key, bytes) }
+        try write { $0.meta.put(key, bytes) }
     }
 
     func putPersonalValues(user: String, seq: UInt64, _ bytes: [UInt8]) throws {
@@ -59,7 +59,7 @@ extension PostgresAccess {
     /// nothing here needs an answer at once. The layers' own rows are dropped; a request's
     /// erasure reaches the group's rows when the request passes.
     func erasePersonalValues(user: String, before: UInt64) throws -> [UInt64] {
-        guard let stored = cache.personalOf[user] else { throw unloaded("read personal values to erase") }
+        guard let stored = cache.personalOf[user] else { throw cache.notLoaded("the personal values of \(user) to erase") }
         var seqs = Set(stored.filter { $0.seq < before }.map(\.seq))
         if requestPending != nil {
             seqs.formUnion(pending.personal.filter { $0.owner == user && $0.seq < before }.map(\.seq))
@@ -88,22 +88,24 @@ extension PostgresAccess {
 
     /// One request of a commit group (see the type's comment): its writes are a layer that
     /// joins the group's when it passes and is dropped when it is refused (behind a real
-    /// savepoint, rolled back, once it had to send them early).
+    /// savepoint, rolled back, once it had to send them early). A savepoint inside a
+    /// request's is always a real one, opened after everything before it was sent, and
+    /// after the outer request's real one (a refusal of the outer undoes the nested's too).
     func savepoint<T>(_ body: () throws -> T) throws -> T {
-        if requestPending != nil { return try nestedSavepoint(body) }
-        let (headBefore, replacingBefore) = (knownHead, replacing)
+        let nested = requestPending != nil
+        if nested && !savepointOpen { try openSavepoint() }
+        if nested { try sendAll() }
+        let outer = (requestPending, savepointOpen, cacheAtSavepoint, knownHead, replacing)
         savepoints += 1
         requestPending = PostgresPendingWrites()
         savepointOpen = false
         defer {
             savepoints -= 1
-            requestPending = nil
-            savepointOpen = false
-            cacheAtSavepoint = nil
+            (requestPending, savepointOpen, cacheAtSavepoint) = (outer.0, outer.1, outer.2)
         }
-        let result: T
         do {
-            result = try body()
+            if nested { try openSavepoint() }
+            let result = try body()
             if savepointOpen {
                 try sendPending(&requestPending!)
                 try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
@@ -111,43 +113,16 @@ extension PostgresAccess {
                 pending.merge(requestPending!)
                 if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
             }
+            return result
         } catch {
-            requestPending = PostgresPendingWrites()
-            (knownHead, replacing) = (headBefore, replacingBefore)
-            if savepointOpen, let saved = cacheAtSavepoint { try rollbackToSavepoint(restoring: saved) }
+            (knownHead, replacing) = (outer.3, outer.4)
+            // What PostgreSQL holds is again what it held at the savepoint, and so are the reads kept.
+            // (Sent without waiting: its answer is collected with the others at the end, and a failure then fails the group.)
+            if savepointOpen, let saved = cacheAtSavepoint {
+                cache = saved
+                try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
+            }
             throw error
         }
-        return result
-    }
-
-    /// Rolls the current savepoint back (every statement in flight was sent after it), and
-    /// the reads kept with it: what PostgreSQL holds is again what it held at the savepoint.
-    /// It is sent without waiting: its answer is collected with the others at the end, and a
-    /// failure then fails the group.
-    func rollbackToSavepoint(restoring saved: (cache: PostgresReadCache, frontierFetched: Bool)) throws {
-        (cache, frontierFetched) = saved
-        try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
-    }
-
-    /// A savepoint inside a request's: always a real one, after everything before it was sent.
-    func nestedSavepoint<T>(_ body: () throws -> T) throws -> T {
-        try sendAll()
-        savepoints += 1
-        defer { savepoints -= 1 }
-        let saved = (cache, frontierFetched)
-        try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
-        let result: T
-        let (headBefore, replacingBefore) = (knownHead, replacing)
-        do {
-            result = try body()
-            try sendPending(&requestPending!)
-        } catch {
-            requestPending = PostgresPendingWrites()
-            (knownHead, replacing) = (headBefore, replacingBefore)
-            try rollbackToSavepoint(restoring: saved)
-            throw error
-        }
-        try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
-        return result
     }
 }

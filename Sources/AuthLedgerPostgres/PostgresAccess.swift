@@ -3,24 +3,20 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
-/// Reads and writes of one PostgreSQL transaction (see `PostgresStorage`). Keys are
-/// stored as bytes (UTF-8 for stream keys, users, ids and meta keys; 16 bytes for event
-/// ids), so no collation or encoding of the database can reorder or refuse them.
+/// Reads and writes of one PostgreSQL write transaction (`PostgresStorage.writeGroup`,
+/// `writeAwaiting`). Keys are stored as bytes (UTF-8 for stream keys, users, ids and meta
+/// keys; 16 bytes for event ids), so no collation or encoding can reorder or refuse them.
 ///
-/// Writes are kept in memory (`PostgresPendingWrites`) and sent as one statement per
-/// table. A request of a commit group (`savepoint`) writes into a layer of its own: when
-/// it passes, its layer joins the group's; when it is refused, the layer is dropped and
-/// PostgreSQL never saw it — no SAVEPOINT, no RELEASE and no wait per request. A request
-/// that must send its writes before it ends (it scans or clears, or it writes more than
-/// `sendEarly` rows) opens a real savepoint first. If PostgreSQL refuses a statement of
-/// a write — a reason the ledger's own checks could not see — the group's writes went
-/// together, so the failure is no one request's: it says `refusedInGroup`, and the
-/// writer runs the group's requests again one per transaction (`GroupStatementRefused`).
-///
-/// A write transaction (`PostgresStorage.writeGroup`, `writeAwaiting`) reads everything
-/// before its body runs (`load`); its body then never waits for PostgreSQL: its statements
-/// are sent and their answers collected with COMMIT's (`drainAsync`), and a read that was
-/// not loaded is a programming error, refused as the request's failure (`unloaded`).
+/// It reads everything before its body runs (`load`); the body then never waits for
+/// PostgreSQL. Writes are kept in layers (`PostgresPendingWrites`): a request of a commit
+/// group (`savepoint`) has its own, which joins the group's when it passes and is dropped
+/// when it is refused — no SAVEPOINT, no RELEASE and no wait per request; one that must send
+/// its writes before it ends (it clears, or it writes more than `sendEarly` rows) opens a
+/// real savepoint first. Statements are sent as they go and their answers collected with
+/// COMMIT's (`drainAsync`). If PostgreSQL refuses one — a reason the ledger's own checks
+/// could not see — the group's writes went together, so the failure is no one request's:
+/// it says `refusedInGroup`, and the writer runs the group's requests again one per
+/// transaction (`GroupStatementRefused`).
 final class PostgresAccess: StorageWriter {
     let s: PostgresSession
     let t: PostgresTables
@@ -44,10 +40,8 @@ final class PostgresAccess: StorageWriter {
 
     /// The head locked when the transaction began (nil: a read transaction).
     let startHead: Head?
-    /// Values read, ahead or not (see `PostgresReadCache`).
-    var cache = PostgresReadCache()
-    /// Whether the frontier of the locked head was read ahead (or came from the process's cache).
-    var frontierFetched = false
+    /// What the load step read (see `PostgresAccess+Load.swift`).
+    var cache: PostgresLoaded
     /// The last tree hash written at each level (the next frontier: `PostgresStorage.frontier`).
     var lastAtLevel: [Int: (index: UInt64, hash: [UInt8])] = [:]
     /// Whether the tree was cleared (a rebuild): the process's frontier is not kept then.
@@ -57,12 +51,10 @@ final class PostgresAccess: StorageWriter {
     var changedSince: (head: Head, streams: Set<String>)?
     /// The new contents of the tables a replay cleared, sent at the end (`PostgresReplacement`).
     var replacing = PostgresReplacement()
-    /// Reads refused because the group had not loaded them (`unloaded`; tests check it stays 0).
-    let unloadedReads: PostgresCounter?
     /// The store's count of a group's round trips (`PostgresStorage.groupRoundTrips`).
     let roundTrips: PostgresCounter?
     /// The read cache when the current request's savepoint was opened (a rollback to it restores it).
-    var cacheAtSavepoint: (cache: PostgresReadCache, frontierFetched: Bool)?
+    var cacheAtSavepoint: PostgresLoaded?
 
     init(session: PostgresSession, tables: PostgresTables, instance: String, head: Head? = nil,
          unloadedReads: PostgresCounter? = nil, roundTrips: PostgresCounter? = nil) {
@@ -72,7 +64,7 @@ final class PostgresAccess: StorageWriter {
         self.instance = instance
         knownHead = head
         startHead = head
-        self.unloadedReads = unloadedReads
+        cache = PostgresLoaded(misses: unloadedReads)
     }
 
     /// Records a write in the current layer; a layer that may be sent is sent when large.
@@ -130,31 +122,12 @@ final class PostgresAccess: StorageWriter {
     /// fails the group, whose requests run again one per transaction.
     func openSavepoint() throws {
         try sendPending(&pending)
-        cacheAtSavepoint = (cache, frontierFetched)
+        cacheAtSavepoint = cache.copy()
         try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
         savepointOpen = true
     }
 
-    /// Sends what is left (the answers are collected with COMMIT's: `drainAsync`).
-    func finishWrites() throws {
-        try sendPending(&pending)
-        try sendReplacement()
-    }
-
-    /// Forgets the buffered rows (their transaction is being rolled back).
-    func discardPending() {
-        pending = PostgresPendingWrites()
-        requestPending = nil
-        replacing = PostgresReplacement()
-    }
-
     // MARK: Binding helpers
-
-    func binds(_ build: (inout PostgresBindings) -> Void) -> PostgresBindings {
-        var b = PostgresBindings()
-        build(&b)
-        return b
-    }
 
     static func int(_ v: UInt64) -> Int64 { Int64(bitPattern: v) }
     static func bytes(_ a: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: a) }
@@ -167,16 +140,6 @@ final class PostgresAccess: StorageWriter {
     /// answers are collected with COMMIT (`drainAsync`).
     var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
 
-    /// Sends a statement after every write recorded before it.
-    func send(_ sql: String, _ b: PostgresBindings = PostgresBindings(), doing: String) throws {
-        try sendAll()
-        try sendNow(sql, b, doing)
-    }
-
-    /// A failure as this transaction reports it: a refused statement cannot be pinned on
-    /// one request (their writes went together), so the whole group goes (`refusedInGroup`).
-    func reported(_ e: PostgresFailure) -> PostgresFailure { e.inGroup }
-
     /// Awaits the answers of every statement sent; throws the first failure.
     func drainAsync() async throws {
         let sent = inFlight
@@ -185,17 +148,11 @@ final class PostgresAccess: StorageWriter {
         try settle(try await EventLoopFuture.whenAllComplete(sent.map(\.0), on: first.0.eventLoop).get(), sent.map(\.1))
     }
 
-    /// The failure of a read a group's body made without naming it in its load step: a
-    /// programming error, refused as the request's own failure (never a wait, never a crash).
-    func unloaded(_ doing: String) -> LedgerError {
-        unloadedReads?.add(1)
-        return LedgerError(.storageError, "internal error: a write group read what its load step did not name (\(doing))")
-    }
-
-    /// The answers of statements sent: throws the first failure (as this transaction reports it).
+    /// The answers of statements sent: throws the first failure. A refused statement cannot
+    /// be pinned on one request (their writes went together): the whole group goes (`refusedInGroup`).
     func settle(_ answers: [Result<PostgresQueryResult, any Error>], _ doing: [String]) throws {
         for (answer, doing) in zip(answers, doing) {
-            if case let .failure(error) = answer { throw reported(PostgresFailure(error, doing: doing, location: s.location)) }
+            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location).inGroup }
         }
     }
 
@@ -203,9 +160,5 @@ final class PostgresAccess: StorageWriter {
     func layered<V>(_ look: (PostgresPendingWrites) -> V?) -> V? {
         if let r = requestPending, let v = look(r) { return v }
         return look(pending)
-    }
-
-    func decode2<A: PostgresDecodable, B: PostgresDecodable>(_ row: PostgresRow, _ a: A.Type, _ b: B.Type, doing: String) throws -> (A, B) {
-        try PostgresRows.decode2(row, a, b, doing: doing)
     }
 }

@@ -37,17 +37,13 @@ package final class PostgresConnections: Sendable {
         let tls: PostgresConnection.Configuration.TLS
         let clientTLS: PostgresClient.Configuration.TLS
         do {
+            // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
+            var c = TLSConfiguration.makeClientConfiguration()
+            if location.tls != .verifyFull { c.certificateVerification = .none }
             switch location.tls {
-            case .disable:
-                (tls, clientTLS) = (.disable, .disable)
-            case .prefer, .require:
-                var c = TLSConfiguration.makeClientConfiguration()
-                c.certificateVerification = .none
-                let context = try NIOSSLContext(configuration: c)
-                (tls, clientTLS) = location.tls == .prefer ? (.prefer(context), .prefer(c)) : (.require(context), .require(c))
-            case .verifyFull:
-                let c = TLSConfiguration.makeClientConfiguration()
-                (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
+            case .disable: (tls, clientTLS) = (.disable, .disable)
+            case .prefer: (tls, clientTLS) = (.prefer(try NIOSSLContext(configuration: c)), .prefer(c))
+            case .require, .verifyFull: (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
             }
         } catch {
             throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
@@ -155,22 +151,28 @@ package struct PostgresSession: Sendable {
         }
     }
 
-    /// Runs `statement` and awaits its rows without blocking the calling thread (async reads).
-    func run(_ statement: PostgresStatement) async throws -> [PostgresRow] {
-        do {
-            return Array(try await send(statement.sql, statement.binds).get().rows)
-        } catch {
-            throw PostgresFailure(error, doing: statement.doing, location: location)
+    /// Sends `reads` together (after `begun`, a transaction's BEGIN, whose answer is checked
+    /// with theirs), awaits every answer, then gives each one's rows to its `keep`: one round trip.
+    func load(_ reads: [PostgresRead], begun: EventLoopFuture<PostgresQueryResult>? = nil) async throws {
+        guard begun != nil || !reads.isEmpty else { return }
+        let sent = (begun.map { [$0] } ?? []) + reads.map { send($0.statement.sql, $0.statement.binds) }
+        let answers = try await EventLoopFuture.whenAllComplete(sent, on: connection.eventLoop).get()
+        for (answer, doing) in zip(answers, (begun == nil ? [] : ["begin"]) + reads.map(\.statement.doing)) {
+            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: location) }
         }
+        for (read, answer) in zip(reads, answers.suffix(reads.count)) { try read.keep(Array(try answer.get().rows)) }
     }
 }
+
+/// A read statement and what keeps its rows (`PostgresSession.load`).
+typealias PostgresRead = (statement: PostgresStatement, keep: ([PostgresRow]) throws -> Void)
 
 /// A failure of the PostgreSQL backend. `spoilsTransaction` when the connection or the
 /// transaction cannot go on (the writer then fails the whole group, as for a full LMDB
 /// map); a statement the server refused inside a request's savepoint is that request's.
 package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     package let ledgerError: LedgerError
-    package let spoilsTransaction: Bool
+    package private(set) var spoilsTransaction: Bool
     /// A statement of a write transaction was refused, the transaction intact (see
     /// `PostgresAccess`): its requests' writes went together, so the group is given up
     /// (`spoilsTransaction`) and its requests run again one per transaction.
@@ -220,18 +222,12 @@ package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
         spoilsTransaction = true
     }
 
-    /// The same failure, now fatal to the transaction (a savepoint could not be rolled back).
-    init(spoiling e: PostgresFailure) {
-        ledgerError = e.ledgerError
-        spoilsTransaction = true
-    }
-
     /// This failure in a write transaction: a refusal (the transaction itself intact) is
     /// the group's (`refusedInGroup`); a broken connection stays what it is.
     var inGroup: PostgresFailure {
         guard !spoilsTransaction else { return self }
-        var e = PostgresFailure(spoiling: self)
-        e.refusedInGroup = true
+        var e = self
+        (e.spoilsTransaction, e.refusedInGroup) = (true, true)
         return e
     }
 

@@ -24,6 +24,15 @@ struct PostgresPendingWrites {
         let version: UInt64
     }
 
+    /// A keyed table's rows, in the order their keys were first written.
+    struct Keyed<K: Hashable, V> {
+        private(set) var values: [K: V] = [:]
+        private(set) var order: [K] = []
+        subscript(key: K) -> V? { values[key] }
+        mutating func put(_ key: K, _ value: V) { if values.updateValue(value, forKey: key) == nil { order.append(key) } }
+        mutating func merge(_ later: Keyed) { for k in later.order { put(k, later.values[k]!) } }
+    }
+
     struct EventRow {
         let seq: UInt64
         let id: EventID
@@ -40,13 +49,10 @@ struct PostgresPendingWrites {
     private var treeByIndex: [UInt64: Int] = [:]
     private(set) var personal: [(seq: UInt64, owner: String, bytes: [UInt8])] = []
     private var personalBySeq: [UInt64: Int] = [:]
-    private(set) var states: [String: [UInt8]] = [:]
-    private(set) var stateOrder: [String] = []
-    private(set) var records: [RecordKey: [UInt8]] = [:]
-    private(set) var recordOrder: [RecordKey] = []
+    var states = Keyed<String, [UInt8]>()
+    var records = Keyed<RecordKey, [UInt8]>()
     /// nil: delete the key.
-    private(set) var meta: [String: [UInt8]?] = [:]
-    private(set) var metaOrder: [String] = []
+    var meta = Keyed<String, [UInt8]?>()
     private(set) var head: Head?
     /// Erasures of personal values (owner → the seq before which its values go), sent
     /// after the rows (`erasePersonal`).
@@ -54,7 +60,7 @@ struct PostgresPendingWrites {
 
     /// Rows waiting (a group sends them early past a threshold, to keep PostgreSQL busy
     /// while the writer encodes the next events).
-    var rowCount: Int { events.count + tree.count + personal.count + stateOrder.count + recordOrder.count + metaOrder.count }
+    var rowCount: Int { events.count + tree.count + personal.count + states.order.count + records.order.count + meta.order.count }
     var isEmpty: Bool { rowCount == 0 && head == nil && erasures.isEmpty }
 
     // MARK: Writes
@@ -77,18 +83,6 @@ struct PostgresPendingWrites {
         personal.append((seq, owner, bytes))
     }
 
-    mutating func putState(_ key: String, _ bytes: [UInt8]) {
-        if states.updateValue(bytes, forKey: key) == nil { stateOrder.append(key) }
-    }
-
-    mutating func putRecord(_ key: RecordKey, _ bytes: [UInt8]) {
-        if records.updateValue(bytes, forKey: key) == nil { recordOrder.append(key) }
-    }
-
-    mutating func putMeta(_ key: String, _ bytes: [UInt8]?) {
-        if meta.updateValue(bytes, forKey: key) == nil { metaOrder.append(key) }
-    }
-
     mutating func setHead(_ h: Head) { head = h }
 
     /// Erases `owner`'s personal values before `before`: the rows of this layer at once
@@ -107,9 +101,9 @@ struct PostgresPendingWrites {
         for e in later.events { putEvent(e) }
         for t in later.tree { putTree(t.index, t.hash) }
         for p in later.personal { putPersonal(seq: p.seq, owner: p.owner, p.bytes) }
-        for k in later.stateOrder { putState(k, later.states[k]!) }
-        for k in later.recordOrder { putRecord(k, later.records[k]!) }
-        for k in later.metaOrder { putMeta(k, later.meta[k]!) }
+        states.merge(later.states)
+        records.merge(later.records)
+        meta.merge(later.meta)
         if let h = later.head { head = h }
         for (owner, before) in later.erasures { _ = erasePersonal(owner: owner, before: before) }
     }
@@ -125,10 +119,6 @@ struct PostgresPendingWrites {
     func personalValues(seq: UInt64) -> [UInt8]? { personalBySeq[seq].map { personal[$0].bytes } }
     /// Whether `owner`'s values at `seq` were erased here (stored ones are deleted when this is sent).
     func erased(owner: String, seq: UInt64) -> Bool { erasures[owner].map { seq < $0 } ?? false }
-    func state(_ key: String) -> [UInt8]? { states[key] }
-    func record(_ key: RecordKey) -> [UInt8]? { records[key] }
-    /// `.some(nil)`: deleted here.
-    func metaValue(_ key: String) -> [UInt8]?? { meta[key] }
 
     // MARK: Statements
 
@@ -175,16 +165,16 @@ struct PostgresPendingWrites {
         b.append(personal.map { Int64(bitPattern: $0.seq) })
         b.append(personal.map { ByteBuffer(string: $0.owner) })
         b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
-        b.append(stateOrder.map { ByteBuffer(string: $0) })
-        b.append(stateOrder.map { ByteBuffer(bytes: states[$0]!) })
-        b.append(recordOrder.map(\.kind))
-        b.append(recordOrder.map { ByteBuffer(string: $0.owner) })
-        b.append(recordOrder.map { ByteBuffer(string: $0.id) })
-        b.append(recordOrder.map { ByteBuffer(bytes: records[$0]!) })
-        let puts = metaOrder.filter { meta[$0]! != nil }
+        b.append(states.order.map { ByteBuffer(string: $0) })
+        b.append(states.order.map { ByteBuffer(bytes: states[$0]!) })
+        b.append(records.order.map(\.kind))
+        b.append(records.order.map { ByteBuffer(string: $0.owner) })
+        b.append(records.order.map { ByteBuffer(string: $0.id) })
+        b.append(records.order.map { ByteBuffer(bytes: records[$0]!) })
+        let puts = meta.order.filter { meta[$0]! != nil }
         b.append(puts.map { ByteBuffer(string: $0) })
         b.append(puts.map { ByteBuffer(bytes: meta[$0]!!) })
-        b.append(metaOrder.filter { meta[$0]! == nil }.map { ByteBuffer(string: $0) })
+        b.append(meta.order.filter { meta[$0]! == nil }.map { ByteBuffer(string: $0) })
         if let head {
             // The head moves and the other servers are notified (delivered at COMMIT; see
             // `PostgresCommitListener`) in the same statement.
@@ -200,4 +190,9 @@ struct PostgresPendingWrites {
                 $20::int8, $21::bytea, $22::text, $23::text)
             """, b, "store the group")
     }
+}
+
+extension PostgresPendingWrites.RecordKey {
+    /// The key of `user`'s `kind` record `id` (stored under `RecordKind.owner`).
+    init(_ kind: RecordKind, user: String, id: String) { self.init(kind: Int16(kind.rawValue), owner: kind.owner(user), id: id) }
 }

@@ -153,10 +153,8 @@ package enum PostgresSchema {
     static func migrate(_ s: PostgresSession, schema: String) async throws {
         try await s.execute("BEGIN", doing: "schema migration")
         do {
-            var b = PostgresBindings()
-            b.append("authledger schema " + schema)
             // Servers starting together: one migrates, the others wait and find it done.
-            try await s.execute("SELECT pg_advisory_xact_lock(hashtext($1))", b, doing: "schema migration")
+            try await s.execute("SELECT pg_advisory_xact_lock(hashtext('authledger schema \(schema)'))", doing: "schema migration")
             try await s.execute("CREATE SCHEMA IF NOT EXISTS \(schema)", doing: "schema migration")
             try await s.execute("CREATE TABLE IF NOT EXISTS \(schema).schema_version (version integer NOT NULL)", doing: "schema migration")
             let rows = try await s.execute("SELECT max(version) FROM \(schema).schema_version", doing: "schema migration")
@@ -168,10 +166,8 @@ package enum PostgresSchema {
                 for sql in migrations[version - 1] {
                     try await s.execute(sql.replacingOccurrences(of: "{S}.", with: "\(schema)."), doing: "schema migration")
                 }
-                var v = PostgresBindings()
-                v.append(version)
                 try await s.execute("DELETE FROM \(schema).schema_version", doing: "schema migration")
-                try await s.execute("INSERT INTO \(schema).schema_version (version) VALUES ($1)", v, doing: "schema migration")
+                try await s.execute("INSERT INTO \(schema).schema_version (version) VALUES (\(version))", doing: "schema migration")
             }
             try await s.execute("COMMIT", doing: "schema migration")
         } catch {

@@ -26,21 +26,21 @@ extension PostgresStorage {
     /// read (one statement) and the writer's whole cache dropped.
     static let catchUpLimit = 8_192
 
-    func catchUpQuery(_ kept: PostgresKept?) -> (String, PostgresBindings) {
-        var b = PostgresBindings(capacity: 4)
-        b.append(PostgresAccess.text(PostgresStorage.generationKey))
-        b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
+    func catchUpStatement(_ kept: PostgresKept?) -> PostgresStatement {
         // The tiles of the hashes `from ..< from + catchUpLimit + 1` (cut in `applyCatchUp`),
         // when another server moved the head (else nothing is stored since).
         let tiles = kept.map { PostgresStorage.catchUpRange($0) } ?? 0..<0
-        b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
-        b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
-        return ("""
+        return PostgresStatement("""
             SELECT 0::int2, 0::int8, value FROM \(tables.meta) WHERE key = $1
             UNION ALL (SELECT 1::int2, tile, hashes FROM \(tables.tiles)
                        WHERE tile >= $3 AND tile <= $4 AND EXISTS (SELECT 1 FROM \(tables.head) WHERE seq > $2) ORDER BY tile)
             UNION ALL (SELECT DISTINCT 2::int2, 0::int8, stream FROM \(tables.events) WHERE seq > $2 LIMIT \(Self.catchUpLimit + 1))
-            """, b)
+            """, doing: "catch up") { b in
+            b.append(PostgresAccess.text(PostgresStorage.generationKey))
+            b.append(kept.map { PostgresAccess.int($0.head.seq) } ?? Int64.max)
+            b.append(tiles.isEmpty ? Int64(1) : Int64(tiles.lowerBound / PostgresTiles.width))
+            b.append(tiles.isEmpty ? Int64(0) : Int64((tiles.upperBound - 1) / PostgresTiles.width))
+        }
     }
 
     /// The stored indexes the catch-up reads after `kept`: every one since, up to one past the limit.
@@ -55,10 +55,7 @@ extension PostgresStorage {
         var tiles: [(tile: UInt64, hashes: ByteBuffer)] = []
         var streams: Set<String> = []
         for row in rows {
-            let (kind, index, bytes): (Int16, Int64, ByteBuffer)
-            do { (kind, index, bytes) = try row.decode((Int16, Int64, ByteBuffer).self) } catch {
-                throw LedgerError(.tampered, "unexpected value in the PostgreSQL store (catch up)")
-            }
+            let (kind, index, bytes) = try PostgresRows.decode(row, (Int16, Int64, ByteBuffer).self, doing: "catch up")
             switch kind {
             case 0: generation = Array(bytes.readableBytesView)
             case 1: tiles.append((UInt64(bitPattern: index), bytes))
@@ -66,19 +63,10 @@ extension PostgresStorage {
             }
         }
         access.cache.meta[PostgresStorage.generationKey] = .some(generation)
-        guard let kept, let head, head.seq >= kept.head.seq else { return }
+        // (At the kept seq but not the kept head: the log is not the one kept, nothing is used.)
+        guard let kept, let head, head.seq > kept.head.seq || head == kept.head else { return }
         var tree: [UInt64: [UInt8]] = [:]
         try PostgresTiles.forEach(tiles, in: Self.catchUpRange(kept)) { tree[$0] = Array($1) }
-        if head.seq == kept.head.seq {
-            // Nobody appended since (or the log is not the one kept: nothing is used).
-            guard head == kept.head else { return }
-            access.changedSince = (kept.head, [])
-            if let hashes = kept.hashes, kept.generation == generation {
-                access.cache.tree = hashes
-                access.frontierFetched = true
-            }
-            return
-        }
         if streams.count <= Self.catchUpLimit { access.changedSince = (kept.head, streams) }
         guard let hashes = kept.hashes, kept.generation == generation, tree.count <= Self.catchUpLimit else { return }
         var frontier: [UInt64: [UInt8]] = [:]
@@ -86,7 +74,7 @@ extension PostgresStorage {
             guard let h = hashes[index] ?? tree[index] else { return }
             frontier[index] = h
         }
-        access.cache.tree = frontier
-        access.frontierFetched = true
+        access.cache.tree.rows = frontier
+        access.cache.frontier = true
     }
 }

@@ -5,63 +5,41 @@ import PostgresNIO
 
 /// The replay's one scan without any thread waiting (`AsyncBatchScanning`): the runs of
 /// `PostgresAccess+Runs.swift`, each one's answers awaited while the next one is on its way,
-/// in one REPEATABLE READ snapshot on a pooled connection, ended as an async read ends
-/// (`PostgresSession.end`).
+/// in one snapshot (`readSnapshot`).
 extension PostgresStorage: AsyncBatchScanning {
     package func scanRuns(from: UInt64, through: UInt64, run: Int, start: (Bool) -> Void, put: (LogBatch) -> Bool) async throws {
-        try await connections.withSession { s in
-            do {
-                let outside = PostgresAccess.treeOutsideStatement(tables, MerkleTree.storedHashCount(through))
-                let sent = [s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings()), s.send(outside.sql, outside.binds)]
-                let answers = try await EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop).get()
-                for (answer, doing) in zip(answers, ["begin", outside.doing]) {
-                    if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
-                }
-                start(try PostgresAccess.treeOutside(Array(try answers[1].get().rows)))
-                var next = max(from, 1)
-                func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64, count: Int)? {
-                    guard next <= through else { return nil }
-                    let n = Int(min(UInt64(run), through - next + 1))
-                    defer { next += UInt64(n) }
-                    return (PostgresAccess.sendRun(s, tables, from: next, count: n), next, n)
-                }
-                var current = request()
-                while let (answer, from, count) = current {
-                    let following = request()
-                    guard put(try PostgresAccess.run(try await answer.get(), from: from, count: count, location: s.location)) else { break }
-                    current = following
-                }
-            } catch {
-                await s.end("ROLLBACK")
-                throw (error as? PostgresFailure)?.ledgerError ?? error
+        try await readSnapshot { s, begun in
+            let outside = PostgresAccess.treeOutsideStatement(tables, MerkleTree.storedHashCount(through))
+            var beyond = true
+            try await s.load([(outside, { rows in
+                beyond = try rows.first.map { try PostgresRows.decode($0, Bool.self, doing: outside.doing) } ?? true
+            })], begun: begun)
+            start(beyond)
+            var next = max(from, 1)
+            func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64, count: Int)? {
+                guard next <= through else { return nil }
+                let n = Int(min(UInt64(run), through - next + 1))
+                defer { next += UInt64(n) }
+                return (PostgresAccess.sendRun(s, tables, from: next, count: n), next, n)
             }
-            await s.end("COMMIT")
+            var current = request()
+            while let (answer, from, count) = current {
+                let following = request()
+                guard put(try PostgresAccess.run(try await answer.get(), from: from, count: count, location: s.location)) else { break }
+                current = following
+            }
         }
     }
 }
 
 extension PostgresStorage {
-    /// `verify`'s snapshot (`AsyncBatchScanning.snapshot`): one REPEATABLE READ READ ONLY
-    /// transaction on a pooled connection, BEGIN sent with the head and the checkpoint;
-    /// each step's statements sent together and their answers awaited. COMMIT (or
-    /// ROLLBACK) is awaited; a failure is the ledger's `storage_error`.
+    /// `verify`'s snapshot (`AsyncBatchScanning.snapshot`, `readSnapshot`): BEGIN sent with
+    /// the head and the checkpoint; each step's statements sent together and their answers awaited.
     package func snapshot<T: Sendable>(_ body: (any SnapshotReading) async throws -> T) async throws -> T {
-        try await connections.withSession { s in
+        try await readSnapshot { s, begun in
             let snapshot = PostgresSnapshot(s, tables)
-            let result: T
-            do {
-                let begun = s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())
-                let loaded = snapshot.reads
-                let head = tables.headRow
-                try await loaded.load(s, [(head, { rows in loaded.loadedHead = try rows.first.map(PostgresAccess.decodeHead) ?? .empty })]
-                                      + loaded.statements(ReadLoad(meta: ["checkpoint"]), tables), begun: begun)
-                result = try await body(snapshot)
-            } catch {
-                await s.end("ROLLBACK")
-                throw (error as? PostgresFailure)?.ledgerError ?? error
-            }
-            await s.end("COMMIT")
-            return result
+            try await snapshot.reads.loadFirst(s, tables, ReadLoad(), begun: begun)
+            return try await body(snapshot)
         }
     }
 }
@@ -80,7 +58,7 @@ final class PostgresSnapshot: SnapshotReading {
     var loaded: any StorageReader { reads }
 
     func load(_ load: ReadLoad) async throws {
-        try await reads.load(session, reads.statements(load, tables))
+        try await session.load(reads.statements(load, tables))
     }
 
     /// Each run is the first `run` rows from a seq on (a keyset page): a gap or a stray seq

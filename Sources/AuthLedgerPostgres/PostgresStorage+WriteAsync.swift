@@ -4,13 +4,10 @@ import NIOCore
 import PostgresNIO
 
 extension PostgresStorage {
-    /// A commit group's write (`StorageBackend.writeGroup`) with no thread waiting for
-    /// PostgresNIO: the head's lock and the catch-up, `start`, then the group's load step
-    /// (`PostgresAccess.load`: what `load` names, and the tree's frontier, in one round
-    /// trip), then `body` once over what was loaded — a read it did not name is refused
-    /// (`PostgresAccess.unloaded`), never fetched — and its writes with COMMIT (one round
-    /// trip). A statement PostgreSQL refuses fails the whole group with
-    /// `GroupStatementRefused` (the writer then runs its requests one per transaction).
+    /// A commit group's write (`StorageBackend.writeGroup`, see `PostgresAccess`) with no
+    /// thread waiting for PostgresNIO: the head's lock and the catch-up, `start`, then the
+    /// group's load step (`PostgresAccess.load`, one round trip), then `body` once over what
+    /// was loaded, and its writes with COMMIT (one round trip).
     package func writeGroup<T: Sendable>(start: (any StorageReader, StreamsChanged?) throws -> Void, load: () -> StorageLoad,
                                          _ body: (any StorageWriter) throws -> T) async throws -> T {
         try await groupTransaction(prepare: { access in
@@ -37,8 +34,7 @@ extension PostgresStorage {
             return try await groupTransaction(prepare: { access in
                 let got = try await work(try access.head())
                 value = got
-                let wanted = load(got)
-                if !wanted.isEmpty { try await access.load(wanted) }
+                try await access.load(load(got))
             }) { w in
                 try body(w, value!)
             }
@@ -55,13 +51,13 @@ extension PostgresStorage {
                 let keptBefore = kept.withLock { $0 }
                 groupRoundTrips.add(1)
                 // (`start` reads the head and the generation, which the catch-up answered.)
-                let access = try opened(s, try await open(s, kept: keptBefore).get(), kept: keptBefore)
+                let access = try await open(s, kept: keptBefore)
                 let result: T
                 let committing: EventLoopFuture<PostgresQueryResult>
                 do {
                     try await prepare(access)
                     result = try body(access)
-                    try access.finishWrites()
+                    try access.sendAll()
                     // COMMIT goes with the group's last statement: if that one fails, PostgreSQL
                     // answers COMMIT with ROLLBACK, and the failure is what `drainAsync` throws.
                     committing = s.send("COMMIT", PostgresBindings())
@@ -71,14 +67,11 @@ extension PostgresStorage {
                         throw error
                     }
                 } catch {
-                    access.discardPending()
                     _ = try? await access.drainAsync()
                     if (try? await s.send("ROLLBACK", PostgresBindings()).get()) != nil { reusable = true }
                     throw error
                 }
-                let answer: Result<PostgresQueryResult, any Error>
-                do { answer = .success(try await committing.get()) } catch { answer = .failure(error) }
-                try committed(answer, access, reusable: &reusable)
+                try await committed(committing, access, reusable: &reusable)
                 return result
             } catch let e as PostgresFailure {
                 if e.refusedInGroup {

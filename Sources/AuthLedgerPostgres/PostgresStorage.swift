@@ -85,25 +85,16 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     let kept = Mutex<PostgresKept?>(nil)
 
     /// A write's BEGIN, the head's lock and the catch-up (`PostgresStorage+CatchUp.swift`),
-    /// sent together: one round trip.
-    func open(_ s: PostgresSession, kept: PostgresKept?) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        let (sql, b) = catchUpQuery(kept)
+    /// sent together (one round trip); the transaction's access, from the locked head, caught up.
+    func open(_ s: PostgresSession, kept: PostgresKept?) async throws -> PostgresAccess {
+        var head: Head?, caughtUp: [PostgresRow] = []
         // The locked row is the head every write of this transaction starts from.
-        let sent = [s.send(Self.writeBegin, PostgresBindings()),
-                    s.send("SELECT seq, hash FROM \(tables.head) FOR UPDATE", PostgresBindings()),
-                    s.send(sql, b)]
-        return EventLoopFuture.whenAllComplete(sent, on: s.connection.eventLoop)
-    }
-
-    /// The transaction's access once `open` was answered: from the locked head, caught up.
-    func opened(_ s: PostgresSession, _ answers: [Result<PostgresQueryResult, any Error>], kept: PostgresKept?) throws -> PostgresAccess {
-        for (answer, doing) in zip(answers, ["begin", "lock the head", "catch up"]) {
-            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location) }
-        }
-        let head = try answers[1].get().rows.first.map { try PostgresAccess.decodeHead($0) }
+        let lock = PostgresStatement("SELECT seq, hash FROM \(tables.head) FOR UPDATE", doing: "lock the head")
+        try await s.load([(lock, { head = try $0.first.map(PostgresRows.head) }), (catchUpStatement(kept), { caughtUp = $0 })],
+                         begun: s.send(Self.writeBegin, PostgresBindings()))
         let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
                                     roundTrips: groupRoundTrips)
-        try applyCatchUp(Array(try answers[2].get().rows), kept: kept, head: head, to: access)
+        try applyCatchUp(caughtUp, kept: kept, head: head, to: access)
         return access
     }
 
@@ -112,9 +103,9 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     /// event ids is answered as duplicates if the commit did happen. PostgreSQL answers
     /// COMMIT of a transaction that had failed with ROLLBACK: nothing was committed,
     /// nothing may be acknowledged.
-    func committed(_ answer: Result<PostgresQueryResult, any Error>, _ access: PostgresAccess, reusable: inout Bool) throws {
+    func committed(_ answer: EventLoopFuture<PostgresQueryResult>, _ access: PostgresAccess, reusable: inout Bool) async throws {
         let committed: PostgresQueryResult
-        do { committed = try answer.get() } catch {
+        do { committed = try await answer.get() } catch {
             kept.withLock { $0 = nil }
             throw PostgresFailure(error, doing: "commit", location: access.s.location)
         }
@@ -133,18 +124,12 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             return
         }
         let generation = access.cache.meta[PostgresStorage.generationKey] ?? nil
-        var hashes: [UInt64: [UInt8]]? = [:]
-        if access.treeCleared { hashes = nil }
-        for index in PostgresAccess.frontierIndexes(head.seq) where hashes != nil {
-            let level = MerkleTree.splitStoredHashIndex(index).level
-            if let w = access.lastAtLevel[level], w.index == index {
-                hashes![index] = w.hash
-            } else if let h = access.cache.tree[index] {
-                hashes![index] = h
-            } else {
-                hashes = nil
-            }
+        let indexes = PostgresAccess.frontierIndexes(head.seq)
+        let known = indexes.compactMap { index -> (UInt64, [UInt8])? in
+            if let w = access.lastAtLevel[MerkleTree.splitStoredHashIndex(index).level], w.index == index { return (index, w.hash) }
+            return access.cache.tree.rows[index].map { (index, $0) }
         }
+        let hashes = access.treeCleared || known.count < indexes.count ? nil : Dictionary(uniqueKeysWithValues: known)
         kept.withLock { $0 = PostgresKept(head: head, generation: generation, hashes: hashes) }
     }
 
@@ -158,16 +143,12 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
     package func purgeDeleted() async throws {
         try await connections.withSession { s in
             do {
-                _ = try await s.run(vacuum)
+                try await s.execute("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
             } catch let e as PostgresFailure {
                 s.discard()
                 throw e.ledgerError
             }
         }
-    }
-
-    private var vacuum: PostgresStatement {
-        PostgresStatement("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
     }
 }
 
@@ -188,7 +169,6 @@ package final class PostgresCounter: Sendable {
     private let n: Atomic<Int>
     package init(_ value: Int = 0) { n = Atomic(value) }
     package func add(_ k: Int) { n.add(k, ordering: .relaxed) }
-    package func set(_ k: Int) { n.store(k, ordering: .relaxed) }
     package var value: Int { n.load(ordering: .relaxed) }
 }
 

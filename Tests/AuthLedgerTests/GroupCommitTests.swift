@@ -285,6 +285,31 @@ import Testing
         #expect(after.2 == ["alice"])
     }
 
+    /// A request nested in a request that had written nothing yet, which then is refused:
+    /// the nested request's writes (it passed) go with the outer's refusal.
+    @Test(arguments: StorageKind.all) func aRequestNestedInARefusedOneIsUndoneWithIt(_ storage: StorageKind) async throws {
+        let ledger = try await storage.freshLedger()
+        _ = try await ledger.append(AppendRequest([register("alice")]))
+        struct Refused: Error {}
+        try await ledger.write { w in
+            // (Nothing written before: the outer request has nothing to send when the nested one opens.)
+            #expect(throws: Refused.self) {
+                try w.savepoint {
+                    try w.savepoint { try w.putMetaValue("nested-in-refused", [2]) }
+                    try w.putMetaValue("outer-refused", [3])
+                    throw Refused()
+                }
+            }
+            try w.putMetaValue("after-requests", [1])
+        }
+        let after = try await ledger.storage.readAsync({ ReadLoad(meta: ["after-requests", "nested-in-refused", "outer-refused"]) }) { r in
+            (try r.metaValue("after-requests"), try r.metaValue("nested-in-refused"), try r.metaValue("outer-refused"))
+        }
+        #expect(after.0 == [1])
+        #expect(after.1 == nil)
+        #expect(after.2 == nil)
+    }
+
     @Test(arguments: StorageKind.all) func acknowledgedEventsAreInTheLogAfterReopening(_ storage: StorageKind) async throws {
         let path = storage.freshStore()
         var acked: [RecordedEvent] = []
