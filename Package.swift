@@ -49,8 +49,8 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        // SHA-256 of the log's per-event hashes (tree nodes, stream steps, the chain and leaf
-        // checks) from the system's libcrypto: no context allocated per hash (the shim's header).
+        // SHA-256 of the log's per-event hashes (leaves, chain hashes, tree nodes, stream
+        // steps) from the system's libcrypto: no context allocated per hash (the shim's header).
         .systemLibrary(
             name: "CLibCrypto",
             pkgConfig: "libcrypto",

@@ -55,11 +55,6 @@ public struct RecordedEvent: Equatable, Sendable {
         CanonicalEvent.leaf(e, seq: seq, version: version)
     }
 
-    /// `leaf`, its canonical bytes written into `scratch` (a buffer the caller reuses).
-    package static func leaf(_ e: Event, seq: UInt64, version: UInt64, scratch: inout [UInt8]) -> SHA256.Digest {
-        CanonicalEvent.leaf(e, seq: seq, version: version, scratch: &scratch)
-    }
-
     /// `C` of SPEC 1.2: the bytes `leaf` hashes after `0x00` (the entries of the Merkle
     /// tree's entry bundles). A test checks `SHA-256(0x00 ‖ leafInput) == leaf` for every event.
     public static func leafInput(_ e: Event, seq: UInt64, version: UInt64) -> [UInt8] {
