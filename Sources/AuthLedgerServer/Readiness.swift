@@ -39,13 +39,16 @@ final class Readiness: Sendable {
         return await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
             race.start(c)
             let timer = Task {
-                try? await Task.sleep(for: limit)
+                // Cancelled means the value came first: only a full sleep answers false.
+                // (A cancelled sleep that answered false raced the value and sometimes won:
+                // a store that had answered got a 503; the HTTP fuzz target caught it.)
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
                 race.finish(false)
             }
             Task {
                 let value = await task.value
-                timer.cancel()
                 race.finish(value)
+                timer.cancel()
             }
         }
     }

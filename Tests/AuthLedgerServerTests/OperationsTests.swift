@@ -101,6 +101,29 @@ import Testing
         await #expect(throws: (any Error).self) { _ = try await Self.get(url + "/livez") }
     }
 
+    /// A store that answers at once is ready at every probe: the probe's timer, cancelled
+    /// when the read answers, must never answer "unavailable" in between (it did, about once
+    /// in a few thousand probes, until the HTTP fuzz target caught a 503 from /readyz).
+    @Test func aProbeWhoseReadAnswersIsNeverReportedUnavailable() async {
+        var unavailable = 0
+        for _ in 0..<100_000 where await !Readiness.first(Task { true }, orFalseAfter: .seconds(60)) {
+            unavailable += 1
+        }
+        #expect(unavailable == 0)
+    }
+
+    /// And a read that does not answer within the limit makes the probe answer "unavailable".
+    @Test func aProbeWhoseReadHangsIsUnavailableAfterTheLimit() async {
+        let hanging = Task<Bool, Never> {
+            try? await Task.sleep(for: .seconds(30))
+            return true
+        }
+        let started = ContinuousClock.now
+        #expect(await Readiness.first(hanging, orFalseAfter: .milliseconds(100)) == false)
+        #expect(ContinuousClock.now - started < .seconds(20))
+        hanging.cancel()
+    }
+
     @Test func heartbeatIntervalSetsTheKeepAliveOfIdleStreams() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
