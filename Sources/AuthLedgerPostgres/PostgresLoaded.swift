@@ -416,7 +416,7 @@ extension PostgresStorage {
             let result: T
             do { result = try await body(s, s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())) } catch {
                 await s.end("ROLLBACK")
-                throw (error as? PostgresFailure)?.ledgerError ?? error
+                throw error
             }
             await s.end("COMMIT")
             return result

@@ -144,9 +144,9 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         try await connections.withSession { s in
             do {
                 try await s.execute("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
-            } catch let e as PostgresFailure {
+            } catch {
                 s.discard()
-                throw e.ledgerError
+                throw error
             }
         }
     }
@@ -156,11 +156,7 @@ extension PostgresStorage {
     /// Runs one statement outside any ledger transaction; the first column of its rows
     /// as integers (for tests and diagnostics).
     package func integers(_ sql: String) async throws -> [Int64] {
-        do {
-            return try await connections.withSession { s in try await s.execute(sql, doing: "a statement").map { try $0.decode(Int64.self) } }
-        } catch let e as PostgresFailure {
-            throw e.ledgerError
-        }
+        try await connections.withSession { s in try await s.execute(sql, doing: "a statement").map { try $0.decode(Int64.self) } }
     }
 }
 
