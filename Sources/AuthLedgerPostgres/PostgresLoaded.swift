@@ -1,6 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 

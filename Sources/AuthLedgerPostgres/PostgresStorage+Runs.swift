@@ -1,5 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 

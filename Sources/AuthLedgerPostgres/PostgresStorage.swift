@@ -1,6 +1,5 @@
 import Synchronization
 import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
