@@ -14,7 +14,6 @@ struct PostgresReplacement {
     /// nil: the table was not cleared in this transaction.
     var states: [String: [UInt8]]?
     var records: [PostgresPendingWrites.RecordKey: [UInt8]]?
-    var isEmpty: Bool { states == nil && records == nil }
 }
 
 extension PostgresAccess {

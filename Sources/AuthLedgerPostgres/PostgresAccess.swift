@@ -100,7 +100,7 @@ final class PostgresAccess: StorageWriter {
     /// none (before a scan, an erasure: what the layers cannot answer or order).
     func sendAll() throws {
         try sendWrites()
-        if !replacing.isEmpty { try sendReplacement() }
+        try sendReplacement()
     }
 
     /// `sendAll` but for a replacement (`PostgresReplacement`), which stays for the end:

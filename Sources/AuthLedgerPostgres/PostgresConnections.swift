@@ -33,19 +33,18 @@ package final class PostgresConnections: Sendable {
 
     init(_ location: PostgresLocation) throws {
         self.location = location
-        let tls: PostgresConnection.Configuration.TLS
-        let clientTLS: PostgresClient.Configuration.TLS
-        do {
-            // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
-            var c = TLSConfiguration.makeClientConfiguration()
-            if location.tls != .verifyFull { c.certificateVerification = .none }
-            switch location.tls {
-            case .disable: (tls, clientTLS) = (.disable, .disable)
-            case .prefer: (tls, clientTLS) = (.prefer(try NIOSSLContext(configuration: c)), .prefer(c))
-            case .require, .verifyFull: (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
+        // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
+        var c = TLSConfiguration.makeClientConfiguration()
+        if location.tls != .verifyFull { c.certificateVerification = .none }
+        func context() throws -> NIOSSLContext {
+            do { return try NIOSSLContext(configuration: c) } catch {
+                throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
             }
-        } catch {
-            throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
+        }
+        let (tls, clientTLS): (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS) = switch location.tls {
+        case .disable: (.disable, .disable)
+        case .prefer: (.prefer(try context()), .prefer(c))
+        case .require, .verifyFull: (.require(try context()), .require(c))
         }
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user,

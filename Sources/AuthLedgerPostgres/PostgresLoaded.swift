@@ -225,8 +225,7 @@ extension PostgresLoaded {
                 """, doing: "scan the log") { $0.append(Self.key(from)) }
             out.append((st, { [unowned self] rows in
                 var page: [(UInt64, [UInt8])] = []
-                for row in rows {
-                    let (seq, bytes, values) = try PostgresRows.decode(row, (Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing)
+                for (seq, bytes, values) in try PostgresRows.decode(rows, (Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing) {
                     page.append((UInt64(bitPattern: seq), Array(bytes.readableBytesView)))
                     personal[UInt64(bitPattern: seq)] = .some(values.map { Array($0.readableBytesView) })
                 }
@@ -241,8 +240,7 @@ extension PostgresLoaded {
                 $0.append(tiles.sorted().map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
             }
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
+                for (tile, hashes) in try PostgresRows.decode(rows, (Int64, ByteBuffer).self, doing: st.doing) {
                     guard hashes.readableBytes % 32 == 0, hashes.readableBytes <= 32 * Int(PostgresTiles.width) else {
                         throw LedgerError(.tampered, "malformed tree hash")
                     }
@@ -264,8 +262,7 @@ extension PostgresLoaded {
                 """, doing: "scan the projections from a key") { $0.append(PostgresAccess.text(from)) }
             out.append((st, { [unowned self] rows in
                 var got: [(String, [UInt8])] = []
-                for row in rows {
-                    let (key, bytes, version, seq) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer, Int64?, Int64?).self, doing: st.doing)
+                for (key, bytes, version, seq) in try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer, Int64?, Int64?).self, doing: st.doing) {
                     let name = String(decoding: key.readableBytesView, as: UTF8.self)
                     got.append((name, Array(bytes.readableBytesView)))
                     // Each row's latest stream entry answers `seq(stream:version:)` for it.
@@ -285,8 +282,7 @@ extension PostgresLoaded {
                 $0.append(PostgresAccess.text(prefix)); $0.append(PostgresAccess.bytes(upper))
             }
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (key, value) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
+                for (key, value) in try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer).self, doing: st.doing) {
                     meta[String(decoding: key.readableBytesView, as: UTF8.self)] = .some(Array(value.readableBytesView))
                 }
                 metaPrefixes.append(prefix)
@@ -295,8 +291,7 @@ extension PostgresLoaded {
         if wanted.allRecords && !allRecords {
             let st = PostgresStatement("SELECT kind, owner, id, bytes FROM \(t.records)", doing: "read the records")
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (kind, owner, id, bytes) = try PostgresRows.decode(row, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing)
+                for (kind, owner, id, bytes) in try PostgresRows.decode(rows, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing) {
                     let key = PostgresPendingWrites.RecordKey(kind: kind, owner: String(decoding: owner.readableBytesView, as: UTF8.self),
                                                               id: String(decoding: id.readableBytesView, as: UTF8.self))
                     records[key] = .some(Array(bytes.readableBytesView))
@@ -330,8 +325,7 @@ extension PostgresLoaded {
     @discardableResult
     private func keepStream(_ stream: String, _ rows: [PostgresRow], from: UInt64?, limit: Int) throws -> [(UInt64, UInt64)] {
         var page: [(UInt64, UInt64)] = []
-        for row in rows {
-            let (version, seq, bytes, values) = try PostgresRows.decode(row, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: "scan a stream")
+        for (version, seq, bytes, values) in try PostgresRows.decode(rows, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: "scan a stream") {
             let at = UInt64(bitPattern: seq)
             page.append((UInt64(bitPattern: version), at))
             log.rows[at] = Array(bytes.readableBytesView)

@@ -47,10 +47,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// Stops listening for other servers' commits and closes the connections.
     package func close() async {
-        listener.withLock { l in
-            defer { l = nil }
-            return l
-        }?.stop()
+        listener.withLock { $0.take() }?.stop()
         connections.shutdown()
     }
 
@@ -61,8 +58,6 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             if listener == nil { listener = PostgresCommitListener(storage: self, onCommit) }
         }
     }
-
-    static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     /// Queries read (`readAsync`), and their load steps (round trips before the body ran;
     /// at most two each: for tests and diagnostics).
@@ -90,7 +85,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         // The locked row is the head every write of this transaction starts from.
         let lock = PostgresStatement("SELECT seq, hash FROM \(tables.head) FOR UPDATE", doing: "lock the head")
         try await s.load([(lock, { head = try $0.first.map(PostgresRows.head) }), (catchUpStatement(kept), { caughtUp = $0 })],
-                         begun: s.send(Self.writeBegin, PostgresBindings()))
+                         begun: s.send("BEGIN ISOLATION LEVEL READ COMMITTED", PostgresBindings()))
         let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
                                     roundTrips: groupRoundTrips)
         try applyCatchUp(caughtUp, kept: kept, head: head, to: access)
