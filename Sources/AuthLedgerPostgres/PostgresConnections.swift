@@ -189,16 +189,8 @@ package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     /// (`spoilsTransaction`) and its requests run again one per transaction.
     var refusedInGroup = false
 
+    /// The failure of PostgresNIO's `error` (every caller wraps one: a connection's, a statement's).
     init(_ error: any Error, doing: String, location: PostgresLocation) {
-        if let e = error as? PostgresFailure {
-            self = e
-            return
-        }
-        if let e = error as? LedgerError {
-            ledgerError = e
-            spoilsTransaction = false
-            return
-        }
         let place = "\(location.host):\(location.port)"
         guard let p = error as? PSQLError else {
             // Messages never include the URL or the password (only host and port).

@@ -237,7 +237,7 @@ extension PostgresLoaded {
         })
         if !tiles.isEmpty {
             let st = PostgresStatement("SELECT tile, hashes FROM \(t.tiles) WHERE tile = ANY($1)", doing: "read the tree") {
-                $0.append(tiles.sorted().map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
+                $0.append(tiles.sorted().map(Self.key))
             }
             out.append((st, { [unowned self] rows in
                 for (tile, hashes) in try PostgresRows.decode(rows, (Int64, ByteBuffer).self, doing: st.doing) {
@@ -304,16 +304,15 @@ extension PostgresLoaded {
             let kinds = PostgresStatement("SELECT kind, count(*) FROM \(t.records) GROUP BY kind", doing: "count records")
             out.append((events, { [unowned self] in eventCount = Int(try PostgresRows.integer($0, doing: events.doing) ?? 0) }))
             out.append((kinds, { [unowned self] rows in
-                recordCounts = try Dictionary(rows.map { try PostgresRows.decode($0, (Int16, Int64).self, doing: kinds.doing) }.map { ($0, Int($1)) },
+                recordCounts = try Dictionary(PostgresRows.decode(rows, (Int16, Int64).self, doing: kinds.doing).map { ($0, Int($1)) },
                                               uniquingKeysWith: +)
             }))
         }
         if wanted.allStates && allStates == nil {
             let st = PostgresStatement("SELECT key, bytes FROM \(t.states) ORDER BY key", doing: "scan the projections")
             out.append((st, { [unowned self] rows in
-                allStates = try rows.map { row in
-                    let (key, bytes) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
-                    return (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
+                allStates = try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer).self, doing: st.doing).map { key, bytes in
+                    (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
                 }
             }))
         }

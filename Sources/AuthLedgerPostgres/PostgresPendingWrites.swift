@@ -19,11 +19,6 @@ struct PostgresPendingWrites {
         let id: String
     }
 
-    struct StreamVersion: Hashable {
-        let stream: String
-        let version: UInt64
-    }
-
     /// A keyed table's rows, in the order their keys were first written.
     struct Keyed<K: Hashable, V> {
         private(set) var values: [K: V] = [:]
@@ -44,7 +39,7 @@ struct PostgresPendingWrites {
     private(set) var events: [EventRow] = []
     private var eventBySeq: [UInt64: Int] = [:]
     private var eventById: [EventID: Int] = [:]
-    private var eventByStream: [StreamVersion: Int] = [:]
+    private var eventByStream: [String: [UInt64: Int]] = [:]
     private(set) var tree: [(index: UInt64, hash: [UInt8])] = []
     private var treeByIndex: [UInt64: Int] = [:]
     private(set) var personal: [(seq: UInt64, owner: String, bytes: [UInt8])] = []
@@ -70,7 +65,7 @@ struct PostgresPendingWrites {
         events.append(row)
         eventBySeq[row.seq] = k
         eventById[row.id] = k
-        eventByStream[StreamVersion(stream: row.stream, version: row.version)] = k
+        eventByStream[row.stream, default: [:]][row.version] = k
     }
 
     mutating func putTree(_ index: UInt64, _ hash: [UInt8]) {
@@ -112,9 +107,7 @@ struct PostgresPendingWrites {
 
     func event(seq: UInt64) -> [UInt8]? { eventBySeq[seq].map { events[$0].bytes } }
     func seq(id: EventID) -> UInt64? { eventById[id].map { events[$0].seq } }
-    func seq(stream: String, version: UInt64) -> UInt64? {
-        eventByStream[StreamVersion(stream: stream, version: version)].map { events[$0].seq }
-    }
+    func seq(stream: String, version: UInt64) -> UInt64? { eventByStream[stream]?[version].map { events[$0].seq } }
     func treeHash(_ index: UInt64) -> [UInt8]? { treeByIndex[index].map { tree[$0].hash } }
     func personalValues(seq: UInt64) -> [UInt8]? { personalBySeq[seq].map { personal[$0].bytes } }
     /// Whether `owner`'s values at `seq` were erased here (stored ones are deleted when this is sent).
