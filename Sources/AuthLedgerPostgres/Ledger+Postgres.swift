@@ -1,5 +1,4 @@
 @_exported import AuthLedger
-import Foundation
 
 extension Ledger {
     /// Opens the ledger in the PostgreSQL database `url` names

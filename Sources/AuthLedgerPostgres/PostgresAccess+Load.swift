@@ -1,6 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
@@ -41,8 +39,7 @@ extension PostgresAccess {
             """, doing: "find event ids") { $0.append(ids.map { Self.bytes($0.bytes) }) }
         return (st, { [cache] rows in
             for id in ids { cache.ids[id] = .some(nil) }
-            for row in rows {
-                let (n, seq, event, personal) = try PostgresRows.decode(row, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing)
+            for (n, seq, event, personal) in try PostgresRows.decode(rows, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing) {
                 let at = UInt64(bitPattern: seq)
                 cache.ids[ids[Int(n) - 1]] = .some(at)
                 cache.log.rows[at] = Array(event.readableBytesView)
@@ -64,15 +61,13 @@ extension PostgresAccess {
             """, doing: "read an erased user's records") { $0.append(users.map { Self.text($0) }) }
         return [(values, { [cache] rows in
             for user in users { cache.personalOf[user] = [] }
-            for row in rows {
-                let (n, seq, bytes, event) = try PostgresRows.decode(row, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: values.doing)
+            for (n, seq, bytes, event) in try PostgresRows.decode(rows, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: values.doing) {
                 let at = UInt64(bitPattern: seq)
                 cache.personalOf[users[Int(n) - 1]]!.append((at, Array(bytes.readableBytesView)))
                 if let event { cache.log.rows[at] = Array(event.readableBytesView) }
             }
         }), (records, { [cache] rows in
-            for row in rows {
-                let (n, kind, id, bytes) = try PostgresRows.decode(row, (Int64, Int16, ByteBuffer, ByteBuffer).self, doing: records.doing)
+            for (n, kind, id, bytes) in try PostgresRows.decode(rows, (Int64, Int16, ByteBuffer, ByteBuffer).self, doing: records.doing) {
                 let key = PostgresPendingWrites.RecordKey(kind: kind, owner: users[Int(n) - 1],
                                                           id: String(decoding: id.readableBytesView, as: UTF8.self))
                 cache.records[key] = .some(Array(bytes.readableBytesView))
@@ -91,8 +86,7 @@ extension PostgresAccess {
             """, doing: "read the tree's frontier") { $0.append(wanted.map { Self.int($0) }) }
         return (st, { [cache] rows in
             cache.frontier = true
-            for row in rows {
-                let (i, hash) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
+            for (i, hash) in try PostgresRows.decode(rows, (Int64, ByteBuffer).self, doing: st.doing) {
                 cache.tree.rows[UInt64(bitPattern: i)] = Array(hash.readableBytesView)
             }
         })

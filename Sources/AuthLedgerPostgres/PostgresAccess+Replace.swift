@@ -14,7 +14,6 @@ struct PostgresReplacement {
     /// nil: the table was not cleared in this transaction.
     var states: [String: [UInt8]]?
     var records: [PostgresPendingWrites.RecordKey: [UInt8]]?
-    var isEmpty: Bool { states == nil && records == nil }
 }
 
 extension PostgresAccess {
@@ -23,18 +22,19 @@ extension PostgresAccess {
         let (states, records) = (replacing.states, replacing.records)
         replacing = PostgresReplacement()
         if let states {
-            var b = PostgresBindings(capacity: 2)
-            b.append(states.keys.map { ByteBuffer(string: $0) })
-            b.append(states.values.map { ByteBuffer(bytes: $0) })
-            try sendNow(Self.replaceSQL(t.states, keys: [("key", "bytea")]), b, "rewrite the projections")
+            try sendNow(PostgresStatement(Self.replaceSQL(t.states, keys: [("key", "bytea")]), doing: "rewrite the projections") {
+                $0.append(states.keys.map { ByteBuffer(string: $0) })
+                $0.append(states.values.map { ByteBuffer(bytes: $0) })
+            })
         }
         if let records {
-            var b = PostgresBindings(capacity: 4)
-            b.append(records.keys.map(\.kind))
-            b.append(records.keys.map { ByteBuffer(string: $0.owner) })
-            b.append(records.keys.map { ByteBuffer(string: $0.id) })
-            b.append(records.values.map { ByteBuffer(bytes: $0) })
-            try sendNow(Self.replaceSQL(t.records, keys: [("kind", "int2"), ("owner", "bytea"), ("id", "bytea")]), b, "rewrite the records")
+            let sql = Self.replaceSQL(t.records, keys: [("kind", "int2"), ("owner", "bytea"), ("id", "bytea")])
+            try sendNow(PostgresStatement(sql, doing: "rewrite the records") {
+                $0.append(records.keys.map(\.kind))
+                $0.append(records.keys.map { ByteBuffer(string: $0.owner) })
+                $0.append(records.keys.map { ByteBuffer(string: $0.id) })
+                $0.append(records.values.map { ByteBuffer(bytes: $0) })
+            })
         }
     }
 

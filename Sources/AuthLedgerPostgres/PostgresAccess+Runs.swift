@@ -8,36 +8,31 @@ import PostgresNIO
 /// replay's client CPU), and the arrays' binary form is read in place here.
 extension PostgresAccess {
     /// Sends the two statements of a replay's run: its events, and the tree hashes their leaves complete.
-    static func sendRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        sendRun(s, t, PostgresStatement("""
+    static func sendRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> [PostgresSent] {
+        [s.send(PostgresStatement("""
             SELECT array_agg(r.seq), array_agg(r.bytes), array_agg(r.p) FROM (
                 SELECT e.seq, e.bytes, p.bytes AS p FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 WHERE e.seq >= $1 AND e.seq < $2 ORDER BY e.seq) r
-            """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) },
-                tree: LogBatch.treeRange(from: from, count: count))
+            """, doing: "scan the log") { $0.append(int(from)); $0.append(int(from + UInt64(count))) }),
+         s.send(t.tiles(covering: LogBatch.treeRange(from: from, count: count)))]
     }
 
     /// Sends the two statements of a run of `verify` (`IndexedRun`): the first `count` events
     /// from seq `from` on, with their personal values and index keys, and the tree hashes
     /// the leaves from `max(from, 1)` on complete.
-    static func sendIndexedRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        sendRun(s, t, PostgresStatement("""
+    static func sendIndexedRun(_ s: PostgresSession, _ t: PostgresTables, from: UInt64, count: Int) -> [PostgresSent] {
+        [s.send(PostgresStatement("""
             SELECT array_agg(r.seq), array_agg(r.version), array_agg(r.bytes), array_agg(r.p), array_agg(r.id), array_agg(r.stream) FROM (
                 SELECT e.seq, e.version, e.bytes, p.bytes AS p, e.id, e.stream FROM \(t.events) e LEFT JOIN \(t.personal) p ON p.seq = e.seq
                 WHERE e.seq >= $1 ORDER BY e.seq LIMIT $2) r
-            """, doing: "scan the log") { $0.append(PostgresLoaded.key(from)); $0.append(Int64(count)) },
-                tree: LogBatch.treeRange(from: max(from, 1), count: count))
-    }
-
-    private static func sendRun(_ s: PostgresSession, _ t: PostgresTables, _ events: PostgresStatement,
-                                tree: Range<UInt64>) -> EventLoopFuture<[Result<PostgresQueryResult, any Error>]> {
-        EventLoopFuture.whenAllComplete([events, t.tiles(covering: tree)].map { s.send($0.sql, $0.binds) }, on: s.connection.eventLoop)
+            """, doing: "scan the log") { $0.append(PostgresLoaded.key(from)); $0.append(Int64(count)) }),
+         s.send(t.tiles(covering: LogBatch.treeRange(from: max(from, 1), count: count)))]
     }
 
     /// The replay's run from the answers of `sendRun`.
-    static func run(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> LogBatch {
+    static func run(_ answers: [PostgresQueryResult], from: UInt64, count: Int) throws -> LogBatch {
         // The events' and the personal values' arrays side by side in one buffer.
-        let (integers, data, columns) = try arrays(answers[0], integers: 1, columns: 3, location: location)
+        let (integers, data, columns) = try arrays(answers[0], integers: 1, columns: 3)
         let (seqs, events, personal) = (integers[0], columns[0], columns[1])
         // Every seq of the run, in order: the arrays were aggregated from seq order.
         guard seqs.count == count, events.count == count, personal.count == count else {
@@ -47,17 +42,14 @@ extension PostgresAccess {
             throw LedgerError(.tampered, "event missing", seq: from + UInt64(k))
         }
         // The hashes of the run's range that the tiles hold, in order, up to a gap (fewer: not intact).
-        var tree = [UInt8]()
-        let range = LogBatch.treeRange(from: from, count: count)
-        tree.reserveCapacity(32 * range.count)
-        try runTree(answers[1], range, location: location) { _, hash in tree.append(contentsOf: hash) }
+        let tree = try runTree(answers[1], LogBatch.treeRange(from: from, count: count))
         return LogBatch(first: from, data: data, events: events.map { $0! }, personal: personal, tree: tree)
     }
 
     /// `verify`'s run from the answers of `sendIndexedRun`.
-    static func indexedRun(_ answers: [Result<PostgresQueryResult, any Error>], from: UInt64, count: Int, location: PostgresLocation) throws -> IndexedRun {
+    static func indexedRun(_ answers: [PostgresQueryResult], from: UInt64, count: Int) throws -> IndexedRun {
         // The events', personal values', ids' and streams' arrays side by side in one buffer.
-        let (integers, data, columns) = try arrays(answers[0], integers: 2, columns: 6, location: location)
+        let (integers, data, columns) = try arrays(answers[0], integers: 2, columns: 6)
         let (seqs, versions) = (integers[0], integers[1])
         guard versions.count == seqs.count, columns.allSatisfy({ $0.count == seqs.count }) else { throw PostgresRows.unexpected("scan the log") }
         var events: [IndexedRun.Event] = []
@@ -66,24 +58,18 @@ extension PostgresAccess {
             guard let bytes = columns[0][k], let id = columns[2][k], let stream = columns[3][k] else { throw PostgresRows.unexpected("scan the log") }
             events.append(IndexedRun.Event(seq: seqs[k], bytes: bytes, personal: columns[1][k], id: id, stream: stream, version: versions[k]))
         }
+        // The hashes stored up to a gap, zeros after it.
         let range = LogBatch.treeRange(from: max(from, 1), count: count)
-        var tree = [UInt8](repeating: 0, count: 32 * range.count)
-        var stored = [Bool](repeating: false, count: range.count)
-        try runTree(answers[1], range, location: location) { index, hash in
-            let k = Int(index - range.lowerBound)
-            tree.replaceSubrange((32 * k)..<(32 * k + 32), with: hash)
-            stored[k] = true
-        }
-        return IndexedRun(data: data, events: events, treeIndexes: range, tree: tree, stored: stored)
+        let tree = try runTree(answers[1], range), stored = tree.count / 32
+        let zeros = [UInt8](repeating: 0, count: 32 * (range.count - stored))
+        return IndexedRun(data: data, events: events, treeIndexes: range, tree: tree + zeros, stored: (0..<range.count).map { $0 < stored })
     }
 
     /// The one row of arrays a run's events statement answers: its first `integers` arrays as
     /// int8s (none NULL), the others side by side in one buffer, each element a range of it
     /// (nil: NULL). A NULL array (an aggregate over no rows) has no elements.
-    private static func arrays(_ answer: Result<PostgresQueryResult, any Error>, integers: Int, columns: Int,
-                               location: PostgresLocation) throws -> (integers: [[UInt64]], data: [UInt8], columns: [[Range<Int>?]]) {
-        let result: PostgresQueryResult
-        do { result = try answer.get() } catch { throw PostgresFailure(error, doing: "scan the log", location: location) }
+    private static func arrays(_ result: PostgresQueryResult, integers: Int,
+                               columns: Int) throws -> (integers: [[UInt64]], data: [UInt8], columns: [[Range<Int>?]]) {
         guard let row = result.rows.first else { throw PostgresRows.unexpected("scan the log") }
         let cells = row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
         guard cells.count == columns else { throw PostgresRows.unexpected("scan the log") }
@@ -106,15 +92,15 @@ extension PostgresAccess {
         return (ints, data, ranges)
     }
 
-    /// Calls `body` with each stored hash of `range` the tiles of a run's answer hold, in order, up to a gap.
-    private static func runTree(_ answer: Result<PostgresQueryResult, any Error>, _ range: Range<UInt64>, location: PostgresLocation,
-                                _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
-        let tiles: PostgresQueryResult
-        do { tiles = try answer.get() } catch { throw PostgresFailure(error, doing: "scan the tree", location: location) }
+    /// The stored hashes of `range` the tiles of a run's answer hold, one after the other, up to a gap.
+    private static func runTree(_ tiles: PostgresQueryResult, _ range: Range<UInt64>) throws -> [UInt8] {
+        var tree: [UInt8] = []
+        tree.reserveCapacity(32 * range.count)
         try PostgresTiles.forEach(try tiles.rows.map { row in
             let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: "scan the tree")
             return (UInt64(bitPattern: tile), hashes)
-        }, in: range, body)
+        }, in: range) { _, hash in tree.append(contentsOf: hash) }
+        return tree
     }
 
     /// Whether a tree hash is stored outside indexes `0..<count`: two ends of the primary

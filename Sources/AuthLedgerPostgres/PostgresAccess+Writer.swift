@@ -1,6 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
@@ -22,12 +20,7 @@ extension PostgresAccess {
         try write { $0.states.put(key, bytes) }
     }
 
-    /// The table's new contents follow (a replay): see `PostgresReplacement`.
-    func clearProjectionStates() throws {
-        forgetReads()
-        try sendWrites()
-        replacing.states = [:]
-    }
+    func clearProjectionStates() throws { try clear { $0.states = [:] } }
 
     func putRecord(_ kind: RecordKind, user: String, id: String, _ bytes: [UInt8]) throws {
         let key = PostgresPendingWrites.RecordKey(kind, user: user, id: id)
@@ -35,11 +28,13 @@ extension PostgresAccess {
         try write { $0.records.put(key, bytes) }
     }
 
-    /// The table's new contents follow (a replay): see `PostgresReplacement`.
-    func clearRecords() throws {
+    func clearRecords() throws { try clear { $0.records = [:] } }
+
+    /// Clears a table whose new contents follow (a replay: `start` begins its `PostgresReplacement`).
+    private func clear(_ start: (inout PostgresReplacement) -> Void) throws {
         forgetReads()
         try sendWrites()
-        replacing.records = [:]
+        start(&replacing)
     }
 
     func setCheckpoint(_ seq: UInt64) throws {
@@ -83,7 +78,7 @@ extension PostgresAccess {
         treeCleared = true
         lastAtLevel = [:]
         try sendWrites()
-        try sendNow("DELETE FROM \(t.tiles)", PostgresBindings(), "clear the tree")
+        try sendNow(PostgresStatement("DELETE FROM \(t.tiles)", doing: "clear the tree"))
     }
 
     /// One request of a commit group (see the type's comment): its writes are a layer that
@@ -108,7 +103,7 @@ extension PostgresAccess {
             let result = try body()
             if savepointOpen {
                 try sendPending(&requestPending!)
-                try sendNow("RELEASE SAVEPOINT \(savepointName)", PostgresBindings(), "release savepoint")
+                try sendNow(PostgresStatement("RELEASE SAVEPOINT \(savepointName)", doing: "release savepoint"))
             } else {
                 pending.merge(requestPending!)
                 if pending.rowCount >= Self.sendEarly { try sendPending(&pending) }
@@ -120,7 +115,7 @@ extension PostgresAccess {
             // (Sent without waiting: its answer is collected with the others at the end, and a failure then fails the group.)
             if savepointOpen, let saved = cacheAtSavepoint {
                 cache = saved
-                try sendNow("ROLLBACK TO SAVEPOINT \(savepointName)", PostgresBindings(), "rollback to savepoint")
+                try sendNow(PostgresStatement("ROLLBACK TO SAVEPOINT \(savepointName)", doing: "rollback to savepoint"))
             }
             throw error
         }

@@ -1,5 +1,4 @@
 import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
@@ -89,19 +88,19 @@ final class PostgresAccess: StorageWriter {
         let statements = layer.statements(t, instance: instance)
         cache.remember(layer)
         layer = PostgresPendingWrites()
-        for (sql, b, doing) in statements { try sendNow(sql, b, doing) }
+        for statement in statements { try sendNow(statement) }
     }
 
     /// Sends one statement; its answer is collected at the end (`drainAsync`).
-    func sendNow(_ sql: String, _ b: PostgresBindings, _ doing: String) throws {
-        inFlight.append((s.send(sql, b), doing))
+    func sendNow(_ statement: PostgresStatement) throws {
+        inFlight.append(s.send(statement))
     }
 
     /// Sends every write so far, opening the current request's savepoint first if it has
     /// none (before a scan, an erasure: what the layers cannot answer or order).
     func sendAll() throws {
         try sendWrites()
-        if !replacing.isEmpty { try sendReplacement() }
+        try sendReplacement()
     }
 
     /// `sendAll` but for a replacement (`PostgresReplacement`), which stays for the end:
@@ -123,7 +122,7 @@ final class PostgresAccess: StorageWriter {
     func openSavepoint() throws {
         try sendPending(&pending)
         cacheAtSavepoint = cache.copy()
-        try sendNow("SAVEPOINT \(savepointName)", PostgresBindings(), "savepoint")
+        try sendNow(PostgresStatement("SAVEPOINT \(savepointName)", doing: "savepoint"))
         savepointOpen = true
     }
 
@@ -138,22 +137,14 @@ final class PostgresAccess: StorageWriter {
     /// Statements sent and not yet answered. They do not wait for their answer: the
     /// writer thread goes on encoding the next events while PostgreSQL runs them, and the
     /// answers are collected with COMMIT (`drainAsync`).
-    var inFlight: [(EventLoopFuture<PostgresQueryResult>, String)] = []
+    var inFlight: [PostgresSent] = []
 
-    /// Awaits the answers of every statement sent; throws the first failure.
+    /// Awaits the answers of every statement sent; throws the first failure. A refused statement
+    /// cannot be pinned on one request (their writes went together): the whole group goes (`refusedInGroup`).
     func drainAsync() async throws {
         let sent = inFlight
         inFlight = []
-        guard let first = sent.first else { return }
-        try settle(try await EventLoopFuture.whenAllComplete(sent.map(\.0), on: first.0.eventLoop).get(), sent.map(\.1))
-    }
-
-    /// The answers of statements sent: throws the first failure. A refused statement cannot
-    /// be pinned on one request (their writes went together): the whole group goes (`refusedInGroup`).
-    func settle(_ answers: [Result<PostgresQueryResult, any Error>], _ doing: [String]) throws {
-        for (answer, doing) in zip(answers, doing) {
-            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: s.location).inGroup }
-        }
+        do { _ = try await s.answers(sent) } catch let e as PostgresFailure { throw e.inGroup }
     }
 
     /// What the layers hold for a point read: the request's own writes, then the group's.

@@ -1,5 +1,4 @@
 import AuthLedgerCore
-import Foundation
 import Logging
 import PostgresNIO
 

@@ -1,5 +1,4 @@
 import AuthLedgerCore
-import Foundation
 import Logging
 import Synchronization
 import NIOCore
@@ -34,19 +33,18 @@ package final class PostgresConnections: Sendable {
 
     init(_ location: PostgresLocation) throws {
         self.location = location
-        let tls: PostgresConnection.Configuration.TLS
-        let clientTLS: PostgresClient.Configuration.TLS
-        do {
-            // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
-            var c = TLSConfiguration.makeClientConfiguration()
-            if location.tls != .verifyFull { c.certificateVerification = .none }
-            switch location.tls {
-            case .disable: (tls, clientTLS) = (.disable, .disable)
-            case .prefer: (tls, clientTLS) = (.prefer(try NIOSSLContext(configuration: c)), .prefer(c))
-            case .require, .verifyFull: (tls, clientTLS) = (.require(try NIOSSLContext(configuration: c)), .require(c))
+        // `prefer` and `require` check no certificate (as libpq's); `verify-full` checks it and the name.
+        var c = TLSConfiguration.makeClientConfiguration()
+        if location.tls != .verifyFull { c.certificateVerification = .none }
+        func context() throws -> NIOSSLContext {
+            do { return try NIOSSLContext(configuration: c) } catch {
+                throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
             }
-        } catch {
-            throw LedgerError(.storageError, "cannot set up TLS for the PostgreSQL store")
+        }
+        let (tls, clientTLS): (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS) = switch location.tls {
+        case .disable: (.disable, .disable)
+        case .prefer: (.prefer(try context()), .prefer(c))
+        case .require, .verifyFull: (.require(try context()), .require(c))
         }
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.user,
@@ -70,7 +68,8 @@ package final class PostgresConnections: Sendable {
 
     /// Runs `body` on a pooled connection, leased for its duration. `body` ends the
     /// transaction it began; a connection it leaves in an unknown state it closes
-    /// (`PostgresSession.discard`), and the pool opens another.
+    /// (`PostgresSession.discard`), and the pool opens another. A failure of PostgreSQL's
+    /// comes out as the ledger's error (`PostgresFailure.ledgerError`).
     package func withSession<T: Sendable>(_ body: (PostgresSession) async throws -> T) async throws -> T {
         if closed.load(ordering: .relaxed) { throw LedgerError(.storageError, "the PostgreSQL store is closed") }
         var leased = false
@@ -87,6 +86,8 @@ package final class PostgresConnections: Sendable {
             preconditionFailure()
         } catch let error where !leased {
             throw PostgresFailure(error, doing: "connect", location: location).ledgerError
+        } catch let e as PostgresFailure {
+            throw e.ledgerError
         }
     }
 
@@ -128,6 +129,17 @@ package struct PostgresSession: Sendable {
         connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
     }
 
+    /// Sends `statement` without waiting; `answers` awaits its answer.
+    func send(_ statement: PostgresStatement) -> PostgresSent { (send(statement.sql, statement.binds), statement.doing) }
+
+    /// Awaits the answers of statements sent, every one of them; throws the first failure.
+    func answers(_ sent: [PostgresSent]) async throws -> [PostgresQueryResult] {
+        let answers = try await EventLoopFuture.whenAllComplete(sent.map(\.answer), on: connection.eventLoop).get()
+        return try zip(answers, sent).map { answer, sent in
+            do { return try answer.get() } catch { throw PostgresFailure(error, doing: sent.doing, location: location) }
+        }
+    }
+
     /// Closes the connection (its state unknown), keeping it alive
     /// until it is closed (PostgresNIO asserts that a connection is closed before it goes away).
     package func discard() {
@@ -155,17 +167,16 @@ package struct PostgresSession: Sendable {
     /// with theirs), awaits every answer, then gives each one's rows to its `keep`: one round trip.
     func load(_ reads: [PostgresRead], begun: EventLoopFuture<PostgresQueryResult>? = nil) async throws {
         guard begun != nil || !reads.isEmpty else { return }
-        let sent = (begun.map { [$0] } ?? []) + reads.map { send($0.statement.sql, $0.statement.binds) }
-        let answers = try await EventLoopFuture.whenAllComplete(sent, on: connection.eventLoop).get()
-        for (answer, doing) in zip(answers, (begun == nil ? [] : ["begin"]) + reads.map(\.statement.doing)) {
-            if case let .failure(error) = answer { throw PostgresFailure(error, doing: doing, location: location) }
-        }
-        for (read, answer) in zip(reads, answers.suffix(reads.count)) { try read.keep(Array(try answer.get().rows)) }
+        let answers = try await answers((begun.map { [($0, "begin")] } ?? []) + reads.map { send($0.statement) })
+        for (read, answer) in zip(reads, answers.suffix(reads.count)) { try read.keep(Array(answer.rows)) }
     }
 }
 
 /// A read statement and what keeps its rows (`PostgresSession.load`).
 typealias PostgresRead = (statement: PostgresStatement, keep: ([PostgresRow]) throws -> Void)
+
+/// A statement sent, its answer to come, and what it does (named in its failure).
+typealias PostgresSent = (answer: EventLoopFuture<PostgresQueryResult>, doing: String)
 
 /// A failure of the PostgreSQL backend. `spoilsTransaction` when the connection or the
 /// transaction cannot go on (the writer then fails the whole group, as for a full LMDB
@@ -178,16 +189,8 @@ package struct PostgresFailure: TransactionFailure, CustomStringConvertible {
     /// (`spoilsTransaction`) and its requests run again one per transaction.
     var refusedInGroup = false
 
+    /// The failure of PostgresNIO's `error` (every caller wraps one: a connection's, a statement's).
     init(_ error: any Error, doing: String, location: PostgresLocation) {
-        if let e = error as? PostgresFailure {
-            self = e
-            return
-        }
-        if let e = error as? LedgerError {
-            ledgerError = e
-            spoilsTransaction = false
-            return
-        }
         let place = "\(location.host):\(location.port)"
         guard let p = error as? PSQLError else {
             // Messages never include the URL or the password (only host and port).

@@ -1,6 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
@@ -227,8 +225,7 @@ extension PostgresLoaded {
                 """, doing: "scan the log") { $0.append(Self.key(from)) }
             out.append((st, { [unowned self] rows in
                 var page: [(UInt64, [UInt8])] = []
-                for row in rows {
-                    let (seq, bytes, values) = try PostgresRows.decode(row, (Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing)
+                for (seq, bytes, values) in try PostgresRows.decode(rows, (Int64, ByteBuffer, ByteBuffer?).self, doing: st.doing) {
                     page.append((UInt64(bitPattern: seq), Array(bytes.readableBytesView)))
                     personal[UInt64(bitPattern: seq)] = .some(values.map { Array($0.readableBytesView) })
                 }
@@ -240,11 +237,10 @@ extension PostgresLoaded {
         })
         if !tiles.isEmpty {
             let st = PostgresStatement("SELECT tile, hashes FROM \(t.tiles) WHERE tile = ANY($1)", doing: "read the tree") {
-                $0.append(tiles.sorted().map { Int64(bitPattern: min($0, UInt64(Int64.max))) })
+                $0.append(tiles.sorted().map(Self.key))
             }
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (tile, hashes) = try PostgresRows.decode(row, (Int64, ByteBuffer).self, doing: st.doing)
+                for (tile, hashes) in try PostgresRows.decode(rows, (Int64, ByteBuffer).self, doing: st.doing) {
                     guard hashes.readableBytes % 32 == 0, hashes.readableBytes <= 32 * Int(PostgresTiles.width) else {
                         throw LedgerError(.tampered, "malformed tree hash")
                     }
@@ -266,8 +262,7 @@ extension PostgresLoaded {
                 """, doing: "scan the projections from a key") { $0.append(PostgresAccess.text(from)) }
             out.append((st, { [unowned self] rows in
                 var got: [(String, [UInt8])] = []
-                for row in rows {
-                    let (key, bytes, version, seq) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer, Int64?, Int64?).self, doing: st.doing)
+                for (key, bytes, version, seq) in try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer, Int64?, Int64?).self, doing: st.doing) {
                     let name = String(decoding: key.readableBytesView, as: UTF8.self)
                     got.append((name, Array(bytes.readableBytesView)))
                     // Each row's latest stream entry answers `seq(stream:version:)` for it.
@@ -287,8 +282,7 @@ extension PostgresLoaded {
                 $0.append(PostgresAccess.text(prefix)); $0.append(PostgresAccess.bytes(upper))
             }
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (key, value) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
+                for (key, value) in try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer).self, doing: st.doing) {
                     meta[String(decoding: key.readableBytesView, as: UTF8.self)] = .some(Array(value.readableBytesView))
                 }
                 metaPrefixes.append(prefix)
@@ -297,8 +291,7 @@ extension PostgresLoaded {
         if wanted.allRecords && !allRecords {
             let st = PostgresStatement("SELECT kind, owner, id, bytes FROM \(t.records)", doing: "read the records")
             out.append((st, { [unowned self] rows in
-                for row in rows {
-                    let (kind, owner, id, bytes) = try PostgresRows.decode(row, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing)
+                for (kind, owner, id, bytes) in try PostgresRows.decode(rows, (Int16, ByteBuffer, ByteBuffer, ByteBuffer).self, doing: st.doing) {
                     let key = PostgresPendingWrites.RecordKey(kind: kind, owner: String(decoding: owner.readableBytesView, as: UTF8.self),
                                                               id: String(decoding: id.readableBytesView, as: UTF8.self))
                     records[key] = .some(Array(bytes.readableBytesView))
@@ -311,16 +304,15 @@ extension PostgresLoaded {
             let kinds = PostgresStatement("SELECT kind, count(*) FROM \(t.records) GROUP BY kind", doing: "count records")
             out.append((events, { [unowned self] in eventCount = Int(try PostgresRows.integer($0, doing: events.doing) ?? 0) }))
             out.append((kinds, { [unowned self] rows in
-                recordCounts = try Dictionary(rows.map { try PostgresRows.decode($0, (Int16, Int64).self, doing: kinds.doing) }.map { ($0, Int($1)) },
+                recordCounts = try Dictionary(PostgresRows.decode(rows, (Int16, Int64).self, doing: kinds.doing).map { ($0, Int($1)) },
                                               uniquingKeysWith: +)
             }))
         }
         if wanted.allStates && allStates == nil {
             let st = PostgresStatement("SELECT key, bytes FROM \(t.states) ORDER BY key", doing: "scan the projections")
             out.append((st, { [unowned self] rows in
-                allStates = try rows.map { row in
-                    let (key, bytes) = try PostgresRows.decode(row, (ByteBuffer, ByteBuffer).self, doing: st.doing)
-                    return (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
+                allStates = try PostgresRows.decode(rows, (ByteBuffer, ByteBuffer).self, doing: st.doing).map { key, bytes in
+                    (String(decoding: key.readableBytesView, as: UTF8.self), Array(bytes.readableBytesView))
                 }
             }))
         }
@@ -332,8 +324,7 @@ extension PostgresLoaded {
     @discardableResult
     private func keepStream(_ stream: String, _ rows: [PostgresRow], from: UInt64?, limit: Int) throws -> [(UInt64, UInt64)] {
         var page: [(UInt64, UInt64)] = []
-        for row in rows {
-            let (version, seq, bytes, values) = try PostgresRows.decode(row, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: "scan a stream")
+        for (version, seq, bytes, values) in try PostgresRows.decode(rows, (Int64, Int64, ByteBuffer, ByteBuffer?).self, doing: "scan a stream") {
             let at = UInt64(bitPattern: seq)
             page.append((UInt64(bitPattern: version), at))
             log.rows[at] = Array(bytes.readableBytesView)
@@ -416,7 +407,7 @@ extension PostgresStorage {
             let result: T
             do { result = try await body(s, s.send("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PostgresBindings())) } catch {
                 await s.end("ROLLBACK")
-                throw (error as? PostgresFailure)?.ledgerError ?? error
+                throw error
             }
             await s.end("COMMIT")
             return result

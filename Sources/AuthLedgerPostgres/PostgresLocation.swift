@@ -45,12 +45,13 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         guard let host = c.host, !host.isEmpty else { throw bad("no host") }
         guard let user = c.user, !user.isEmpty else { throw bad("no user") }
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        self.user = user.removingPercentEncoding ?? user
-        self.password = c.password.map { $0.removingPercentEncoding ?? $0 }
+        // (`URLComponents` gives the user, the password and the path percent-decoded.)
+        self.user = user
+        self.password = c.password
         self.port = c.port ?? 5432
         guard (1...65535).contains(port) else { throw bad("port out of range") }
         let db = String(c.path.drop(while: { $0 == "/" }))
-        self.database = db.isEmpty ? self.user : (db.removingPercentEncoding ?? db)
+        self.database = db.isEmpty ? user : db
         schema = "authledger"
         tls = .prefer
         for item in c.queryItems ?? [] {

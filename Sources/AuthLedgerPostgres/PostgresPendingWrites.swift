@@ -19,11 +19,6 @@ struct PostgresPendingWrites {
         let id: String
     }
 
-    struct StreamVersion: Hashable {
-        let stream: String
-        let version: UInt64
-    }
-
     /// A keyed table's rows, in the order their keys were first written.
     struct Keyed<K: Hashable, V> {
         private(set) var values: [K: V] = [:]
@@ -44,7 +39,7 @@ struct PostgresPendingWrites {
     private(set) var events: [EventRow] = []
     private var eventBySeq: [UInt64: Int] = [:]
     private var eventById: [EventID: Int] = [:]
-    private var eventByStream: [StreamVersion: Int] = [:]
+    private var eventByStream: [String: [UInt64: Int]] = [:]
     private(set) var tree: [(index: UInt64, hash: [UInt8])] = []
     private var treeByIndex: [UInt64: Int] = [:]
     private(set) var personal: [(seq: UInt64, owner: String, bytes: [UInt8])] = []
@@ -70,7 +65,7 @@ struct PostgresPendingWrites {
         events.append(row)
         eventBySeq[row.seq] = k
         eventById[row.id] = k
-        eventByStream[StreamVersion(stream: row.stream, version: row.version)] = k
+        eventByStream[row.stream, default: [:]][row.version] = k
     }
 
     mutating func putTree(_ index: UInt64, _ hash: [UInt8]) {
@@ -112,9 +107,7 @@ struct PostgresPendingWrites {
 
     func event(seq: UInt64) -> [UInt8]? { eventBySeq[seq].map { events[$0].bytes } }
     func seq(id: EventID) -> UInt64? { eventById[id].map { events[$0].seq } }
-    func seq(stream: String, version: UInt64) -> UInt64? {
-        eventByStream[StreamVersion(stream: stream, version: version)].map { events[$0].seq }
-    }
+    func seq(stream: String, version: UInt64) -> UInt64? { eventByStream[stream]?[version].map { events[$0].seq } }
     func treeHash(_ index: UInt64) -> [UInt8]? { treeByIndex[index].map { tree[$0].hash } }
     func personalValues(seq: UInt64) -> [UInt8]? { personalBySeq[seq].map { personal[$0].bytes } }
     /// Whether `owner`'s values at `seq` were erased here (stored ones are deleted when this is sent).
@@ -126,15 +119,13 @@ struct PostgresPendingWrites {
     /// version 2) with one array per column, each table's rows in their order — so a group
     /// costs one statement and one round trip, whatever its number of rows and tables — and
     /// a DELETE per erasure (rare: an erasure's own transaction).
-    func statements(_ t: PostgresTables, instance: String) -> [(sql: String, binds: PostgresBindings, doing: String)] {
-        var out: [(sql: String, binds: PostgresBindings, doing: String)] = []
-        if rowCount > 0 || head != nil { out.append(groupStatement(t, instance: instance)) }
-        for (owner, before) in erasures.sorted(by: { $0.key < $1.key }) {
-            var e = PostgresBindings()
-            e.append(ByteBuffer(string: owner)); e.append(Int64(bitPattern: min(before, UInt64(Int64.max))))
-            out.append(("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2", e, "erase personal values"))
+    func statements(_ t: PostgresTables, instance: String) -> [PostgresStatement] {
+        let erase = erasures.sorted(by: { $0.key < $1.key }).map { owner, before in
+            PostgresStatement("DELETE FROM \(t.personal) WHERE owner = $1 AND seq < $2", doing: "erase personal values") {
+                $0.append(ByteBuffer(string: owner)); $0.append(PostgresLoaded.key(before))
+            }
         }
-        return out
+        return (rowCount > 0 || head != nil ? [groupStatement(t, instance: instance)] : []) + erase
     }
 
     /// The tree hashes as runs of consecutive indexes inside one tile each: the first
@@ -152,43 +143,43 @@ struct PostgresPendingWrites {
     }
 
     /// The call of `append_group` with this layer's rows.
-    private func groupStatement(_ t: PostgresTables, instance: String) -> (sql: String, binds: PostgresBindings, doing: String) {
-        var b = PostgresBindings(capacity: 23)
-        b.append(events.map { Int64(bitPattern: $0.seq) })
-        b.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
-        b.append(events.map { ByteBuffer(string: $0.stream) })
-        b.append(events.map { Int64(bitPattern: $0.version) })
-        b.append(events.map { ByteBuffer(bytes: $0.bytes) })
-        let chunks = treeChunks
-        b.append(chunks.map { Int64(bitPattern: $0.first) })
-        b.append(chunks.map { ByteBuffer(bytes: $0.hashes) })
-        b.append(personal.map { Int64(bitPattern: $0.seq) })
-        b.append(personal.map { ByteBuffer(string: $0.owner) })
-        b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
-        b.append(states.order.map { ByteBuffer(string: $0) })
-        b.append(states.order.map { ByteBuffer(bytes: states[$0]!) })
-        b.append(records.order.map(\.kind))
-        b.append(records.order.map { ByteBuffer(string: $0.owner) })
-        b.append(records.order.map { ByteBuffer(string: $0.id) })
-        b.append(records.order.map { ByteBuffer(bytes: records[$0]!) })
-        let puts = meta.order.filter { meta[$0]! != nil }
-        b.append(puts.map { ByteBuffer(string: $0) })
-        b.append(puts.map { ByteBuffer(bytes: meta[$0]!!) })
-        b.append(meta.order.filter { meta[$0]! == nil }.map { ByteBuffer(string: $0) })
-        if let head {
-            // The head moves and the other servers are notified (delivered at COMMIT; see
-            // `PostgresCommitListener`) in the same statement.
-            b.append(Int64(bitPattern: head.seq)); b.append(ByteBuffer(bytes: head.hash.bytes))
-            b.append(t.schema); b.append("\(head.seq) \(head.hash) \(instance)")
-        } else {
-            b.appendNull(); b.appendNull(); b.appendNull(); b.appendNull()
-        }
-        return ("""
+    private func groupStatement(_ t: PostgresTables, instance: String) -> PostgresStatement {
+        PostgresStatement("""
             SELECT \(t.schema).append_group($1::int8[], $2::bytea[], $3::bytea[], $4::int8[], $5::bytea[],
                 $6::int8[], $7::bytea[], $8::int8[], $9::bytea[], $10::bytea[], $11::bytea[], $12::bytea[],
                 $13::int2[], $14::bytea[], $15::bytea[], $16::bytea[], $17::bytea[], $18::bytea[], $19::bytea[],
                 $20::int8, $21::bytea, $22::text, $23::text)
-            """, b, "store the group")
+            """, doing: "store the group") { b in
+            b.append(events.map { Int64(bitPattern: $0.seq) })
+            b.append(events.map { ByteBuffer(bytes: $0.id.bytes) })
+            b.append(events.map { ByteBuffer(string: $0.stream) })
+            b.append(events.map { Int64(bitPattern: $0.version) })
+            b.append(events.map { ByteBuffer(bytes: $0.bytes) })
+            let chunks = treeChunks
+            b.append(chunks.map { Int64(bitPattern: $0.first) })
+            b.append(chunks.map { ByteBuffer(bytes: $0.hashes) })
+            b.append(personal.map { Int64(bitPattern: $0.seq) })
+            b.append(personal.map { ByteBuffer(string: $0.owner) })
+            b.append(personal.map { ByteBuffer(bytes: $0.bytes) })
+            b.append(states.order.map { ByteBuffer(string: $0) })
+            b.append(states.order.map { ByteBuffer(bytes: states[$0]!) })
+            b.append(records.order.map(\.kind))
+            b.append(records.order.map { ByteBuffer(string: $0.owner) })
+            b.append(records.order.map { ByteBuffer(string: $0.id) })
+            b.append(records.order.map { ByteBuffer(bytes: records[$0]!) })
+            let puts = meta.order.filter { meta[$0]! != nil }
+            b.append(puts.map { ByteBuffer(string: $0) })
+            b.append(puts.map { ByteBuffer(bytes: meta[$0]!!) })
+            b.append(meta.order.filter { meta[$0]! == nil }.map { ByteBuffer(string: $0) })
+            if let head {
+                // The head moves and the other servers are notified (delivered at COMMIT; see
+                // `PostgresCommitListener`) in the same statement.
+                b.append(Int64(bitPattern: head.seq)); b.append(ByteBuffer(bytes: head.hash.bytes))
+                b.append(t.schema); b.append("\(head.seq) \(head.hash) \(instance)")
+            } else {
+                b.appendNull(); b.appendNull(); b.appendNull(); b.appendNull()
+            }
+        }
     }
 }
 

@@ -19,12 +19,14 @@ struct PostgresStatement: Sendable {
 
 /// The decoding of the statements' rows (a value PostgreSQL should not hold is `tampered`).
 enum PostgresRows {
-    static func decode<T: PostgresDecodable>(_ row: PostgresRow, _ type: T.Type, doing: String) throws -> T {
-        do { return try row.decode(T.self) } catch { throw unexpected(doing) }
-    }
-
     static func decode<each T: PostgresDecodable>(_ row: PostgresRow, _ types: (repeat each T).Type, doing: String) throws -> (repeat each T) {
         do { return try row.decode(types) } catch { throw unexpected(doing) }
+    }
+
+    /// Every row of `rows` decoded as `types`.
+    static func decode<each T: PostgresDecodable>(_ rows: [PostgresRow], _ types: (repeat each T).Type,
+                                                  doing: String) throws -> [(repeat each T)] {
+        try rows.map { try decode($0, types, doing: doing) }
     }
 
     static func unexpected(_ doing: String) -> LedgerError { LedgerError(.tampered, "unexpected value in the PostgreSQL store (\(doing))") }
@@ -36,12 +38,11 @@ enum PostgresRows {
         return Head(seq: UInt64(bitPattern: seq), hash: Hash32(bytes: Array(hash.readableBytesView)))
     }
 
-    /// The values of the rows of a keyed read (`PostgresTables.states(_:)`, `metaValues`,
-    /// `records`) by the keys' places in its `count` keys: nil for a key not stored.
-    static func keyed(_ rows: some Sequence<PostgresRow>, count: Int, doing: String) throws -> [[UInt8]?] {
+    /// The values of the rows of a keyed read (`PostgresLoaded.statements`) by the keys'
+    /// places in its `count` keys: nil for a key not stored.
+    static func keyed(_ rows: [PostgresRow], count: Int, doing: String) throws -> [[UInt8]?] {
         var out = [[UInt8]?](repeating: nil, count: count)
-        for row in rows {
-            let (n, bytes) = try decode(row, (Int64, ByteBuffer).self, doing: doing)
+        for (n, bytes) in try decode(rows, (Int64, ByteBuffer).self, doing: doing) {
             guard n >= 1, n <= count else { throw unexpected(doing) }
             out[Int(n) - 1] = Array(bytes.readableBytesView)
         }

@@ -54,8 +54,7 @@ extension PostgresStorage {
         var generation: [UInt8]?
         var tiles: [(tile: UInt64, hashes: ByteBuffer)] = []
         var streams: Set<String> = []
-        for row in rows {
-            let (kind, index, bytes) = try PostgresRows.decode(row, (Int16, Int64, ByteBuffer).self, doing: "catch up")
+        for (kind, index, bytes) in try PostgresRows.decode(rows, (Int16, Int64, ByteBuffer).self, doing: "catch up") {
             switch kind {
             case 0: generation = Array(bytes.readableBytesView)
             case 1: tiles.append((UInt64(bitPattern: index), bytes))

@@ -1,5 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 
@@ -16,16 +15,16 @@ extension PostgresStorage: AsyncBatchScanning {
             })], begun: begun)
             start(beyond)
             var next = max(from, 1)
-            func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64, count: Int)? {
+            func request() -> ([PostgresSent], from: UInt64, count: Int)? {
                 guard next <= through else { return nil }
                 let n = Int(min(UInt64(run), through - next + 1))
                 defer { next += UInt64(n) }
                 return (PostgresAccess.sendRun(s, tables, from: next, count: n), next, n)
             }
             var current = request()
-            while let (answer, from, count) = current {
+            while let (sent, from, count) = current {
                 let following = request()
-                guard put(try PostgresAccess.run(try await answer.get(), from: from, count: count, location: s.location)) else { break }
+                guard put(try PostgresAccess.run(try await s.answers(sent), from: from, count: count)) else { break }
                 current = following
             }
         }
@@ -66,14 +65,14 @@ final class PostgresSnapshot: SnapshotReading {
     /// ends if it has no gap (a run with one fails `verify`'s check); a short run ends the log.
     func indexedRuns(from: UInt64, run: Int, _ put: (IndexedRun) throws -> Bool) async throws {
         var next = from
-        func request() -> (EventLoopFuture<[Result<PostgresQueryResult, any Error>]>, from: UInt64) {
+        func request() -> ([PostgresSent], from: UInt64) {
             defer { next = max(next, 1) + UInt64(run) }
             return (PostgresAccess.sendIndexedRun(session, tables, from: next, count: run), next)
         }
         var current = request()
         while true {
             let following = request()
-            let got = try PostgresAccess.indexedRun(try await current.0.get(), from: current.from, count: run, location: session.location)
+            let got = try PostgresAccess.indexedRun(try await session.answers(current.0), from: current.from, count: run)
             guard try put(got), got.events.count == run else { break }
             current = following
         }

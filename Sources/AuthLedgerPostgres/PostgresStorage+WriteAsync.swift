@@ -1,5 +1,4 @@
 import AuthLedger
-import AuthLedgerCore
 import NIOCore
 import PostgresNIO
 
@@ -73,12 +72,9 @@ extension PostgresStorage {
                 }
                 try await committed(committing, access, reusable: &reusable)
                 return result
-            } catch let e as PostgresFailure {
-                if e.refusedInGroup {
-                    refusedGroups.add(1)
-                    throw GroupStatementRefused(error: e.ledgerError)
-                }
-                throw e.ledgerError
+            } catch let e as PostgresFailure where e.refusedInGroup {
+                refusedGroups.add(1)
+                throw GroupStatementRefused(error: e.ledgerError)
             }
         }
     }

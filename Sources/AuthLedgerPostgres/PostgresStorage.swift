@@ -1,6 +1,5 @@
 import Synchronization
 import AuthLedgerCore
-import Foundation
 import NIOCore
 import PostgresNIO
 
@@ -48,10 +47,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
 
     /// Stops listening for other servers' commits and closes the connections.
     package func close() async {
-        listener.withLock { l in
-            defer { l = nil }
-            return l
-        }?.stop()
+        listener.withLock { $0.take() }?.stop()
         connections.shutdown()
     }
 
@@ -62,8 +58,6 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
             if listener == nil { listener = PostgresCommitListener(storage: self, onCommit) }
         }
     }
-
-    static let writeBegin = "BEGIN ISOLATION LEVEL READ COMMITTED"
 
     /// Queries read (`readAsync`), and their load steps (round trips before the body ran;
     /// at most two each: for tests and diagnostics).
@@ -91,7 +85,7 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         // The locked row is the head every write of this transaction starts from.
         let lock = PostgresStatement("SELECT seq, hash FROM \(tables.head) FOR UPDATE", doing: "lock the head")
         try await s.load([(lock, { head = try $0.first.map(PostgresRows.head) }), (catchUpStatement(kept), { caughtUp = $0 })],
-                         begun: s.send(Self.writeBegin, PostgresBindings()))
+                         begun: s.send("BEGIN ISOLATION LEVEL READ COMMITTED", PostgresBindings()))
         let access = PostgresAccess(session: s, tables: tables, instance: instance, head: head, unloadedReads: unloadedReads,
                                     roundTrips: groupRoundTrips)
         try applyCatchUp(caughtUp, kept: kept, head: head, to: access)
@@ -144,9 +138,9 @@ package final class PostgresStorage: StorageBackend, CommitNotifying, Sendable {
         try await connections.withSession { s in
             do {
                 try await s.execute("VACUUM FULL \(tables.personal), \(tables.states), \(tables.records), \(tables.meta)", doing: "vacuum")
-            } catch let e as PostgresFailure {
+            } catch {
                 s.discard()
-                throw e.ledgerError
+                throw error
             }
         }
     }
@@ -156,11 +150,7 @@ extension PostgresStorage {
     /// Runs one statement outside any ledger transaction; the first column of its rows
     /// as integers (for tests and diagnostics).
     package func integers(_ sql: String) async throws -> [Int64] {
-        do {
-            return try await connections.withSession { s in try await s.execute(sql, doing: "a statement").map { try $0.decode(Int64.self) } }
-        } catch let e as PostgresFailure {
-            throw e.ledgerError
-        }
+        try await connections.withSession { s in try await s.execute(sql, doing: "a statement").map { try $0.decode(Int64.self) } }
     }
 }
 

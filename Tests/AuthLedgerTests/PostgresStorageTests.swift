@@ -215,3 +215,17 @@ struct PostgresStorageTests {
         #expect(e.map { !$0.message.contains("secret") && $0.message.hasPrefix("invalid PostgreSQL store URL") } == true)
     }
 }
+
+/// Parsing a store URL (no database needed).
+struct PostgresLocationTests {
+    @Test func percentEncodedPartsAreDecodedOnce() throws {
+        // `%25` is an encoded `%`: `%2541` stands for the three characters `%41`, not for `A`
+        let location = try PostgresLocation(url: "postgresql://us%2541er:pa%2541ss%40word@db.example:6543/da%2541ta%20base")
+        #expect(location.user == "us%41er")
+        #expect(location.password == "pa%41ss@word")
+        #expect(location.database == "da%41ta base")
+        #expect(location.host == "db.example" && location.port == 6543)
+        // A database left out is the user's name, decoded once as well
+        #expect(try PostgresLocation(url: "postgresql://us%2541er@db.example").database == "us%41er")
+    }
+}
