@@ -162,11 +162,7 @@ package struct PostgresSession: Sendable {
     /// Runs `sql` with `binds` and awaits all its rows (the calling thread never waits).
     @discardableResult
     package func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), doing: String) async throws -> [PostgresRow] {
-        do {
-            return Array(try await send(sql, binds).get().rows)
-        } catch {
-            throw PostgresFailure(error, doing: doing, location: location)
-        }
+        Array(try await answers([(send(sql, binds), doing)])[0].rows)
     }
 
     /// Sends `reads` together (after `begun`, a transaction's BEGIN, whose answer is checked
