@@ -71,7 +71,10 @@ import Testing
     @Test func sigtermAnswers503OnReadyzForTheDrainThenStopsAcceptingEndsStreamsAndExitsZero() async throws {
         let dir = TestServer.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--log-level", "info", "--drain-seconds", "4"],
+        // A drain of 10 s: the requests below must all be served inside it, on a loaded
+        // machine too (with 4 s, it once ended before them while this suite's 100,000
+        // readiness probes ran beside it).
+        let server = try ServeChild(["serve", "--port", "0", "--store", dir + "/store", "--log-level", "info", "--drain-seconds", "10"],
                                     environment: ["AUTHLEDGER_TOKENS": "\(Self.token):admin", "AUTHLEDGER_STORE": nil], collect: .stderr)
         defer { server.stop() }
         let url = try await server.listening()
