@@ -59,12 +59,14 @@ package final class PostgresConnections: Sendable {
         pooled.options.connectTimeout = .seconds(15)
         pooled.options.maximumConnections = Self.maxConnections
         pooled.options.connectionIdleTimeout = .seconds(30)
-        // Each release of a connection starts the pool's idle and keep-alive timers (sleeping
-        // tasks), and a cancelled sleep keeps its memory until its deadline (swiftlang/swift
-        // #60441): at a query's rate, timers of 30 s held ~30 MB. The one connection kept
-        // open gets no idle timer, and a 5 s keep-alive ping bounds what the others hold.
+        // Each release of a connection starts the pool's idle and keep-alive timers (three
+        // tasks and a timer each, cancelled by the next lease), and a cancelled sleep keeps
+        // its memory until its deadline (swiftlang/swift #60441): at a query's rate, timers of
+        // 30 s held ~30 MB. The pool leases its first idle connection, so one-at-a-time
+        // queries reuse the one connection kept open, which gets no idle timer; with no
+        // keep-alive ping, it gets no timer at all.
         pooled.options.minimumConnections = 1
-        pooled.options.keepAliveBehavior = .init(frequency: .seconds(5))
+        pooled.options.keepAliveBehavior = nil
         let client = PostgresClient(configuration: pooled, eventLoopGroup: Self.group, backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
