@@ -71,18 +71,19 @@ extension PostgresAccess {
     private static func arrays(_ result: PostgresQueryResult, integers: Int,
                                columns: Int) throws -> (integers: [[UInt64]], data: [UInt8], columns: [[Range<Int>?]]) {
         guard let row = result.rows.first else { throw PostgresRows.unexpected("scan the log") }
-        let cells = row.map { cell in cell.bytes.map { Array($0.readableBytesView) } ?? [] }
+        // The cells' bytes as PostgresNIO received them (no copy), then copied once into `data`.
+        let cells = row.map { $0.bytes ?? ByteBuffer() }
         guard cells.count == columns else { throw PostgresRows.unexpected("scan the log") }
         var data: [UInt8] = []
-        data.reserveCapacity(cells[integers...].reduce(0) { $0 + $1.count })
+        data.reserveCapacity(cells[integers...].reduce(0) { $0 + $1.readableBytes })
         var ranges: [[Range<Int>?]] = []
         for cell in cells[integers...] {
             let base = data.count
-            data += cell
+            data.append(contentsOf: cell.readableBytesView)
             ranges.append(try data.withUnsafeBytes { try elements(UnsafeRawBufferPointer(rebasing: $0[base...]), base: base) })
         }
         let ints = try cells[..<integers].map { cell in
-            try cell.withUnsafeBytes { a in
+            try cell.withUnsafeReadableBytes { a in
                 try elements(a, base: 0).map { range in
                     guard let range, range.count == 8 else { throw PostgresRows.unexpected("scan the log") }
                     return UInt64(bigEndian: a.loadUnaligned(fromByteOffset: range.lowerBound, as: UInt64.self))
