@@ -49,6 +49,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // SHA-256 of the log's per-event hashes (leaves, chain hashes, tree nodes, stream
+        // steps) from the system's libcrypto: no context allocated per hash (the shim's header).
+        .systemLibrary(
+            name: "CLibCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(name: "LMDB", dependencies: ["CLMDB"]),
         // The domain: events, the rules (`evolve`, `decide`), answers. No storage, no I/O, no
         // environment; ids, clocks and secrets are passed in.
@@ -58,12 +65,11 @@ let package = Package(
         ),
         // The log: codec, the storage protocol, the writer (group commit), the Merkle tree and
         // checkpoints, subscriptions, erasure, the facade. No driver: a store comes from one.
-        // Its per-event SHA-256 calls CCryptoBoringSSL, the C module under swift-crypto's
-        // Crypto on Linux, with the context on the stack (`TreeFrontier.Node.sha256`).
         .target(
             name: "AuthLedger",
             dependencies: [
                 "AuthLedgerCore",
+                "CLibCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,5 @@
 import AuthLedgerCore
-import CCryptoBoringSSL
+import CLibCrypto
 import Crypto
 
 /// The right edge of the Merkle tree: the hashes of its complete subtrees, largest
@@ -28,22 +28,17 @@ struct TreeFrontier {
 
         var hash: Hash32 { withUnsafeBytes { Hash32(bytes: Array($0)) } }
 
-        /// SHA-256 of `a ‖ b ‖ c`, with its context on the stack: the log's per-event hashes
-        /// (tree nodes, leaves recomputed from stored events, the chain's check, stream steps)
-        /// go through here. swift-crypto's `SHA256` allocates, zeroes and frees a context
-        /// object per hash, which cost a replay more than the compression; this calls the
-        /// BoringSSL that swift-crypto builds (and links anyway) directly, with the same
-        /// SHA-extension code, instead of loading the system's libcrypto beside it.
+        /// SHA-256 of `a ‖ b ‖ c`, hashed by the system's libcrypto with its context on the
+        /// stack: the log's per-event hashes (tree nodes, leaves recomputed from stored
+        /// events, the chain's check, stream steps) go through here. swift-crypto's
+        /// `SHA256` allocates, zeroes and frees a context object per hash, which cost a
+        /// replay more than the compression (`Sources/CLibCrypto/shim.h`, docs/BENCHMARKS.md).
         static func sha256(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer = Node.none,
                            _ c: UnsafeRawBufferPointer = Node.none) -> Node {
             var node = Node()
-            var ctx = SHA256_CTX()
-            CCryptoBoringSSL_SHA256_Init(&ctx)
-            if !a.isEmpty { CCryptoBoringSSL_SHA256_Update(&ctx, a.baseAddress, a.count) }
-            if !b.isEmpty { CCryptoBoringSSL_SHA256_Update(&ctx, b.baseAddress, b.count) }
-            if !c.isEmpty { CCryptoBoringSSL_SHA256_Update(&ctx, c.baseAddress, c.count) }
             Swift.withUnsafeMutableBytes(of: &node.words) { out in
-                _ = CCryptoBoringSSL_SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &ctx)
+                authledger_sha256(a.baseAddress, a.count, b.baseAddress, b.count, c.baseAddress, c.count,
+                                  out.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
             return node
         }
