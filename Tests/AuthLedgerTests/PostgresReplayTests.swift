@@ -27,18 +27,22 @@ struct PostgresReplayTests {
     }
 
     /// The stored projection states, decoded (a state's bytes follow its dictionaries' order,
-    /// which is not the same from one fold to the next).
-    static func states(_ ledger: Ledger) async throws -> ([String: UserState], SystemState?) {
+    /// which is not the same from one fold to the next), and each user's stream head.
+    static func states(_ ledger: Ledger) async throws -> ([String: UserState], SystemState?, [String: StreamHead]) {
         var load = ReadLoad()
         load.allStates = true
         return try await ledger.read(load) { r in
             var users: [String: UserState] = [:]
             var system: SystemState?
+            var heads: [String: StreamHead] = [:]
             try r.scanProjectionStates { key, bytes in
-                if key == systemStream { system = try StateCodec.decodeSystem(bytes) } else { users[key] = (try? StateCodec.decode(bytes, user: key)) ?? UserState(user: "(undecodable)") }
+                if key == systemStream { system = try StateCodec.decodeSystem(bytes) } else {
+                    users[key] = (try? StateCodec.decode(bytes, user: key)) ?? UserState(user: "(undecodable)")
+                    heads[key] = try? StateCodec.decodeStream(bytes).head
+                }
                 return true
             }
-            return (users, system)
+            return (users, system, heads)
         }
     }
 
@@ -67,9 +71,12 @@ struct PostgresReplayTests {
             let after = try await Self.digests(admin, store.schema)
             #expect(after == before, "runs of \(run): \(before) → \(after)")
             let replayed = try await Self.states(ledger)
-            #expect(replayed.0 == states.0 && replayed.1 == states.1, "runs of \(run)")
+            #expect(replayed.0 == states.0 && replayed.1 == states.1 && replayed.2 == states.2, "runs of \(run)")
         }
-        // When a tree hash is changed, or the last one is missing, then replay repairs the tree
+        #expect(states.2.count == states.0.count && states.2.values.allSatisfy { $0.last > 0 })
+        // When a tree hash is changed (stored index 1: the leaf of seq 2, which a partition
+        // folds into its user's stream hash), or the last one is missing, then replay repairs
+        // the tree, and every stream hash is the events' own, not one over the stored leaf
         // (the hashes of stored indexes 128 × tile … in the tile's row, 32 bytes each)
         for change in ["UPDATE {T} SET hashes = overlay(hashes PLACING '\\x\(String(repeating: "09", count: 32))'::bytea FROM 33 FOR 32) WHERE tile = 0",
                        "UPDATE {T} SET hashes = substring(hashes FROM 1 FOR length(hashes) - 32) WHERE tile = (SELECT max(tile) FROM {T})"] {
@@ -78,6 +85,7 @@ struct PostgresReplayTests {
             _ = try await ledger.replay()
             #expect(try await Self.digests(admin, store.schema) == before)
             #expect(try await ledger.treeHead().root == root)
+            #expect(try await Self.states(ledger).2 == states.2, "\(change)")
         }
         // When a stored event's hash, prev or id is changed, then replay refuses the log
         // (`tampered` at that seq) instead of rebuilding the tree over it; restored, it replays
@@ -109,7 +117,7 @@ struct PostgresReplayTests {
             _ = try await ledger.replay()
             #expect(try await Self.digests(admin, store.schema) == before, "\(change)")
             let replayed = try await Self.states(ledger)
-            #expect(replayed.0 == states.0 && replayed.1 == states.1, "\(change)")
+            #expect(replayed.0 == states.0 && replayed.1 == states.1 && replayed.2 == states.2, "\(change)")
         }
         #expect(try await ledger.verify() == ledger.head())
     }

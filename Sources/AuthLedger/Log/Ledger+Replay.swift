@@ -147,9 +147,17 @@ extension Ledger {
             self.parts = parts
         }
 
+        /// The stored tree hashes a run of the log brought (`LogBatch.tree`, all of them):
+        /// those of stored indexes `from…`, 32 bytes each.
+        struct RunTree {
+            let hashes: UnsafeRawBufferPointer
+            let from: UInt64
+        }
+
         /// Folds the stored event at `seq` when it is this partition's; `decode` gives the
-        /// event with its personal values.
-        mutating func fold(_ seq: UInt64, _ bytes: UnsafeRawBufferPointer,
+        /// event with its personal values. With `run`, a stream's hash folds the stored leaf
+        /// hash the run brought (trusted as `tree`'s are).
+        mutating func fold(_ seq: UInt64, _ bytes: UnsafeRawBufferPointer, run: RunTree? = nil,
                            _ decode: (UInt64, UnsafeRawBufferPointer) throws -> Event) throws {
             guard let owner = EventCodec.streamHash(bytes) else {
                 throw LedgerError(.tampered, "stored event is not decodable", seq: seq)
@@ -159,7 +167,14 @@ extension Ledger {
             let e = try decode(seq, bytes)
             if let user = e.user {
                 let policy = system.policy
-                if let tree {
+                if let run {
+                    let index = MerkleTree.storedHashIndex(level: 0, seq - 1)
+                    guard index >= run.from, index - run.from < UInt64(run.hashes.count / 32) else {
+                        throw LedgerError(.tampered, "stored leaf hash missing", seq: seq)
+                    }
+                    let at = 32 * Int(index - run.from)
+                    try users[user, default: Folded(user)].add(e, policy: policy, leaf: UnsafeRawBufferPointer(rebasing: run.hashes[at..<(at + 32)]), seq: seq)
+                } else if let tree {
                     try tree.withTreeHash(MerkleTree.storedHashIndex(level: 0, seq - 1)) { leaf in
                         guard let leaf, leaf.count == 32 else { throw LedgerError(.tampered, "stored leaf hash missing", seq: seq) }
                         try users[user, default: Folded(user)].add(e, policy: policy, leaf: leaf, seq: seq)

@@ -13,11 +13,18 @@ extension Ledger {
     /// users' events of every run, the tree check hashes every event and compares with the
     /// stored hashes the run brought. The calling task awaits each run; only the consumers'
     /// threads hold it back, when they are `ReplayFeed`'s runs behind.
-    func replayOnceAsync(_ scanning: any AsyncBatchScanning, parts: Int, through: UInt64,
+    ///
+    /// With `storedLeaves`, when the store says its tree is inside the log's range, each
+    /// partition folds into a stream's hash the leaf hash its run brought instead of
+    /// computing it again from the event (the tree check computes every leaf once and
+    /// compares it with the stored one). When that check finds the tree is not the log's,
+    /// the log is scanned again without them (a rare case).
+    func replayOnceAsync(_ scanning: any AsyncBatchScanning, parts: Int, through: UInt64, storedLeaves: Bool = true,
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) async -> ReplayScan {
         let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
         let feed = ReplayFeed(consumers: parts + 1)
-        let consumers = consume(feed, parts: parts, through: through, box: scan.box, leaves: scan.leaves, progress: progress)
+        let consumers = consume(feed, parts: parts, through: through, storedLeaves: storedLeaves,
+                                box: scan.box, leaves: scan.leaves, progress: progress)
         do {
             try await scanning.scanRuns(from: 1, through: through, run: Ledger.replayRun, start: { feed.begin(treeInside: !$0) }, put: feed.put)
             feed.finish()
@@ -25,6 +32,10 @@ extension Ledger {
             feed.finish(error)
         }
         await consumers.finished()
+        if case let .failure(e)? = scan.leaves.result, e is StaleTree, storedLeaves, (try? feed.treeInside()) == true {
+            // The partitions folded leaves of a tree that is not the log's.
+            return await replayOnceAsync(scanning, parts: parts, through: through, storedLeaves: false, progress: progress)
+        }
         if case let .failure(e)? = scan.leaves.result, e is StaleTree {
             // A tree that is not the log's: its leaves from a second scan, awaited.
             do {
@@ -44,7 +55,7 @@ extension Ledger {
     /// their own; the group is left when they all ended.
     /// A tree that is not the log's is rebuilt from the leaves, read again by the caller
     /// after the scan (a rare case: the check's result is then `StaleTree`).
-    private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, box: ReplayPartitions, leaves: LeafBuffer,
+    private func consume(_ feed: ReplayFeed, parts: Int, through: UInt64, storedLeaves: Bool, box: ReplayPartitions, leaves: LeafBuffer,
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) -> ReplayFeed.Consumers {
         ReplayFeed.threads(parts + 1) { k in
             if k == parts {
@@ -57,12 +68,20 @@ extension Ledger {
             }
             do {
                 var fold = PartitionFold(part: k, parts: parts)
+                let trusted = try storedLeaves && feed.treeInside()
                 var run = 0
                 while let batch = try feed.take(run) {
                     run += 1
-                    try batch.forEach { seq, bytes, personal in
-                        if k == 0 && seq % 65_536 == 0 { progress?.value(seq, through) }
-                        try fold.fold(seq, bytes) { seq, bytes in try Ledger.storedEvent(seq, bytes, personal) }
+                    // A run that lacks some of its hashes folds computed leaves (the check
+                    // then finds the tree is not the log's).
+                    let range = LogBatch.treeRange(from: batch.first, count: batch.count)
+                    let whole = trusted && batch.tree.count == 32 * Int(range.count)
+                    try batch.tree.withUnsafeBytes { hashes in
+                        let stored = whole ? PartitionFold.RunTree(hashes: hashes, from: range.lowerBound) : nil
+                        try batch.forEach { seq, bytes, personal in
+                            if k == 0 && seq % 65_536 == 0 { progress?.value(seq, through) }
+                            try fold.fold(seq, bytes, run: stored) { seq, bytes in try Ledger.storedEvent(seq, bytes, personal) }
+                        }
                     }
                 }
                 box.set(k, .success(fold.result()))
