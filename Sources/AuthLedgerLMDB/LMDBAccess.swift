@@ -14,6 +14,11 @@ final class LMDBAccess: StorageWriter {
     /// go of its pages (`putProjectionState`).
     private var statesPut = 0
     private var mapRegions: [Range<UInt>]?
+    /// A read transaction's cursor over the tree's hashes, kept from one `withTreeHash` to
+    /// the next: a replay's partition looks up its events' leaves in ascending order, most
+    /// of them on the page of the one before. Closed by `LMDBStorage.read` when the
+    /// transaction's body returns.
+    var treeCursor: Cursor?
 
     init(storage: LMDBStorage, txn: Transaction) {
         self.s = storage

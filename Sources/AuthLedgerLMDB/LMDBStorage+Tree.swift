@@ -8,7 +8,12 @@ import LMDB
 extension LMDBAccess {
     func withTreeHash<T>(_ index: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> T) throws -> T {
         var key = index.bigEndian
-        return try withUnsafeBytes(of: &key) { k in try body(try txn.get(s.tree, k)) }
+        return try withUnsafeBytes(of: &key) { k in
+            // (A write transaction's cursors end with it: those look up afresh.)
+            guard txn.readOnly else { return try body(try txn.get(s.tree, k)) }
+            if treeCursor == nil { treeCursor = try txn.cursor(s.tree) }
+            return try body(try treeCursor!.find(k))
+        }
     }
 
     func treeHashCount() throws -> UInt64 { UInt64(try txn.count(s.tree)) }

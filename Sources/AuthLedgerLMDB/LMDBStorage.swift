@@ -129,7 +129,11 @@ package final class LMDBStorage: InPlaceStorage, PipelinedCommits, ReaderSlots, 
     /// Runs `body` in a read transaction: a consistent snapshot of the store.
     public func read<T>(_ body: (any StorageReader) throws -> T) throws -> T {
         do {
-            return try environment.read { txn in try body(LMDBAccess(storage: self, txn: txn)) }
+            return try environment.read { txn in
+                let access = LMDBAccess(storage: self, txn: txn)
+                defer { access.treeCursor = nil }
+                return try body(access)
+            }
         } catch let e as LMDBError {
             throw e.ledgerError
         }

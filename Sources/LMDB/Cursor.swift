@@ -27,6 +27,13 @@ public final class Cursor {
     public func next() throws -> Entry? { try op(MDB_NEXT) }
     public func prev() throws -> Entry? { try op(MDB_PREV) }
 
+    /// The value stored under `key` exactly (MDB_SET), as bytes valid until the transaction
+    /// ends. From a cursor already on the page that holds `key` (the last lookup's, when
+    /// keys are looked up in ascending order), LMDB searches that page only.
+    public func find(_ key: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer? {
+        try op(MDB_SET, key: key)?.value
+    }
+
     /// Positions at the first key greater than or equal to `key`.
     public func seek(_ key: [UInt8]) throws -> Entry? {
         try key.withUnsafeBytes { try op(MDB_SET_RANGE, key: $0) }
