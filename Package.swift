@@ -196,6 +196,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The two examples' sources (each also a package of its own under Examples/, as a
+        // user builds it), built here too: tools/check-layering reads what each executable
+        // links, type-checks its sources as a program outside this package and runs it.
+        // Built only in their own packages, they compiled every dependency a second time in
+        // a build directory of their own: nine minutes of a cold CI run.
+        .executableTarget(name: "example-embedded-ledger", dependencies: ["AuthLedger", "AuthLedgerLMDB"],
+                          path: "Examples/EmbeddedLedger/Sources/EmbeddedLedger"),
+        .executableTarget(name: "example-service-client", dependencies: ["AuthLedgerClient", "AuthLedgerCore"],
+                          path: "Examples/ServiceClient/Sources/ServiceClient"),
         // libFuzzer targets (tools/fuzz builds them with -sanitize=fuzzer -DFUZZING); a file replayer otherwise.
         .executableTarget(name: "authledger-fuzz", dependencies: ["AuthLedgerFuzzChecks"]),
         // The fuzz targets' checks (round trips of every decoder, the HTTP router in process),
