@@ -18,7 +18,8 @@ extension Ledger {
     /// partition folds into a stream's hash the leaf hash its run brought instead of
     /// computing it again from the event (the tree check computes every leaf once and
     /// compares it with the stored one). When that check finds the tree is not the log's,
-    /// the log is scanned again without them (a rare case).
+    /// the log is scanned again without them, and the tree's leaves are then read in one
+    /// more scan, as below (a rare case: three scans).
     func replayOnceAsync(_ scanning: any AsyncBatchScanning, parts: Int, through: UInt64, storedLeaves: Bool = true,
                          progress: UncheckedSendable<(UInt64, UInt64) -> Void>?) async -> ReplayScan {
         let scan = ReplayScan(box: ReplayPartitions(parts), leaves: LeafBuffer())
